@@ -1,0 +1,108 @@
+#include <kusari/autograd/function_node.h>
+
+#include <algorithm>
+
+#include <kusari/autograd/backprop_mode.h>
+
+namespace kusari {
+
+std::vector<Variable> FunctionNode::apply(const std::vector<Variable>& inputs) {
+  std::vector<Array> arrays;
+  arrays.reserve(inputs.size());
+  bool requires_grad = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) throw ValueError(cat(label(), ": input ", i, " is an undefined variable"));
+    arrays.push_back(inputs[i].data());
+    requires_grad = requires_grad || inputs[i].requires_grad();
+  }
+  std::vector<Array> results = forward(arrays);
+  const bool record = requires_grad && is_backprop_enabled();
+  std::vector<Variable> outputs;
+  outputs.reserve(results.size());
+  for (Array& r : results) outputs.emplace_back(std::move(r), requires_grad);
+  if (!record) {
+    retained_input_arrays_.clear();
+    retained_output_arrays_.clear();
+    return outputs;
+  }
+  generation_ = 0;
+  inputs_.clear();
+  for (const Variable& x : inputs) {
+    inputs_.push_back(x.node());
+    generation_ = std::max(generation_, x.node()->generation);
+  }
+  retained_input_arrays_.clear();
+  for (size_t i : retained_input_indexes_) retained_input_arrays_.push_back(arrays[i]);
+  retained_output_arrays_.clear();
+  for (size_t i : retained_output_indexes_) retained_output_arrays_.push_back(outputs[i].data());
+  auto self = shared_from_this();
+  outputs_.clear();
+  for (const Variable& y : outputs) {
+    y.node()->creator = self;
+    y.node()->generation = generation_ + 1;
+    outputs_.push_back(y.node());
+  }
+  return outputs;
+}
+
+void FunctionNode::retain_inputs(std::vector<size_t> indexes) { retained_input_indexes_ = std::move(indexes); }
+
+void FunctionNode::retain_outputs(std::vector<size_t> indexes) { retained_output_indexes_ = std::move(indexes); }
+
+void FunctionNode::require_not_released(const char* what) const {
+  if (released_) {
+    throw ValueError(cat(label(), ": the retained ", what,
+                         " were released after this node's backward ran (backward() was called twice on one graph)"));
+  }
+}
+
+std::vector<Variable> FunctionNode::get_retained_inputs() {
+  require_not_released("inputs");
+  std::vector<Variable> out;
+  for (size_t k = 0; k < retained_input_indexes_.size(); ++k) {
+    const std::shared_ptr<VariableNode>& node = inputs_.at(retained_input_indexes_[k]);
+    const Array& data = retained_input_arrays_.at(k);
+    std::shared_ptr<VariableImpl> impl = node->variable.lock();
+    if (!impl || impl->data.storage() != data.storage()) {
+      impl = std::make_shared<VariableImpl>(VariableImpl{data, Variable(), node});
+      node->variable = impl;
+    }
+    out.push_back(Variable::from_impl(std::move(impl)));
+  }
+  return out;
+}
+
+std::vector<Variable> FunctionNode::get_retained_outputs() {
+  require_not_released("outputs");
+  std::vector<Variable> out;
+  for (size_t k = 0; k < retained_output_indexes_.size(); ++k) {
+    const size_t index = retained_output_indexes_[k];
+    const Array& data = retained_output_arrays_.at(k);
+    std::shared_ptr<VariableNode> node = outputs_.at(index).lock();
+    if (!node) {  // the output was dropped: give it a fresh node that still points at this function
+      Variable revived(data, true);
+      revived.node()->creator = shared_from_this();
+      revived.node()->generation = generation_ + 1;
+      outputs_[index] = revived.node();
+      out.push_back(revived);
+      continue;
+    }
+    std::shared_ptr<VariableImpl> impl = node->variable.lock();
+    if (!impl || impl->data.storage() != data.storage()) {
+      impl = std::make_shared<VariableImpl>(VariableImpl{data, Variable(), node});
+      node->variable = impl;
+    }
+    out.push_back(Variable::from_impl(std::move(impl)));
+  }
+  return out;
+}
+
+void FunctionNode::release_retained() {
+  retained_input_arrays_.clear();
+  retained_output_arrays_.clear();
+  released_ = true;
+}
+
+void FunctionNode::unchain_inputs() { inputs_.clear(); }
+
+}  // namespace kusari

@@ -1,0 +1,65 @@
+#pragma once
+// FunctionNode: one differentiable operation recorded in the graph. Subclasses implement forward on
+// arrays and backward on variables (so backward is itself differentiable).
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <kusari/autograd/variable.h>
+
+namespace kusari {
+
+// Base of every differentiable operation.
+class FunctionNode : public std::enable_shared_from_this<FunctionNode> {
+ public:
+  virtual ~FunctionNode() = default;
+
+  // Name used in messages ("Add", "Convolution2D", ...).
+  virtual std::string label() const = 0;
+  // Computes the outputs from the input arrays; may call retain_inputs / retain_outputs.
+  virtual std::vector<Array> forward(const std::vector<Array>& inputs) = 0;
+  // Gradients of the inputs listed in target_input_indexes (one each, undefined for zero), given the
+  // outputs' gradients (undefined where an output has none). Written with differentiable functions.
+  virtual std::vector<Variable> backward(const std::vector<size_t>& target_input_indexes,
+                                         const std::vector<Variable>& grad_outputs) = 0;
+
+  // Runs forward and, while backprop is enabled and some input requires a gradient, records this node.
+  std::vector<Variable> apply(const std::vector<Variable>& inputs);
+
+  // Graph nodes of the inputs (shapes and dtypes stay readable after the data is gone).
+  const std::vector<std::shared_ptr<VariableNode>>& inputs() const { return inputs_; }
+  // Graph nodes of the outputs, while they live.
+  const std::vector<std::weak_ptr<VariableNode>>& outputs() const { return outputs_; }
+  // Graph depth: the largest generation among the inputs.
+  int64_t generation() const { return generation_; }
+  // Drops retained arrays; backward() calls it after this node ran. Reading them later throws.
+  void release_retained();
+  // Forgets the inputs so the graph behind this node can be freed.
+  void unchain_inputs();
+
+ protected:
+  // Keeps the input arrays at these indexes for backward.
+  void retain_inputs(std::vector<size_t> indexes);
+  // Keeps the output arrays at these indexes for backward.
+  void retain_outputs(std::vector<size_t> indexes);
+  // The retained inputs as variables connected to the graph (in retain_inputs order).
+  std::vector<Variable> get_retained_inputs();
+  // The retained outputs as variables connected to the graph (in retain_outputs order).
+  std::vector<Variable> get_retained_outputs();
+
+ private:
+  void require_not_released(const char* what) const;
+
+  std::vector<std::shared_ptr<VariableNode>> inputs_;
+  std::vector<std::weak_ptr<VariableNode>> outputs_;
+  int64_t generation_ = 0;
+  std::vector<size_t> retained_input_indexes_;
+  std::vector<size_t> retained_output_indexes_;
+  std::vector<Array> retained_input_arrays_;
+  std::vector<Array> retained_output_arrays_;
+  bool released_ = false;
+};
+
+}  // namespace kusari

@@ -1,0 +1,39 @@
+#pragma once
+// Device memory allocation through a per-device-type allocator; the host one pools freed blocks.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include <kusari/core/device.h>
+
+namespace kusari {
+
+// Counters of one allocator, for tests and benchmarks.
+struct AllocatorStats {
+  int64_t bytes_in_use = 0;     // held by live arrays
+  int64_t bytes_cached = 0;     // freed blocks kept for reuse
+  int64_t fresh_allocations = 0;  // blocks obtained from the system (not from the pool)
+  int64_t pooled_allocations = 0; // requests served from the pool
+};
+
+// Allocates raw memory on one device type.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Returns at least nbytes on `device`, 64-byte aligned; the pointer frees itself back to this allocator.
+  virtual std::shared_ptr<void> allocate(const Device& device, size_t nbytes) = 0;
+  // Returns every cached block to the system.
+  virtual void release_cached() = 0;
+  // Current counters.
+  virtual AllocatorStats stats() const = 0;
+};
+
+// The allocator registered for a device type; throws DeviceError if none is.
+Allocator& allocator_for(DeviceType type);
+// Installs the allocator for a device type (backends call this once at load time).
+void register_allocator(DeviceType type, Allocator* allocator);
+// Allocates nbytes on `device` through its allocator.
+std::shared_ptr<void> allocate(const Device& device, size_t nbytes);
+
+}  // namespace kusari

@@ -1,0 +1,107 @@
+#pragma once
+// Element types of arrays, the half-precision scalar types, and dispatch from a Dtype to a C++ type.
+
+#include <cstdint>
+#include <cstring>
+#include <iosfwd>
+#include <string>
+
+#include <kusari/core/error.h>
+
+namespace kusari {
+
+// The element type of an Array.
+enum class Dtype : uint8_t { float32, float16, bfloat16, float64, int32, int64, uint8, bool_ };
+
+// IEEE 754 binary16 stored as its bit pattern; arithmetic happens in float.
+struct float16_t {
+  uint16_t bits = 0;
+  float16_t() = default;
+  // Rounds a float to the nearest binary16 (ties to even).
+  explicit float16_t(float value);
+  // Widens to float exactly.
+  operator float() const;
+};
+
+// bfloat16 (the upper half of a binary32) stored as its bit pattern; arithmetic happens in float.
+struct bfloat16_t {
+  uint16_t bits = 0;
+  bfloat16_t() = default;
+  // Rounds a float to the nearest bfloat16 (ties to even, NaN stays NaN).
+  explicit bfloat16_t(float value) {
+    uint32_t u;
+    std::memcpy(&u, &value, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      bits = static_cast<uint16_t>((u >> 16) | 0x40);
+    } else {
+      bits = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
+  }
+  // Widens to float exactly.
+  operator float() const {
+    uint32_t u = static_cast<uint32_t>(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+
+// Bytes per element.
+size_t itemsize(Dtype dtype);
+// The NumPy-style name ("float32", "bool", ...).
+std::string dtype_name(Dtype dtype);
+// Parses a NumPy-style name; throws DtypeError for an unknown one.
+Dtype dtype_from_name(const std::string& name);
+// True for float16, bfloat16, float32 and float64.
+bool is_floating(Dtype dtype);
+// The dtype two operands are computed in (NumPy's promotion, with float16+bfloat16 -> float32).
+Dtype promote_types(Dtype a, Dtype b);
+// Prints the dtype name.
+std::ostream& operator<<(std::ostream& out, Dtype dtype);
+
+// Maps a C++ element type to its Dtype.
+template <class T>
+constexpr Dtype dtype_of();
+template <> constexpr Dtype dtype_of<float>() { return Dtype::float32; }
+template <> constexpr Dtype dtype_of<float16_t>() { return Dtype::float16; }
+template <> constexpr Dtype dtype_of<bfloat16_t>() { return Dtype::bfloat16; }
+template <> constexpr Dtype dtype_of<double>() { return Dtype::float64; }
+template <> constexpr Dtype dtype_of<int32_t>() { return Dtype::int32; }
+template <> constexpr Dtype dtype_of<int64_t>() { return Dtype::int64; }
+template <> constexpr Dtype dtype_of<uint8_t>() { return Dtype::uint8; }
+template <> constexpr Dtype dtype_of<bool>() { return Dtype::bool_; }
+
+// The type arithmetic on T is carried out in (float for the half types, T otherwise).
+template <class T>
+using compute_type_t = std::conditional_t<std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>, float, T>;
+
+// Calls visitor.template operator()<T>() with the C++ type of dtype.
+template <class Visitor>
+decltype(auto) visit_dtype(Dtype dtype, Visitor&& visitor) {
+  switch (dtype) {
+    case Dtype::float32: return visitor.template operator()<float>();
+    case Dtype::float16: return visitor.template operator()<float16_t>();
+    case Dtype::bfloat16: return visitor.template operator()<bfloat16_t>();
+    case Dtype::float64: return visitor.template operator()<double>();
+    case Dtype::int32: return visitor.template operator()<int32_t>();
+    case Dtype::int64: return visitor.template operator()<int64_t>();
+    case Dtype::uint8: return visitor.template operator()<uint8_t>();
+    case Dtype::bool_: return visitor.template operator()<bool>();
+  }
+  throw DtypeError("visit_dtype: unknown dtype");
+}
+
+// Like visit_dtype, restricted to the four floating dtypes; throws DtypeError naming `op` otherwise.
+template <class Visitor>
+decltype(auto) visit_floating_dtype(Dtype dtype, const char* op, Visitor&& visitor) {
+  switch (dtype) {
+    case Dtype::float32: return visitor.template operator()<float>();
+    case Dtype::float16: return visitor.template operator()<float16_t>();
+    case Dtype::bfloat16: return visitor.template operator()<bfloat16_t>();
+    case Dtype::float64: return visitor.template operator()<double>();
+    default: break;
+  }
+  throw DtypeError(cat(op, ": expected a floating dtype, got ", dtype_name(dtype)));
+}
+
+}  // namespace kusari

@@ -1,0 +1,49 @@
+#pragma once
+// Counter-based random numbers (Philox4x32-10): element i of a draw depends only on the seed and
+// the generator's position, never on thread count, device or rank.
+
+#include <array>
+#include <cstdint>
+
+namespace kusari {
+
+// Philox4x32-10 applied to one counter under one key.
+std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key);
+
+// A seeded stream; each draw of n numbers consumes n counters, so later draws differ from earlier ones.
+class Generator {
+ public:
+  // A stream with the given seed, at position 0.
+  explicit Generator(uint64_t seed = 0) : seed_(seed) {}
+  // Reserves n consecutive counters and returns the first.
+  uint64_t advance(uint64_t n) {
+    const uint64_t start = offset_;
+    offset_ += n;
+    return start;
+  }
+  // The seed this stream was made with.
+  uint64_t seed() const { return seed_; }
+  // The next counter a draw will use.
+  uint64_t offset() const { return offset_; }
+  // Restores a saved position (for resuming training).
+  void set_state(uint64_t seed, uint64_t offset) {
+    seed_ = seed;
+    offset_ = offset;
+  }
+
+ private:
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+};
+
+// The process's default stream (used by dropout and by creation functions given no seed).
+Generator& default_generator();
+// Reseeds the default stream and rewinds it to position 0.
+void manual_seed(uint64_t seed);
+
+// The uniform number in [0, 1) at `index` of the stream (seed, counter offset).
+double uniform_at(uint64_t seed, uint64_t index);
+// The standard normal number at `index` of the stream (Box-Muller on two uniforms of one counter).
+double normal_at(uint64_t seed, uint64_t index);
+
+}  // namespace kusari

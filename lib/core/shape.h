@@ -1,0 +1,55 @@
+#pragma once
+// Shape of an array, strides in elements, and axis normalisation.
+
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace kusari {
+
+// The extent of each axis of an array.
+class Shape {
+ public:
+  Shape() = default;
+  // From a braced list of extents: Shape{2, 3}.
+  Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
+  // From a vector of extents.
+  explicit Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+
+  // Number of axes.
+  int64_t ndim() const { return static_cast<int64_t>(dims_.size()); }
+  // Number of elements (1 for a 0-dimensional shape).
+  int64_t numel() const;
+  // Extent of axis i (no bounds check).
+  int64_t operator[](int64_t i) const { return dims_[static_cast<size_t>(i)]; }
+  // Mutable extent of axis i.
+  int64_t& operator[](int64_t i) { return dims_[static_cast<size_t>(i)]; }
+  // The extents as a vector.
+  const std::vector<int64_t>& dims() const { return dims_; }
+  auto begin() const { return dims_.begin(); }
+  auto end() const { return dims_.end(); }
+  // Appends an axis of extent n.
+  void push_back(int64_t n) { dims_.push_back(n); }
+  // "(2, 3)" as NumPy prints shapes.
+  std::string to_string() const;
+  bool operator==(const Shape& other) const = default;
+
+ private:
+  std::vector<int64_t> dims_;
+};
+
+// Element strides of each axis (may be zero for broadcast axes or negative for reversed views).
+using Strides = std::vector<int64_t>;
+
+// Prints the shape as "(2, 3)".
+std::ostream& operator<<(std::ostream& out, const Shape& shape);
+// Row-major (C-order) strides of a shape.
+Strides contiguous_strides(const Shape& shape);
+// Maps a possibly negative axis into [0, ndim); throws IndexError naming `op` when out of range.
+int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
+// NumPy broadcasting of two shapes; throws ShapeError naming `op` when they do not broadcast.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+}  // namespace kusari

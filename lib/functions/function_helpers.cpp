@@ -1,0 +1,19 @@
+#include <kusari/functions/function_helpers.h>
+
+namespace kusari::functions {
+
+Variable scalar_constant(double value, const Variable& like) {
+  return Variable(Array::scalar(value, like.dtype(), like.device()), false);
+}
+
+void require_same_dtype_and_device(const Variable& a, const Variable& b, const char* op) {
+  if (!a.defined() || !b.defined()) throw ValueError(cat(op, ": an operand is undefined"));
+  if (a.dtype() != b.dtype()) {
+    throw DtypeError(cat(op, ": expected operands of one dtype, got ", a.dtype(), " and ", b.dtype()));
+  }
+  if (!(a.device() == b.device())) {
+    throw DeviceError(cat(op, ": expected operands on one device, got ", a.device(), " and ", b.device()));
+  }
+}
+
+}  // namespace kusari::functions

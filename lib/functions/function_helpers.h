@@ -1,0 +1,29 @@
+#pragma once
+// Shorthands for applying a FunctionNode subclass (used inside lib/functions).
+
+#include <memory>
+#include <vector>
+
+#include <kusari/autograd/function_node.h>
+
+namespace kusari::functions {
+
+// Applies a new Node(args...) to the inputs and returns its only output.
+template <class Node, class... Args>
+Variable apply_single(const std::vector<Variable>& inputs, Args&&... args) {
+  return std::make_shared<Node>(std::forward<Args>(args)...)->apply(inputs)[0];
+}
+
+// Applies a new Node(args...) to the inputs and returns all of its outputs.
+template <class Node, class... Args>
+std::vector<Variable> apply_multi(const std::vector<Variable>& inputs, Args&&... args) {
+  return std::make_shared<Node>(std::forward<Args>(args)...)->apply(inputs);
+}
+
+// A constant (no gradient) holding `value` in like's dtype and on like's device, shape ().
+Variable scalar_constant(double value, const Variable& like);
+
+// Throws DtypeError naming `op` unless both variables share a dtype, DeviceError unless a device.
+void require_same_dtype_and_device(const Variable& a, const Variable& b, const char* op);
+
+}  // namespace kusari::functions

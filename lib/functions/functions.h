@@ -1,0 +1,6 @@
+#pragma once
+// Every differentiable function of kusari::functions.
+
+#include <kusari/functions/arithmetic.h>
+#include <kusari/functions/broadcast.h>
+#include <kusari/functions/math.h>

@@ -1,0 +1,110 @@
+#pragma once
+// Internal to the CPU backend: walks several equally-shaped strided arrays together, with adjacent axes
+// merged where every operand allows it, the outer iterations spread over the thread pool.
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+#include <utility>
+#include <cstdint>
+#include <vector>
+
+#include <kusari/core/array.h>
+#include <kusari/core/parallel.h>
+
+namespace kusari::kernels::cpu {
+
+// Elements per parallel chunk below which a loop stays on one thread.
+inline constexpr int64_t kGrain = 32768;
+
+// Shape and per-operand element strides after dropping unit axes and merging mergeable neighbours.
+template <size_t N>
+struct CollapsedLayout {
+  std::vector<int64_t> extents;
+  std::array<std::vector<int64_t>, N> strides;
+};
+
+template <size_t N>
+CollapsedLayout<N> collapse(const std::array<const Array*, N>& arrays) {
+  const Shape& shape = arrays[0]->shape();
+  CollapsedLayout<N> layout;
+  for (int64_t axis = 0; axis < shape.ndim(); ++axis) {
+    if (shape[axis] == 1) continue;
+    bool merge = !layout.extents.empty();
+    for (size_t k = 0; k < N && merge; ++k) {
+      merge = layout.strides[k].back() == arrays[k]->strides()[static_cast<size_t>(axis)] * shape[axis];
+    }
+    if (merge) {
+      layout.extents.back() *= shape[axis];
+      for (size_t k = 0; k < N; ++k) layout.strides[k].back() = arrays[k]->strides()[static_cast<size_t>(axis)];
+    } else {
+      layout.extents.push_back(shape[axis]);
+      for (size_t k = 0; k < N; ++k) layout.strides[k].push_back(arrays[k]->strides()[static_cast<size_t>(axis)]);
+    }
+  }
+  if (layout.extents.empty()) {
+    layout.extents.push_back(1);
+    for (size_t k = 0; k < N; ++k) layout.strides[k].push_back(0);
+  }
+  return layout;
+}
+
+// Calls inner(pointers, inner_strides, count) over runs of the innermost merged axis, where pointers[k]
+// is a typed pointer into arrays[k] (all arrays must share arrays[0]'s shape). Elements are typed
+// by Types..., one per array.
+template <class... Types, class Inner>
+void strided_loop(const std::array<const Array*, sizeof...(Types)>& arrays, Inner&& inner) {
+  constexpr size_t N = sizeof...(Types);
+  if (arrays[0]->size() == 0) return;
+  const CollapsedLayout<N> layout = collapse<N>(arrays);
+  const int64_t dims = static_cast<int64_t>(layout.extents.size());
+  const int64_t run = layout.extents.back();
+  const int64_t outer = arrays[0]->size() / run;
+  std::array<char*, N> bases;
+  std::array<int64_t, N> item;
+  std::array<int64_t, N> inner_strides;
+  {
+    size_t k = 0;
+    ((bases[k] = static_cast<char*>(arrays[k]->raw_data()), item[k] = sizeof(Types),
+      inner_strides[k] = layout.strides[k].back(), ++k), ...);
+  }
+  // Long runs are cut into pieces so that even one contiguous array spreads over the threads.
+  const int64_t piece = std::min(run, kGrain);
+  const int64_t pieces = (run + piece - 1) / piece;
+  const int64_t grain = std::max<int64_t>(1, kGrain / piece);
+  parallel_for(outer * pieces, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t rest = o / pieces;
+      const int64_t start = (o % pieces) * piece;
+      std::array<int64_t, N> offset{};
+      for (int64_t d = dims - 2; d >= 0; --d) {
+        const int64_t i = rest % layout.extents[static_cast<size_t>(d)];
+        rest /= layout.extents[static_cast<size_t>(d)];
+        for (size_t k = 0; k < N; ++k) offset[k] += i * layout.strides[k][static_cast<size_t>(d)];
+      }
+      for (size_t k = 0; k < N; ++k) offset[k] += start * inner_strides[k];
+      [&]<size_t... I>(std::index_sequence<I...>) {
+        inner(std::tuple<Types*...>{reinterpret_cast<Types*>(bases[I] + offset[I] * item[I])...}, inner_strides,
+              std::min(piece, run - start));
+      }(std::make_index_sequence<N>{});
+    }
+  });
+}
+
+// Loads an element as its compute type (float for the half types).
+template <class T>
+inline compute_type_t<T> load(const T& value) {
+  return static_cast<compute_type_t<T>>(value);
+}
+
+// Stores a compute-type value as T (rounding for the half types).
+template <class T, class V>
+inline T store(V value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value != V(0);
+  } else {
+    return static_cast<T>(static_cast<compute_type_t<T>>(value));
+  }
+}
+
+}  // namespace kusari::kernels::cpu

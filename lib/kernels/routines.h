@@ -1,0 +1,113 @@
+#pragma once
+// Device-independent array routines (no autograd): each checks its arguments, allocates the result
+// and calls the kernel registered for the operands' device.
+
+#include <optional>
+#include <vector>
+
+#include <kusari/core/array.h>
+
+namespace kusari::ops {
+
+// a + b with NumPy broadcasting (one dtype, one device).
+Array add(const Array& a, const Array& b);
+// a - b with broadcasting.
+Array sub(const Array& a, const Array& b);
+// a * b with broadcasting.
+Array mul(const Array& a, const Array& b);
+// a / b with broadcasting.
+Array div(const Array& a, const Array& b);
+// a ** b with broadcasting.
+Array power(const Array& a, const Array& b);
+// Elementwise larger value (NaN wins), with broadcasting.
+Array maximum(const Array& a, const Array& b);
+// Elementwise smaller value (NaN wins), with broadcasting.
+Array minimum(const Array& a, const Array& b);
+// a == b as bool, with broadcasting.
+Array equal(const Array& a, const Array& b);
+// a != b as bool, with broadcasting.
+Array not_equal(const Array& a, const Array& b);
+// a < b as bool, with broadcasting.
+Array less(const Array& a, const Array& b);
+// a <= b as bool, with broadcasting.
+Array less_equal(const Array& a, const Array& b);
+// a > b as bool, with broadcasting.
+Array greater(const Array& a, const Array& b);
+// a >= b as bool, with broadcasting.
+Array greater_equal(const Array& a, const Array& b);
+// cond ? a : b elementwise, all three broadcast together.
+Array where(const Array& cond, const Array& a, const Array& b);
+// dst += src in place (src broadcast to dst's shape).
+void add_to(const Array& dst, const Array& src);
+
+// A 0-dimensional array of `value` in like's dtype and on like's device.
+Array scalar_like(double value, const Array& like);
+
+// -x.
+Array neg(const Array& x);
+// e^x (floating dtypes).
+Array exp(const Array& x);
+// Natural logarithm (floating dtypes).
+Array log(const Array& x);
+// Square root (floating dtypes).
+Array sqrt(const Array& x);
+// x * x.
+Array square(const Array& x);
+// |x|.
+Array abs(const Array& x);
+// -1, 0 or 1 by the sign of x.
+Array sign(const Array& x);
+// 1 / x (floating dtypes).
+Array reciprocal(const Array& x);
+// 1 / (1 + e^-x) (floating dtypes).
+Array sigmoid(const Array& x);
+// Hyperbolic tangent (floating dtypes).
+Array tanh(const Array& x);
+// max(x, 0).
+Array relu(const Array& x);
+// x for x > 0, slope * x otherwise (floating dtypes).
+Array leaky_relu(const Array& x, double slope);
+// x for x > 0, alpha * (e^x - 1) otherwise (floating dtypes).
+Array elu(const Array& x, double alpha);
+// x ** exponent (floating dtypes).
+Array power(const Array& x, double exponent);
+// !x as bool.
+Array logical_not(const Array& x);
+
+// Sum over `axes` (all when empty); integer and bool inputs sum to int64.
+Array sum(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+// Mean over `axes` (all when empty; floating dtypes).
+Array mean(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+// Largest element over `axes` (all when empty); throws on an empty reduction.
+Array amax(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+// Smallest element over `axes` (all when empty); throws on an empty reduction.
+Array amin(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+// Index of the largest element along `axis` (of the flattened array when absent), as int64.
+Array argmax(const Array& x, std::optional<int64_t> axis = {}, bool keepdims = false);
+// Index of the smallest element along `axis` (of the flattened array when absent), as int64.
+Array argmin(const Array& x, std::optional<int64_t> axis = {}, bool keepdims = false);
+
+// Matrix product of the last two axes with broadcast batch axes; op(a) = a^T when transpose_a.
+Array matmul(const Array& a, const Array& b, bool transpose_a = false, bool transpose_b = false);
+// Joins arrays along an existing axis.
+Array concatenate(const std::vector<Array>& arrays, int64_t axis);
+// Normalised, sorted, unique axes (all axes when `axes` is empty); throws naming `op` on a bad or repeated axis.
+std::vector<int64_t> reduction_axes(const std::vector<int64_t>& axes, int64_t ndim, const char* op);
+// The shape a reduction over `axes` leaves, with unit extents kept when keepdims.
+Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdims);
+
+}  // namespace kusari::ops
+
+namespace kusari {
+// Elementwise arithmetic on arrays (no autograd); see kusari::ops.
+Array operator+(const Array& a, const Array& b);
+Array operator-(const Array& a, const Array& b);
+Array operator*(const Array& a, const Array& b);
+Array operator/(const Array& a, const Array& b);
+Array operator-(const Array& a);
+Array operator+(const Array& a, double b);
+Array operator-(const Array& a, double b);
+Array operator*(const Array& a, double b);
+Array operator/(const Array& a, double b);
+Array operator*(double a, const Array& b);
+}  // namespace kusari

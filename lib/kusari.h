@@ -1,0 +1,22 @@
+#pragma once
+// kusari: define-by-run deep learning in C++20. Including this header brings in the whole library;
+// `kusari::F` is short for kusari::functions.
+
+#include <kusari/core/allocator.h>
+#include <kusari/core/array.h>
+#include <kusari/core/device.h>
+#include <kusari/core/dtype.h>
+#include <kusari/core/error.h>
+#include <kusari/core/parallel.h>
+#include <kusari/core/random.h>
+#include <kusari/core/shape.h>
+#include <kusari/kernels/routines.h>
+#include <kusari/autograd/backprop_mode.h>
+#include <kusari/autograd/function_node.h>
+#include <kusari/autograd/gradient_check.h>
+#include <kusari/autograd/variable.h>
+#include <kusari/functions/functions.h>
+
+namespace kusari {
+namespace F = functions;
+}  // namespace kusari
