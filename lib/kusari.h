@@ -4,6 +4,7 @@
 
 #include <kusari/core/allocator.h>
 #include <kusari/core/array.h>
+#include <kusari/core/config.h>
 #include <kusari/core/device.h>
 #include <kusari/core/dtype.h>
 #include <kusari/core/error.h>
