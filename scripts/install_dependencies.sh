@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kusari builds and tests with (only those missing).
+set -euo pipefail
+packages=(meson ninja-build g++ pkg-config python3 python3-numpy libopenblas-openmp-dev doctest-dev zlib1g-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,40 @@
+"""Prints "N passed, N failed" over every doctest case in a meson test log (one case per test
+executable that prints no doctest summary, e.g. a crashed suite or a shell-script test)."""
+import json
+import re
+import sys
+
+SUMMARY = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed(?:\s*\|\s*(\d+) skipped)?")
+
+
+def main(path):
+    passed = failed = skipped = 0
+    with open(path) as log:
+        for line in log:
+            entry = json.loads(line)
+            ok = entry["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
+            counts = SUMMARY.findall(entry.get("stdout", "") or "")
+            if counts and ok:
+                for _, p, f, s in counts:
+                    passed += int(p)
+                    failed += int(f)
+                    skipped += int(s or 0)
+            elif counts:
+                case_failures = sum(int(f) for _, _, f, _ in counts)
+                passed += sum(int(p) for _, p, _, _ in counts)
+                failed += max(1, case_failures)
+            elif entry["result"] == "SKIP":
+                skipped += 1
+            elif ok:
+                passed += 1
+            else:
+                failed += 1
+    line = f"{passed} passed, {failed} failed"
+    if skipped:
+        line += f", {skipped} skipped"
+    print(line)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

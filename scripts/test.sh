@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds kusari (if needed) and runs every test suite; the last line is "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${KUSARI_BUILD_DIR:-build}
+[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null || exit 1
+ninja -C "$build" || { echo "0 passed, 1 failed"; exit 1; }
+meson test -C "$build" --num-processes "${KUSARI_TEST_PROCESSES:-2}" --print-errorlogs
+status=$?
+python3 scripts/summarize_tests.py "$build/meson-logs/testlog.json" || status=1
+exit $status
