@@ -10,6 +10,7 @@
 #include <kusari/core/error.h>
 #include <kusari/core/parallel.h>
 #include <kusari/core/random.h>
+#include <kusari/core/serializer.h>
 #include <kusari/core/shape.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/autograd/backprop_mode.h>
@@ -17,7 +18,9 @@
 #include <kusari/autograd/gradient_check.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/functions/functions.h>
+#include <kusari/links/links.h>
 
 namespace kusari {
 namespace F = functions;
+namespace L = links;
 }  // namespace kusari
