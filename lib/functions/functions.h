@@ -1,6 +1,12 @@
 #pragma once
 // Every differentiable function of kusari::functions.
 
+#include <kusari/functions/activation.h>
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/broadcast.h>
+#include <kusari/functions/evaluation.h>
+#include <kusari/functions/loss.h>
 #include <kusari/functions/math.h>
+#include <kusari/functions/matmul.h>
+#include <kusari/functions/noise.h>
+#include <kusari/functions/reshape_transpose.h>

@@ -1,0 +1,139 @@
+#include "testing.h"
+
+using namespace kusari;
+using namespace kusari::testing;
+
+namespace {
+
+// The 2x3 logits the hand-computed values below refer to (numpy, float64).
+Variable logits() { return Variable(Array::from_vector<double>({1, 2, 3, 0.5, -1, 2}, {2, 3})); }
+
+Variable labels(const std::vector<int64_t>& values, Dtype dtype = Dtype::int32) {
+  return Variable(Array::from_vector(values, {static_cast<int64_t>(values.size())}, dtype), false);
+}
+
+gradient_check::Function cross_entropy_with(F::SoftmaxCrossEntropyOptions options) {
+  return [options](const std::vector<Variable>& v) {
+    return std::vector<Variable>{F::softmax_cross_entropy(v[0], v[1], options)};
+  };
+}
+
+}  // namespace
+
+TEST_CASE("softmax_cross_entropy matches hand-computed values") {
+  // log_softmax rows: [-2.40761, -1.40761, -0.40761] and [-1.74131, -3.24131, -0.24131].
+  for (Dtype label_dtype : {Dtype::int32, Dtype::int64}) {
+    INFO("labels ", label_dtype);
+    const Variable t = labels({2, 0}, label_dtype);
+    expect_values(F::softmax_cross_entropy(logits(), t).data(), {1.0744586305507688}, 1e-12);
+    expect_values(F::softmax_cross_entropy(logits(), t, {.reduce = F::Reduction::none}).data(),
+                  {0.40760596444438035, 1.7413112966571571}, 1e-12);
+  }
+}
+
+TEST_CASE("softmax_cross_entropy's gradient of the mean is (softmax - one_hot) / N") {
+  Variable x = logits();
+  F::softmax_cross_entropy(x, labels({2, 0})).backward();
+  expect_values(x.grad(), {0.04501528658519022, 0.12236423552739883, -0.16737952211258905, -0.4123548039299817,
+                           0.01955628663534372, 0.39279851729463794}, 1e-12);
+}
+
+TEST_CASE("softmax_cross_entropy ignores samples labelled ignore_label, also in the mean") {
+  expect_values(F::softmax_cross_entropy(logits(), labels({2, -1})).data(), {0.40760596444438035}, 1e-12);
+  expect_values(F::softmax_cross_entropy(logits(), labels({2, 7}), {.ignore_label = 7}).data(),
+                {0.40760596444438035}, 1e-12);
+  expect_values(F::softmax_cross_entropy(logits(), labels({-1, 0}), {.reduce = F::Reduction::none}).data(),
+                {0, 1.7413112966571571}, 1e-12);
+  Variable x = logits();
+  const Variable none_counted = F::softmax_cross_entropy(x, labels({-1, -1}));
+  expect_values(none_counted.data(), {0});
+  none_counted.backward();
+  expect_values(x.grad(), {0, 0, 0, 0, 0, 0});
+}
+
+TEST_CASE("label smoothing mixes the one-hot target with the uniform distribution") {
+  // Per sample: -(1 - 0.1) log p_t - 0.1 / 3 * sum_c log p_c, for t = (2, 1).
+  const F::SoftmaxCrossEntropyOptions smoothing{.label_smoothing = 0.1};
+  expect_values(F::softmax_cross_entropy(logits(), labels({2, 1}), smoothing).data(), {1.799458630550769}, 1e-12);
+  expect_values(
+      F::softmax_cross_entropy(logits(), labels({2, 1}), {.label_smoothing = 0.1, .reduce = F::Reduction::none})
+          .data(),
+      {0.5076059644443804, 3.091311296657157}, 1e-12);
+}
+
+TEST_CASE("softmax_cross_entropy stays finite for large logits") {
+  const Variable x(Array::from_vector<double>({1000, 0, -1000}, {1, 3}, Dtype::float32));
+  expect_values(F::softmax_cross_entropy(x, labels({0})).data(), {0});
+  expect_values(F::softmax_cross_entropy(x, labels({2})).data(), {2000});
+  expect_values(F::softmax_cross_entropy(x, labels({1}), {.label_smoothing = 0.3}).data(),
+                {0.7 * 1000 + 0.1 * 3000}, 1e-3);
+}
+
+TEST_CASE("softmax_cross_entropy matches finite differences in x, twice") {
+  const Array x = random({4, 3}, 1, Dtype::float64, -2, 2);
+  const Array t = Array::from_vector<int64_t>({0, 2, -1, 1}, {4});
+  check_gradients(cross_entropy_with({}), {x, t});
+  check_gradients(cross_entropy_with({.reduce = F::Reduction::none}), {x, t});
+  check_gradients(cross_entropy_with({.label_smoothing = 0.2}), {x, t.astype(Dtype::int32)});
+  check_forward_dtypes(cross_entropy_with({}), {x, t}, 2);
+  check_forward_dtypes(cross_entropy_with({.label_smoothing = 0.2, .reduce = F::Reduction::none}), {x, t}, 2);
+}
+
+TEST_CASE("softmax_cross_entropy rejects bad labels, shapes, dtypes and options") {
+  const Variable x = logits();
+  expect_error<IndexError>([&] { F::softmax_cross_entropy(x, labels({2, 3})); }, {"label 3", "C = 3"});
+  expect_error<IndexError>([&] { F::softmax_cross_entropy(x, labels({-2, 0})); }, {"label -2", "C = 3"});
+  expect_error<ShapeError>([&] { F::softmax_cross_entropy(x, labels({0, 1, 2})); },
+                           {"softmax_cross_entropy", "(2, 3)", "(3,)"});
+  expect_error<ShapeError>([&] { F::softmax_cross_entropy(Variable(Array::zeros({6})), labels({0})); },
+                           {"softmax_cross_entropy", "(6,)"});
+  expect_error<DtypeError>([&] { F::softmax_cross_entropy(x, Variable(Array::zeros({2}))); },
+                           {"softmax_cross_entropy", "int32 or int64", "float32"});
+  const Variable int_logits(Array::zeros({2, 3}, Dtype::int64));
+  expect_error<DtypeError>([&] { F::softmax_cross_entropy(int_logits, labels({0, 0})); },
+                           {"softmax_cross_entropy", "floating", "int64"});
+  expect_error<ValueError>([&] { F::softmax_cross_entropy(x, labels({0, 0}), {.label_smoothing = 1.5}); },
+                           {"label_smoothing", "1.5"});
+}
+
+TEST_CASE("mean_squared_error is the mean of the squared differences") {
+  const Variable a(Array::from_vector<double>({1, 2, 3, 4}, {2, 2}));
+  const Variable b(Array::from_vector<double>({0.5, 2.5, 3, 6}, {2, 2}));
+  expect_values(F::mean_squared_error(a, b).data(), {1.125});
+  CHECK(F::mean_squared_error(a, b).ndim() == 0);
+  const auto f = binary(F::mean_squared_error);
+  check_gradients(f, {random({2, 3}, 2), random({2, 3}, 3)});
+  check_forward_dtypes(f, {random({2, 3}, 2), random({2, 3}, 3)}, 2);
+}
+
+TEST_CASE("mean_squared_error names both shapes and dtypes") {
+  const Variable a(Array::zeros({2, 3}));
+  expect_error<ShapeError>([&] { F::mean_squared_error(a, Variable(Array::zeros({3}))); },
+                           {"mean_squared_error", "(2, 3)", "(3,)"});
+  expect_error<DtypeError>([&] { F::mean_squared_error(a, Variable(Array::zeros({2, 3}, Dtype::float64))); },
+                           {"mean_squared_error", "float32", "float64"});
+}
+
+TEST_CASE("accuracy counts argmax hits, skipping ignored labels") {
+  const Variable y(Array::from_vector<double>({0.1, 0.9, 0.0, 0.8, 0.1, 0.1, 0.2, 0.3, 0.5, 0.3, 0.3, 0.4}, {4, 3}));
+  // argmax per row: 1, 0, 2, 2.
+  const Variable acc = F::accuracy(y, labels({1, 2, 2, -1}));
+  CHECK(acc.dtype() == Dtype::float64);
+  CHECK(acc.ndim() == 0);
+  CHECK_FALSE(acc.requires_grad());
+  expect_values(acc.data(), {0.5});
+  expect_values(F::accuracy(y, labels({1, 2, 2, -1}, Dtype::int64), -1).data(), {2.0 / 3});
+  expect_values(F::accuracy(y, labels({-1, -1, -1, -1}), -1).data(), {0});
+  const Variable y32(y.data().astype(Dtype::float16));
+  CHECK(F::accuracy(y32, labels({1, 0, 2, 2})).dtype() == Dtype::float16);
+  expect_values(F::accuracy(y32, labels({1, 0, 2, 2})).data(), {1});
+}
+
+TEST_CASE("accuracy handles extra axes and names bad shapes and dtypes") {
+  // y (2, 3, 2): argmax over axis 1 gives [[2, 0], [1, 1]].
+  const Variable y(Array::from_vector<double>({0, 5, 1, 0, 2, 0, 0, 0, 1, 1, 0, 0}, {2, 3, 2}));
+  const Variable t(Array::from_vector<int64_t>({2, 0, 1, 0}, {2, 2}), false);
+  expect_values(F::accuracy(y, t).data(), {0.75});
+  expect_error<ShapeError>([&] { F::accuracy(y, labels({0, 1})); }, {"accuracy", "(2, 3, 2)", "(2,)"});
+  expect_error<DtypeError>([&] { F::accuracy(y, Variable(Array::zeros({2, 2}))); }, {"accuracy", "float32"});
+}
