@@ -3,6 +3,7 @@
 
 #include <kusari/functions/activation.h>
 #include <kusari/functions/arithmetic.h>
+#include <kusari/functions/array_manipulation.h>
 #include <kusari/functions/broadcast.h>
 #include <kusari/functions/evaluation.h>
 #include <kusari/functions/loss.h>
@@ -10,3 +11,4 @@
 #include <kusari/functions/matmul.h>
 #include <kusari/functions/noise.h>
 #include <kusari/functions/reshape_transpose.h>
+#include <kusari/functions/reduction.h>

@@ -1,0 +1,190 @@
+#include "testing.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace kusari;
+using namespace kusari::testing;
+
+namespace {
+
+// A float64 constant with the given row-major values.
+Variable values(const std::vector<double>& v, const Shape& shape) { return Variable(Array::from_vector(v, shape)); }
+
+// Values of `shape` that are pairwise at least 0.1 apart (no ties, so max/min have one arg-extreme).
+Array distinct(const Shape& shape, int64_t stride) {
+  const int64_t n = shape.numel();
+  std::vector<double> v;
+  for (int64_t k = 0; k < n; ++k) v.push_back(0.1 * static_cast<double>((k * stride) % n) - 0.05 * n);
+  return Array::from_vector(v, shape);
+}
+
+// The reduction signature shared by sum, mean, max, min and logsumexp.
+using Reduction = Variable (*)(const Variable&, const std::vector<int64_t>&, bool);
+
+// A one-input adapter reducing over `axes`.
+gradient_check::Function reduce(Reduction f, std::vector<int64_t> axes, bool keepdims) {
+  return unary([f, axes, keepdims](const Variable& x) { return f(x, axes, keepdims); });
+}
+
+// Gradient, double-backward and dtype checks of f over several axis choices on a (2, 3, 4) input.
+void check_reduction(Reduction f, const Array& x, double dtype_tolerance_scale = 1) {
+  const std::vector<std::pair<std::vector<int64_t>, bool>> cases = {
+      {{}, false}, {{1}, false}, {{-1}, true}, {{0, 2}, true}, {{2, 0}, false}};
+  for (const auto& [axes, keepdims] : cases) {
+    INFO("axes of size ", axes.size(), ", keepdims ", keepdims);
+    check_gradients(reduce(f, axes, keepdims), {x});
+    check_forward_dtypes(reduce(f, axes, keepdims), {x}, dtype_tolerance_scale);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("sum over all, some and negative axes") {
+  const Variable x = values({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Variable all = F::sum(x);
+  CHECK(all.shape() == Shape{});
+  expect_values(all.data(), {21});
+  const Variable rows = F::sum(x, {0});
+  CHECK(rows.shape() == Shape{3});
+  expect_values(rows.data(), {5, 7, 9});
+  const Variable kept = F::sum(x, {-1}, true);
+  CHECK(kept.shape() == Shape{2, 1});
+  expect_values(kept.data(), {6, 15});
+  CHECK(F::sum(x, {}, true).shape() == Shape{1, 1});
+  expect_values(F::sum(x, {1, 0}).data(), {21});
+}
+
+TEST_CASE("sum of integers gives int64") {
+  const Variable x(Array::from_vector<int32_t>({1, 2, 3, 4}, {2, 2}), false);
+  const Variable y = F::sum(x, {0});
+  CHECK(y.dtype() == Dtype::int64);
+  CHECK(y.data().to_vector<int64_t>() == std::vector<int64_t>{4, 6});
+}
+
+TEST_CASE("sum gradients, double backward and dtypes") { check_reduction(F::sum, random({2, 3, 4}, 1), 2); }
+
+TEST_CASE("sum backward spreads the gradient over the reduced axes") {
+  const Variable x(random({2, 3}, 2));
+  Variable y = F::sum(x, {1});
+  y.set_grad(Array::from_vector<double>({10, 20}, {2}));
+  y.backward();
+  expect_values(x.grad(), {10, 10, 10, 20, 20, 20});
+}
+
+TEST_CASE("mean over axes") {
+  const Variable x = values({1, 2, 3, 4, 5, 6}, {2, 3});
+  expect_values(F::mean(x).data(), {3.5});
+  expect_values(F::mean(x, {0}).data(), {2.5, 3.5, 4.5});
+  const Variable kept = F::mean(x, {-1}, true);
+  CHECK(kept.shape() == Shape{2, 1});
+  expect_values(kept.data(), {2, 5});
+  CHECK(kept.dtype() == Dtype::float64);
+}
+
+TEST_CASE("mean gradients, double backward and dtypes") { check_reduction(F::mean, random({2, 3, 4}, 3)); }
+
+TEST_CASE("max and min values") {
+  const Variable x = values({3, -1, 7, 2, 8, -4}, {2, 3});
+  expect_values(F::max(x).data(), {8});
+  expect_values(F::max(x, {1}).data(), {7, 8});
+  expect_values(F::min(x, {0}).data(), {2, -1, -4});
+  const Variable kept = F::min(x, {-1}, true);
+  CHECK(kept.shape() == Shape{2, 1});
+  expect_values(kept.data(), {-1, -4});
+}
+
+TEST_CASE("max and min send the gradient to the arg-extreme element") {
+  Variable x = values({3, -1, 7, 2, 8, -4}, {2, 3});
+  Variable high = F::max(x, {1});
+  high.set_grad(Array::from_vector<double>({10, 20}, {2}));
+  high.backward();
+  expect_values(x.grad(), {0, 0, 10, 0, 20, 0});
+  x.cleargrad();
+  F::min(x).backward();
+  expect_values(x.grad(), {0, 0, 0, 0, 0, 1});
+}
+
+TEST_CASE("max gives the gradient to every tied maximum") {
+  const Variable x = values({1, 3, 3}, {3});
+  F::max(x).backward();
+  expect_values(x.grad(), {0, 1, 1});
+}
+
+TEST_CASE("max and min gradients, double backward and dtypes") {
+  check_reduction(F::max, distinct({2, 3, 4}, 7));
+  check_reduction(F::min, distinct({2, 3, 4}, 5));
+}
+
+TEST_CASE("argmax returns int64 indices that need no gradient") {
+  const Variable x = values({3, -1, 7, 2, 8, -4}, {2, 3});
+  const Variable flat = F::argmax(x);
+  CHECK(flat.dtype() == Dtype::int64);
+  CHECK_FALSE(flat.requires_grad());
+  CHECK(flat.shape() == Shape{});
+  CHECK(flat.item<int64_t>() == 4);
+  CHECK(F::argmax(x, 0).data().to_vector<int64_t>() == std::vector<int64_t>{0, 1, 0});
+  const Variable kept = F::argmax(x, -1, true);
+  CHECK(kept.shape() == Shape{2, 1});
+  CHECK(kept.data().to_vector<int64_t>() == std::vector<int64_t>{2, 1});
+  CHECK(F::argmax(x, {}, true).shape() == Shape{1, 1});
+}
+
+TEST_CASE("argmax agrees across dtypes") {
+  check_forward_dtypes(unary([](const Variable& x) { return F::argmax(x, 1); }), {distinct({3, 4}, 5)});
+}
+
+TEST_CASE("logsumexp values") {
+  const Variable x = values({0, std::log(2.0), std::log(5.0), 1, 1, 1}, {2, 3});
+  expect_values(F::logsumexp(x, {1}).data(), {std::log(8.0), 1 + std::log(3.0)}, 1e-12);
+  const Variable all = F::logsumexp(x);
+  CHECK(all.shape() == Shape{});
+  expect_values(all.data(), {std::log(8 + 3 * std::exp(1.0))}, 1e-12);
+  CHECK(F::logsumexp(x, {0}, true).shape() == Shape{1, 3});
+}
+
+TEST_CASE("logsumexp is stable for large magnitudes and infinite rows") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Variable x = values({1000, 1000, -1000, -1000, -inf, -inf}, {3, 2});
+  const std::vector<double> y = F::logsumexp(x, {1}).data().to_vector<double>();
+  CHECK(y[0] == doctest::Approx(1000 + std::log(2.0)));
+  CHECK(y[1] == doctest::Approx(-1000 + std::log(2.0)));
+  CHECK(y[2] == -inf);
+  const Variable half(Array::from_vector<double>({60000, 60000}, {2}, Dtype::float16));
+  CHECK(F::logsumexp(half).item<double>() == doctest::Approx(60000).epsilon(1e-3));
+}
+
+TEST_CASE("logsumexp gradients, double backward and dtypes") {
+  check_reduction(F::logsumexp, random({2, 3, 4}, 4), 4);
+}
+
+TEST_CASE("logsumexp backward is the softmax") {
+  const Variable x = values({0, std::log(3.0)}, {2});
+  F::logsumexp(x).backward();
+  expect_values(x.grad(), {0.25, 0.75}, 1e-12);
+}
+
+TEST_CASE("reductions reject out-of-range and repeated axes, naming the operation") {
+  const Variable x(Array::zeros({2, 3}, Dtype::float64));
+  const std::vector<std::pair<const char*, Reduction>> reductions = {
+      {"sum", F::sum}, {"mean", F::mean}, {"max", F::max}, {"min", F::min}, {"logsumexp", F::logsumexp}};
+  for (const auto& [name, f] : reductions) {
+    INFO(name);
+    expect_error<IndexError>([&] { f(x, {2}, false); }, {name, "[-2, 2)", "got 2"});
+    expect_error<IndexError>([&] { f(x, {-3}, false); }, {name, "got -3"});
+    expect_error<IndexError>([&] { f(x, {1, -1}, false); }, {name, "repeated"});
+  }
+  expect_error<IndexError>([&] { F::argmax(x, 2); }, {"argmax", "got 2"});
+}
+
+TEST_CASE("reductions reject bad dtypes and empty extremes") {
+  const Variable ints(Array::zeros({2, 3}, Dtype::int32), false);
+  expect_error<DtypeError>([&] { F::mean(ints); }, {"mean", "floating", "int32"});
+  expect_error<DtypeError>([&] { F::logsumexp(ints); }, {"logsumexp", "floating", "int32"});
+  const Variable empty(Array::zeros({0, 3}, Dtype::float64));
+  expect_error<ShapeError>([&] { F::max(empty, {0}); }, {"max", "axis 0", "(0, 3)"});
+  expect_error<ShapeError>([&] { F::min(empty); }, {"min", "(0, 3)"});
+  expect_error<ShapeError>([&] { F::logsumexp(empty, {0}); }, {"logsumexp", "(0, 3)"});
+  expect_error<ShapeError>([&] { F::argmax(empty); }, {"argmax", "empty"});
+  expect_values(F::sum(empty, {0}).data(), {0, 0, 0});
+}
