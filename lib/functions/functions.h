@@ -10,5 +10,6 @@
 #include <kusari/functions/math.h>
 #include <kusari/functions/matmul.h>
 #include <kusari/functions/noise.h>
+#include <kusari/functions/normalization.h>
 #include <kusari/functions/reshape_transpose.h>
 #include <kusari/functions/reduction.h>

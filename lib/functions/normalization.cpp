@@ -3,8 +3,10 @@
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/broadcast.h>
+#include <kusari/functions/cast.h>
 #include <kusari/functions/function_helpers.h>
 #include <kusari/functions/math.h>
+#include <kusari/functions/reshape_transpose.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::functions {
@@ -89,8 +91,7 @@ class BatchNormalization final : public FunctionNode {
     const Array m = ops::scalar_like(static_cast<double>(count_), gy);
     const Array coefficient = ops::div(ops::mul(gamma_in.astype(compute).reshape(cshape), inv_std_), m);
     const Array gx = ops::mul(coefficient, ops::sub(ops::sub(ops::mul(gy, m), gbeta), ops::mul(xhat_, ggamma)));
-    const Node& x = *inputs()[0];
-    return {Variable(gx.astype(x.dtype), false),
+    return {Variable(gx.astype(inputs()[0]->dtype), false),
             Variable(ggamma.reshape(inputs()[1]->shape).astype(inputs()[1]->dtype), false),
             Variable(gbeta.reshape(inputs()[2]->shape).astype(inputs()[2]->dtype), false)};
   }
@@ -98,8 +99,8 @@ class BatchNormalization final : public FunctionNode {
   // The same gradients as differentiable functions of (x, gamma, gy).
   std::vector<Variable> recorded_backward(const std::vector<Variable>& retained, const Variable& gy_in) {
     const Dtype compute = xhat_.dtype();
-    const Variable x = cast_to(retained[0], compute), gamma = cast_to(retained[1], compute);
-    const Variable gy = cast_to(gy_in, compute);
+    const Variable x = cast(retained[0], compute), gamma = cast(retained[1], compute);
+    const Variable gy = cast(gy_in, compute);
     const Shape cshape = mean_.shape();
     const double m = static_cast<double>(count_);
     const Variable mean = sum_to(x, cshape) / m;
@@ -109,16 +110,12 @@ class BatchNormalization final : public FunctionNode {
     const Variable xhat = centered * broadcast_to(inv_std, x.shape());
     const Variable gbeta = sum_to(gy, cshape);
     const Variable ggamma = sum_to(gy * xhat, cshape);
-    const Variable gamma_b = broadcast_to(reshape_to(gamma, cshape), x.shape());
+    const Variable gamma_b = broadcast_to(reshape(gamma, cshape), x.shape());
     const Variable coefficient = gamma_b * broadcast_to(inv_std, x.shape()) / m;
     const Variable gx = coefficient * (gy * m - broadcast_to(gbeta, x.shape()) - xhat * broadcast_to(ggamma, x.shape()));
-    return {cast_to(gx, inputs()[0]->dtype), cast_to(reshape_to(ggamma, inputs()[1]->shape), inputs()[1]->dtype),
-            cast_to(reshape_to(gbeta, inputs()[2]->shape), inputs()[2]->dtype)};
+    return {cast(gx, inputs()[0]->dtype), cast(reshape(ggamma, inputs()[1]->shape), inputs()[1]->dtype),
+            cast(reshape(gbeta, inputs()[2]->shape), inputs()[2]->dtype)};
   }
-
-  using Node = VariableNode;
-  static Variable cast_to(const Variable& v, Dtype dtype);
-  static Variable reshape_to(const Variable& v, const Shape& shape);
 
   double eps_;
   int64_t count_ = 0;
@@ -126,4 +123,29 @@ class BatchNormalization final : public FunctionNode {
 };
 
 }  // namespace
+
+BatchNormalizationResult batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
+                                             double eps) {
+  check_arguments(x, {&gamma, &beta}, "batch_normalization");
+  if (x.size() / x.shape()[1] < 2 && x.size() > 0) {
+    throw ShapeError(cat("batch_normalization: expected more than one value per channel in training mode, got input ",
+                         x.shape()));
+  }
+  auto node = std::make_shared<BatchNormalization>(eps);
+  Variable y = node->apply({x, gamma, beta})[0];
+  return {y, node->mean(), node->var(), node->count()};
+}
+
+Variable fixed_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
+                                   const Variable& mean, const Variable& var, double eps) {
+  check_arguments(x, {&gamma, &beta, &mean, &var}, "fixed_batch_normalization");
+  const Dtype compute = statistics_dtype(x.dtype());
+  const Shape cshape = channel_shape(x.shape(), x.shape()[1]);
+  auto per_channel = [&](const Variable& v) { return broadcast_to(reshape(cast(v, compute), cshape), x.shape()); };
+  const Variable inv_std = pow(cast(var, compute) + eps, -0.5);
+  const Variable scale = per_channel(cast(gamma, compute) * inv_std);
+  const Variable shift = per_channel(cast(beta, compute) - cast(mean, compute) * cast(gamma, compute) * inv_std);
+  return cast(cast(x, compute) * scale + shift, x.dtype());
+}
+
 }  // namespace kusari::functions

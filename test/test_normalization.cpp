@@ -1,0 +1,96 @@
+#include "testing.h"
+
+#include <cmath>
+
+using namespace kusari;
+using namespace kusari::testing;
+
+namespace {
+
+// Batch normalization computed element by element in float64, for (N, C, H, W) or (N, C).
+std::vector<double> reference_bn(const Array& x, const Array& gamma, const Array& beta, double eps) {
+  const Shape& s = x.shape();
+  const int64_t n = s[0], c = s[1], inner = x.size() / (n * c);
+  const std::vector<double> v = x.to_vector<double>(), g = gamma.to_vector<double>(), b = beta.to_vector<double>();
+  std::vector<double> out(v.size());
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < inner; ++k) mean += v[static_cast<size_t>((i * c + ch) * inner + k)];
+    mean /= static_cast<double>(n * inner);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < inner; ++k) var += std::pow(v[static_cast<size_t>((i * c + ch) * inner + k)] - mean, 2);
+    var /= static_cast<double>(n * inner);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < inner; ++k) {
+        const size_t at = static_cast<size_t>((i * c + ch) * inner + k);
+        out[at] = g[static_cast<size_t>(ch)] * (v[at] - mean) / std::sqrt(var + eps) + b[static_cast<size_t>(ch)];
+      }
+  }
+  return out;
+}
+
+auto bn(double eps) {
+  return [eps](const std::vector<Variable>& x) {
+    return std::vector<Variable>{F::batch_normalization(x[0], x[1], x[2], eps).y};
+  };
+}
+
+auto fixed_bn(double eps) {
+  return [eps](const std::vector<Variable>& x) {
+    return std::vector<Variable>{F::fixed_batch_normalization(x[0], x[1], x[2], x[3], x[4], eps)};
+  };
+}
+
+}  // namespace
+
+TEST_CASE("batch_normalization normalises each channel with batch statistics") {
+  const Array x = random({3, 2, 2, 2}, 1, Dtype::float64, -2, 3);
+  const Array gamma = random({2}, 2, Dtype::float64, 0.5, 1.5), beta = random({2}, 3);
+  const auto result = F::batch_normalization(Variable(x), Variable(gamma), Variable(beta), 1e-5);
+  expect_values(result.y.data(), reference_bn(x, gamma, beta, 1e-5), 1e-10);
+  CHECK(result.count == 12);
+  CHECK(result.mean.shape() == Shape{2});
+  const Array per_channel = ops::mean(x, {0, 2, 3});
+  expect_close(result.mean.astype(Dtype::float64), per_channel, 1e-12);
+  const Array centered = ops::sub(x, per_channel.reshape({1, 2, 1, 1}));
+  expect_close(result.var.astype(Dtype::float64), ops::mean(ops::square(centered), {0, 2, 3}), 1e-12);
+}
+
+TEST_CASE("batch_normalization gradients, double backprop and dtypes") {
+  const Array x4 = random({3, 2, 2, 3}, 4), x2 = random({5, 3}, 5);
+  const Array g2 = random({2}, 6, Dtype::float64, 0.5, 1.5), b2 = random({2}, 7);
+  const Array g3 = random({3}, 8, Dtype::float64, 0.5, 1.5), b3 = random({3}, 9);
+  gradient_check::CheckOptions loose{1e-3, 1e-4, 1e-3};
+  check_gradients(bn(1e-5), {x4, g2, b2}, true, loose);
+  check_gradients(bn(1e-5), {x2, g3, b3}, true, loose);
+  check_forward_dtypes(bn(1e-5), {x4, g2, b2}, 10);
+}
+
+TEST_CASE("fixed_batch_normalization uses the given statistics and differentiates them") {
+  const Array x = random({2, 3, 2, 2}, 10), gamma = random({3}, 11, Dtype::float64, 0.5, 1.5);
+  const Array beta = random({3}, 12), mean = random({3}, 13), var = random({3}, 14, Dtype::float64, 0.5, 2.0);
+  Variable y = F::fixed_batch_normalization(Variable(x), Variable(gamma), Variable(beta), Variable(mean),
+                                            Variable(var), 1e-5);
+  const std::vector<double> xv = x.to_vector<double>(), gv = gamma.to_vector<double>(), bv = beta.to_vector<double>();
+  const std::vector<double> mv = mean.to_vector<double>(), vv = var.to_vector<double>();
+  std::vector<double> expected(xv.size());
+  for (size_t i = 0; i < xv.size(); ++i) {
+    const size_t c = (i / 4) % 3;
+    expected[i] = gv[c] * (xv[i] - mv[c]) / std::sqrt(vv[c] + 1e-5) + bv[c];
+  }
+  expect_values(y.data(), expected, 1e-10);
+  check_gradients(fixed_bn(1e-5), {x, gamma, beta, mean, var});
+  check_forward_dtypes(fixed_bn(1e-5), {x, gamma, beta, mean, var}, 10);
+}
+
+TEST_CASE("batch normalization rejects bad shapes") {
+  const Variable x(Array::zeros({4, 3, 2, 2})), good(Array::ones({3})), bad(Array::ones({4}));
+  expect_error<ShapeError>([&] { F::batch_normalization(x, bad, good); }, {"batch_normalization", "(3,)", "(4,)"});
+  expect_error<ShapeError>([&] { F::batch_normalization(Variable(Array::zeros({3})), good, good); },
+                           {"(N, C, ...)", "(3,)"});
+  expect_error<ShapeError>([&] { F::batch_normalization(Variable(Array::zeros({1, 3})), good, good); },
+                           {"more than one value per channel"});
+  expect_error<ShapeError>([&] { F::fixed_batch_normalization(x, good, good, good, bad); },
+                           {"fixed_batch_normalization", "(4,)"});
+}
