@@ -13,5 +13,5 @@ sed -i "s|^prefix=.*|prefix=$stage$prefix|" "$pc"
 export PKG_CONFIG_PATH=$(dirname "$pc")
 libdir=$(pkg-config --variable=libdir kusari)
 meson setup "$stage/consumer-build" "$source_dir/test/outside_project" >/dev/null
-ninja -C "$stage/consumer-build" >/dev/null
+ninja -C "$stage/consumer-build" | tail -n 20
 LD_LIBRARY_PATH=$libdir "$stage/consumer-build/consumer"

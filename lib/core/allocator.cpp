@@ -16,20 +16,33 @@ namespace {
 // allocates the same sizes each time stops calling the system allocator after the first step.
 class PooledHostAllocator final : public Allocator {
  public:
-  std::shared_ptr<void> allocate(const Device&, size_t nbytes) override {
+  void* allocate(const Device&, size_t nbytes) override {
     const size_t size = round_up(nbytes);
-    void* block = take_cached(size);
+    std::lock_guard lock(mutex_);
+    stats_.bytes_in_use += static_cast<int64_t>(size);
+    auto it = free_.find(size);
+    if (it != free_.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      stats_.bytes_cached -= static_cast<int64_t>(size);
+      ++stats_.pooled_allocations;
+      return p;
+    }
+    void* block = std::aligned_alloc(64, size);
     if (!block) {
-      block = std::aligned_alloc(64, size);
-      if (!block) throw std::bad_alloc();
-      std::lock_guard lock(mutex_);
-      ++stats_.fresh_allocations;
+      stats_.bytes_in_use -= static_cast<int64_t>(size);
+      throw std::bad_alloc();
     }
-    {
-      std::lock_guard lock(mutex_);
-      stats_.bytes_in_use += static_cast<int64_t>(size);
-    }
-    return std::shared_ptr<void>(block, [this, size](void* p) { give_back(p, size); });
+    ++stats_.fresh_allocations;
+    return block;
+  }
+
+  void deallocate(const Device&, void* p, size_t nbytes) override {
+    const size_t size = round_up(nbytes);
+    std::lock_guard lock(mutex_);
+    free_[size].push_back(p);
+    stats_.bytes_in_use -= static_cast<int64_t>(size);
+    stats_.bytes_cached += static_cast<int64_t>(size);
   }
 
   void release_cached() override {
@@ -56,24 +69,6 @@ class PooledHostAllocator final : public Allocator {
     return (n + step - 1) / step * step;
   }
 
-  void* take_cached(size_t size) {
-    std::lock_guard lock(mutex_);
-    auto it = free_.find(size);
-    if (it == free_.end() || it->second.empty()) return nullptr;
-    void* p = it->second.back();
-    it->second.pop_back();
-    stats_.bytes_cached -= static_cast<int64_t>(size);
-    ++stats_.pooled_allocations;
-    return p;
-  }
-
-  void give_back(void* p, size_t size) {
-    std::lock_guard lock(mutex_);
-    free_[size].push_back(p);
-    stats_.bytes_in_use -= static_cast<int64_t>(size);
-    stats_.bytes_cached += static_cast<int64_t>(size);
-  }
-
   mutable std::mutex mutex_;
   std::map<size_t, std::vector<void*>> free_;
   AllocatorStats stats_;
@@ -97,8 +92,18 @@ Allocator& allocator_for(DeviceType type) {
 
 void register_allocator(DeviceType type, Allocator* allocator) { allocators()[static_cast<size_t>(type)] = allocator; }
 
-std::shared_ptr<void> allocate(const Device& device, size_t nbytes) {
-  return allocator_for(device.type).allocate(device, nbytes);
+std::shared_ptr<Storage> allocate_storage(const Device& device, size_t nbytes) {
+  Allocator& allocator = allocator_for(device.type);
+  auto storage = std::make_shared<Storage>();
+  storage->data = allocator.allocate(device, nbytes);
+  storage->nbytes = nbytes;
+  storage->device = device;
+  storage->allocator = &allocator;
+  return storage;
+}
+
+Storage::~Storage() {
+  if (allocator) allocator->deallocate(device, data, nbytes);
 }
 
 }  // namespace kusari

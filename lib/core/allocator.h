@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include <kusari/core/array.h>
 #include <kusari/core/device.h>
 
 namespace kusari {
@@ -21,8 +22,10 @@ struct AllocatorStats {
 class Allocator {
  public:
   virtual ~Allocator() = default;
-  // Returns at least nbytes on `device`, 64-byte aligned; the pointer frees itself back to this allocator.
-  virtual std::shared_ptr<void> allocate(const Device& device, size_t nbytes) = 0;
+  // Returns at least nbytes on `device`, 64-byte aligned.
+  virtual void* allocate(const Device& device, size_t nbytes) = 0;
+  // Takes back a block that allocate(device, nbytes) returned.
+  virtual void deallocate(const Device& device, void* data, size_t nbytes) = 0;
   // Returns every cached block to the system.
   virtual void release_cached() = 0;
   // Current counters.
@@ -33,7 +36,7 @@ class Allocator {
 Allocator& allocator_for(DeviceType type);
 // Installs the allocator for a device type (backends call this once at load time).
 void register_allocator(DeviceType type, Allocator* allocator);
-// Allocates nbytes on `device` through its allocator.
-std::shared_ptr<void> allocate(const Device& device, size_t nbytes);
+// A new storage of nbytes on `device` from that device's allocator.
+std::shared_ptr<Storage> allocate_storage(const Device& device, size_t nbytes);
 
 }  // namespace kusari

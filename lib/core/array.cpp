@@ -22,10 +22,7 @@ Array Array::empty(const Shape& shape, Dtype dtype, Device device) {
   for (int64_t d : shape) {
     if (d < 0) throw ShapeError(cat("Array::empty: expected non-negative extents, got ", shape));
   }
-  auto storage = std::make_shared<Storage>();
-  storage->nbytes = static_cast<size_t>(shape.numel()) * itemsize(dtype);
-  storage->memory = allocate(device, storage->nbytes);
-  storage->device = device;
+  auto storage = allocate_storage(device, static_cast<size_t>(shape.numel()) * itemsize(dtype));
   return Array(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
 
@@ -82,7 +79,7 @@ bool Array::is_contiguous() const {
 
 void* Array::raw_data() const {
   require_defined("Array::raw_data");
-  return static_cast<char*>(storage_->memory.get()) + offset_ * static_cast<int64_t>(itemsize(dtype_));
+  return static_cast<char*>(storage_->data) + offset_ * static_cast<int64_t>(itemsize(dtype_));
 }
 
 Array Array::as_strided(const Shape& shape, const Strides& strides, int64_t offset) const {
@@ -305,7 +302,7 @@ namespace {
 // A host array over memory the caller owns.
 Array wrap_host(void* data, Dtype dtype, const Shape& shape) {
   auto storage = std::make_shared<Storage>();
-  storage->memory = std::shared_ptr<void>(data, [](void*) {});
+  storage->data = data;
   storage->nbytes = static_cast<size_t>(shape.numel()) * itemsize(dtype);
   storage->device = Device::cpu();
   return Array::from_storage(std::move(storage), shape, contiguous_strides(shape), 0, dtype);

@@ -15,11 +15,20 @@
 
 namespace kusari {
 
+class Allocator;
+
 // A block of device memory shared by every array that views it.
 struct Storage {
-  std::shared_ptr<void> memory;  // frees itself back to its allocator
-  size_t nbytes = 0;             // bytes available
-  Device device;                 // where the memory lives
+  void* data = nullptr;           // start of the block
+  size_t nbytes = 0;              // bytes available
+  Device device;                  // where the memory lives
+  Allocator* allocator = nullptr; // returns `data` to this allocator on destruction, when set
+  std::shared_ptr<void> owner;    // otherwise keeps memory owned elsewhere alive (may be null)
+
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage();
 };
 
 // A basic-slicing index component: start:stop:step, each optional as in Python.

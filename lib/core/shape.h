@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/small_vector.h>
+
 namespace kusari {
 
 // The extent of each axis of an array.
@@ -16,7 +18,9 @@ class Shape {
   // From a braced list of extents: Shape{2, 3}.
   Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
   // From a vector of extents.
-  explicit Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+  explicit Shape(const std::vector<int64_t>& dims) : dims_(dims.begin(), dims.end()) {}
+  // From a range of extents.
+  Shape(const int64_t* first, const int64_t* last) : dims_(first, last) {}
 
   // Number of axes.
   int64_t ndim() const { return static_cast<int64_t>(dims_.size()); }
@@ -27,21 +31,21 @@ class Shape {
   // Mutable extent of axis i.
   int64_t& operator[](int64_t i) { return dims_[static_cast<size_t>(i)]; }
   // The extents as a vector.
-  const std::vector<int64_t>& dims() const { return dims_; }
+  std::vector<int64_t> dims() const { return dims_.to_vector(); }
   auto begin() const { return dims_.begin(); }
   auto end() const { return dims_.end(); }
   // Appends an axis of extent n.
   void push_back(int64_t n) { dims_.push_back(n); }
   // "(2, 3)" as NumPy prints shapes.
   std::string to_string() const;
-  bool operator==(const Shape& other) const = default;
+  bool operator==(const Shape& other) const { return dims_ == other.dims_; }
 
  private:
-  std::vector<int64_t> dims_;
+  SmallVector<int64_t, 8> dims_;
 };
 
 // Element strides of each axis (may be zero for broadcast axes or negative for reversed views).
-using Strides = std::vector<int64_t>;
+using Strides = SmallVector<int64_t, 8>;
 
 // Prints the shape as "(2, 3)".
 std::ostream& operator<<(std::ostream& out, const Shape& shape);

@@ -46,21 +46,21 @@ std::string transposition_note(bool transa, bool transb) {
 
 // Throws ShapeError naming both shapes unless op(a) @ op(b) is defined.
 void check_matmul_shapes(const Shape& a, const Shape& b, bool transa, bool transb) {
-  const std::string operands = cat("shapes ", a, " and ", b, transposition_note(transa, transb));
+  auto operands = [&] { return cat("shapes ", a, " and ", b, transposition_note(transa, transb)); };
   if (a.ndim() < 2 || b.ndim() < 2) {
-    throw ShapeError(cat("matmul: expected operands with at least 2 axes, got ", operands));
+    throw ShapeError(cat("matmul: expected operands with at least 2 axes, got ", operands()));
   }
   const int64_t inner_a = transa ? a[a.ndim() - 2] : a[a.ndim() - 1];
   const int64_t inner_b = transb ? b[b.ndim() - 1] : b[b.ndim() - 2];
   if (inner_a != inner_b) {
-    throw ShapeError(cat("matmul: inner dimensions differ (", inner_a, " vs ", inner_b, ") for ", operands));
+    throw ShapeError(cat("matmul: inner dimensions differ (", inner_a, " vs ", inner_b, ") for ", operands()));
   }
   const Shape batch_a(std::vector<int64_t>(a.begin(), a.end() - 2));
   const Shape batch_b(std::vector<int64_t>(b.begin(), b.end() - 2));
   try {
     broadcast_shapes(batch_a, batch_b, "matmul");
   } catch (const ShapeError&) {
-    throw ShapeError(cat("matmul: batch axes ", batch_a, " and ", batch_b, " do not broadcast for ", operands));
+    throw ShapeError(cat("matmul: batch axes ", batch_a, " and ", batch_b, " do not broadcast for ", operands()));
   }
 }
 
