@@ -23,6 +23,21 @@ enum class ReduceOp { sum, max, min, argmax, argmin };
 // Distributions the random kernel draws from.
 enum class Distribution { uniform, normal, bernoulli };
 
+// Strides, padding, dilation and groups of a 2-D convolution over NCHW arrays (the kernel and output
+// extents are read from the arrays' shapes).
+struct Conv2dGeometry {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+};
+// Window, strides and padding of a 2-D pooling over NCHW arrays (output extents come from the output's shape).
+struct Pool2dGeometry {
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+};
+
 namespace kernel_ops {
 // dst[...] = src[...] converted to dst's dtype; shapes equal (src may be a broadcast view).
 struct Copy {
@@ -64,6 +79,52 @@ struct Gemm {
 struct Random {
   static constexpr const char* name = "random";
   using Fn = void(Distribution distribution, uint64_t seed, uint64_t offset, double p0, double p1, const Array& out);
+};
+
+// The convolution and pooling kernels below take inputs of any layout and write whole contiguous
+// outputs allocated by the caller; floating operands share one dtype, index arrays are int64.
+
+// y (N, O, oh, ow) = x (N, C, H, W) correlated with w (O, C/groups, kh, kw), plus b (O) when defined.
+struct Conv2d {
+  static constexpr const char* name = "conv2d";
+  using Fn = void(const Array& x, const Array& w, const Array& b, const Conv2dGeometry& geometry, const Array& y);
+};
+// gx (N, C, H, W) = the transposed convolution of gy (N, O, oh, ow) with w (O, C/groups, kh, kw), plus b (C)
+// when defined: Conv2d's adjoint in x, and the forward of a deconvolution.
+struct Conv2dBackwardData {
+  static constexpr const char* name = "conv2d_backward_data";
+  using Fn = void(const Array& gy, const Array& w, const Array& b, const Conv2dGeometry& geometry, const Array& gx);
+};
+// gw (O, C/groups, kh, kw) = Conv2d's adjoint in w: the correlation of x (N, C, H, W) with gy (N, O, oh, ow).
+struct Conv2dBackwardFilter {
+  static constexpr const char* name = "conv2d_backward_filter";
+  using Fn = void(const Array& x, const Array& gy, const Conv2dGeometry& geometry, const Array& gw);
+};
+// y = the maximum of each window of x (padding never wins); indexes (y's shape) = the flat position
+// h * W + w of that maximum in its (H, W) plane, or -1 (with y = -inf) for a window wholly in padding.
+struct MaxPool2d {
+  static constexpr const char* name = "max_pool2d";
+  using Fn = void(const Array& x, const Pool2dGeometry& geometry, const Array& y, const Array& indexes);
+};
+// gx (N, C, H, W) = zeros with each gy[n, c, i] added at plane position indexes[n, c, i] (-1 skipped).
+struct MaxPool2dScatter {
+  static constexpr const char* name = "max_pool2d_scatter";
+  using Fn = void(const Array& gy, const Array& indexes, const Array& gx);
+};
+// y[n, c, i] = x[n, c] at plane position indexes[n, c, i] (0 where the index is -1); y has indexes' shape.
+struct MaxPool2dGather {
+  static constexpr const char* name = "max_pool2d_gather";
+  using Fn = void(const Array& x, const Array& indexes, const Array& y);
+};
+// y = the sum of each window of zero-padded x divided by kh * kw.
+struct AveragePool2d {
+  static constexpr const char* name = "average_pool2d";
+  using Fn = void(const Array& x, const Pool2dGeometry& geometry, const Array& y);
+};
+// gx = AveragePool2d's adjoint: each gy / (kh * kw) added over its window (the padding part dropped).
+struct AveragePool2dBackward {
+  static constexpr const char* name = "average_pool2d_backward";
+  using Fn = void(const Array& gy, const Pool2dGeometry& geometry, const Array& gx);
 };
 // Copies between host memory and this device type (contiguous arrays of one dtype and shape).
 struct Transfer {

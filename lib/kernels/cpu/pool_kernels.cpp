@@ -1,0 +1,170 @@
+// CPU 2-D pooling: direct loops over each (H, W) plane of an NCHW array, planes spread over the thread
+// pool; values are combined in their compute type (float for the half types).
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cpu/strided_loop.h>
+
+namespace kusari::kernels::cpu {
+namespace {
+
+// Extents of the input and output planes: the number of planes N * C, and H, W, oh, ow.
+struct Planes {
+  int64_t count, height, width, out_h, out_w;
+
+  Planes(const Shape& input, const Shape& output)
+      : count(input[0] * input[1]), height(input[2]), width(input[3]), out_h(output[2]), out_w(output[3]) {}
+  // Elements of one input plane.
+  int64_t in_size() const { return height * width; }
+  // Elements of one output plane.
+  int64_t out_size() const { return out_h * out_w; }
+};
+
+// Rows [y0, y1) and columns [x0, x1) of the input under output position (oy, ox), padding cut off.
+struct Window {
+  int64_t y0, y1, x0, x1;
+};
+
+Window window_at(const Pool2dGeometry& g, const Planes& p, int64_t oy, int64_t ox) {
+  const int64_t top = oy * g.stride_h - g.pad_h, left = ox * g.stride_w - g.pad_w;
+  return {std::max<int64_t>(top, 0), std::min(top + g.kernel_h, p.height), std::max<int64_t>(left, 0),
+          std::min(left + g.kernel_w, p.width)};
+}
+
+// Calls body(plane, buffer) for every plane index in parallel, where buffer is a per-thread scratch vector
+// of `scratch` compute-type elements of T.
+template <class T, class Body>
+void for_each_plane(const Planes& p, int64_t work_per_plane, int64_t scratch, Body&& body) {
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, work_per_plane));
+  parallel_for(p.count, grain, [&](int64_t begin, int64_t end) {
+    std::vector<compute_type_t<T>> buffer(static_cast<size_t>(scratch));
+    for (int64_t plane = begin; plane < end; ++plane) body(plane, buffer);
+  });
+}
+
+void max_pool2d_kernel(const Array& x, const Pool2dGeometry& g, const Array& y, const Array& indexes) {
+  const Planes p(x.shape(), y.shape());
+  const Array in = x.contiguous();
+  visit_floating_dtype(x.dtype(), "max_pool2d", [&]<class T>() {
+    const T* src = static_cast<const T*>(in.raw_data());
+    T* dst = static_cast<T*>(y.raw_data());
+    int64_t* winners = static_cast<int64_t*>(indexes.raw_data());
+    for_each_plane<T>(p, p.out_size() * g.kernel_h * g.kernel_w, 0, [&](int64_t plane, auto&) {
+      const T* image = src + plane * p.in_size();
+      for (int64_t oy = 0; oy < p.out_h; ++oy) {
+        for (int64_t ox = 0; ox < p.out_w; ++ox) {
+          const Window w = window_at(g, p, oy, ox);
+          int64_t best = -1;
+          compute_type_t<T> best_value = -std::numeric_limits<compute_type_t<T>>::infinity();
+          for (int64_t iy = w.y0; iy < w.y1; ++iy) {
+            for (int64_t ix = w.x0; ix < w.x1; ++ix) {
+              const compute_type_t<T> v = load(image[iy * p.width + ix]);
+              if (best < 0 || v > best_value || (v != v && best_value == best_value)) {
+                best = iy * p.width + ix;
+                best_value = v;
+              }
+            }
+          }
+          const int64_t o = plane * p.out_size() + oy * p.out_w + ox;
+          dst[o] = store<T>(best_value);
+          winners[o] = best;
+        }
+      }
+    });
+  });
+}
+
+void max_pool2d_scatter_kernel(const Array& gy, const Array& indexes, const Array& gx) {
+  const Planes p(gx.shape(), gy.shape());
+  const Array g = gy.contiguous(), winners = indexes.contiguous();
+  visit_floating_dtype(gy.dtype(), "max_pool2d_scatter", [&]<class T>() {
+    const T* src = static_cast<const T*>(g.raw_data());
+    const int64_t* at = static_cast<const int64_t*>(winners.raw_data());
+    T* dst = static_cast<T*>(gx.raw_data());
+    for_each_plane<T>(p, p.out_size() + p.in_size(), p.in_size(), [&](int64_t plane, auto& sum) {
+      std::fill(sum.begin(), sum.end(), 0);
+      for (int64_t o = plane * p.out_size(); o < (plane + 1) * p.out_size(); ++o) {
+        if (at[o] >= 0) sum[static_cast<size_t>(at[o])] += load(src[o]);
+      }
+      for (int64_t i = 0; i < p.in_size(); ++i) dst[plane * p.in_size() + i] = store<T>(sum[static_cast<size_t>(i)]);
+    });
+  });
+}
+
+void max_pool2d_gather_kernel(const Array& x, const Array& indexes, const Array& y) {
+  const Planes p(x.shape(), y.shape());
+  const Array in = x.contiguous(), winners = indexes.contiguous();
+  visit_floating_dtype(x.dtype(), "max_pool2d_gather", [&]<class T>() {
+    const T* src = static_cast<const T*>(in.raw_data());
+    const int64_t* at = static_cast<const int64_t*>(winners.raw_data());
+    T* dst = static_cast<T*>(y.raw_data());
+    for_each_plane<T>(p, p.out_size(), 0, [&](int64_t plane, auto&) {
+      for (int64_t o = plane * p.out_size(); o < (plane + 1) * p.out_size(); ++o) {
+        dst[o] = at[o] >= 0 ? src[plane * p.in_size() + at[o]] : store<T>(0);
+      }
+    });
+  });
+}
+
+void average_pool2d_kernel(const Array& x, const Pool2dGeometry& g, const Array& y) {
+  const Planes p(x.shape(), y.shape());
+  const Array in = x.contiguous();
+  visit_floating_dtype(x.dtype(), "average_pool2d", [&]<class T>() {
+    using C = compute_type_t<T>;
+    const C scale = C(1) / static_cast<C>(g.kernel_h * g.kernel_w);
+    const T* src = static_cast<const T*>(in.raw_data());
+    T* dst = static_cast<T*>(y.raw_data());
+    for_each_plane<T>(p, p.out_size() * g.kernel_h * g.kernel_w, 0, [&](int64_t plane, auto&) {
+      const T* image = src + plane * p.in_size();
+      for (int64_t oy = 0; oy < p.out_h; ++oy) {
+        for (int64_t ox = 0; ox < p.out_w; ++ox) {
+          const Window w = window_at(g, p, oy, ox);
+          C sum = 0;
+          for (int64_t iy = w.y0; iy < w.y1; ++iy) {
+            for (int64_t ix = w.x0; ix < w.x1; ++ix) sum += load(image[iy * p.width + ix]);
+          }
+          dst[plane * p.out_size() + oy * p.out_w + ox] = store<T>(sum * scale);
+        }
+      }
+    });
+  });
+}
+
+void average_pool2d_backward_kernel(const Array& gy, const Pool2dGeometry& g, const Array& gx) {
+  const Planes p(gx.shape(), gy.shape());
+  const Array in = gy.contiguous();
+  visit_floating_dtype(gy.dtype(), "average_pool2d_backward", [&]<class T>() {
+    using C = compute_type_t<T>;
+    const C scale = C(1) / static_cast<C>(g.kernel_h * g.kernel_w);
+    const T* src = static_cast<const T*>(in.raw_data());
+    T* dst = static_cast<T*>(gx.raw_data());
+    for_each_plane<T>(p, p.out_size() * g.kernel_h * g.kernel_w, p.in_size(), [&](int64_t plane, auto& sum) {
+      std::fill(sum.begin(), sum.end(), 0);
+      for (int64_t oy = 0; oy < p.out_h; ++oy) {
+        for (int64_t ox = 0; ox < p.out_w; ++ox) {
+          const Window w = window_at(g, p, oy, ox);
+          const C share = load(src[plane * p.out_size() + oy * p.out_w + ox]) * scale;
+          for (int64_t iy = w.y0; iy < w.y1; ++iy) {
+            for (int64_t ix = w.x0; ix < w.x1; ++ix) sum[static_cast<size_t>(iy * p.width + ix)] += share;
+          }
+        }
+      }
+      for (int64_t i = 0; i < p.in_size(); ++i) dst[plane * p.in_size() + i] = store<T>(sum[static_cast<size_t>(i)]);
+    });
+  });
+}
+
+const bool registered = [] {
+  register_kernel<kernel_ops::MaxPool2d>(DeviceType::cpu, max_pool2d_kernel);
+  register_kernel<kernel_ops::MaxPool2dScatter>(DeviceType::cpu, max_pool2d_scatter_kernel);
+  register_kernel<kernel_ops::MaxPool2dGather>(DeviceType::cpu, max_pool2d_gather_kernel);
+  register_kernel<kernel_ops::AveragePool2d>(DeviceType::cpu, average_pool2d_kernel);
+  register_kernel<kernel_ops::AveragePool2dBackward>(DeviceType::cpu, average_pool2d_backward_kernel);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kusari::kernels::cpu
