@@ -604,3 +604,18 @@ TEST_CASE("serialize round trip: resuming from a checkpoint matches running on")
   expect_close(resumed_link->param("W").data(), link->param("W").data(), 0, 0);
   expect_close(resumed_link->param("b").data(), link->param("b").data(), 0, 0);
 }
+
+TEST_CASE("parameters that received one shared gradient array are updated independently") {
+  auto link = std::make_shared<L::Link>();
+  link->add_param("a", Array::from_vector<double>({1, 2}, {2}));
+  link->add_param("c", Array::from_vector<double>({3, 4}, {2}));
+  O::SGD opt(0.1);
+  opt.setup(link);
+  opt.add_hook(O::WeightDecay(0.5), "decay");
+  opt.set_loss_scaler(O::LossScaler::fixed(4));
+  opt.update([&] { return F::sum_to(link->param("a") + link->param("c"), Shape{}); });
+  expect_values(link->param("a").data(), {0.85, 1.8});
+  expect_values(link->param("c").data(), {2.75, 3.7});
+  expect_values(link->param("a").grad(), {1.5, 2});
+  expect_values(link->param("c").grad(), {2.5, 3});
+}

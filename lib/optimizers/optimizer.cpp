@@ -1,6 +1,8 @@
 #include <kusari/optimizers/optimizer.h>
 
 #include <algorithm>
+#include <set>
+#include <utility>
 
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/kernels/routines.h>
@@ -77,9 +79,17 @@ std::vector<GradientEntry> Optimizer::gather_gradients() {
   create_missing_rules();
   const double scale = loss_scale();
   std::vector<GradientEntry> entries;
-  for (const auto& [path, param] : target_->namedparams()) {
+  std::set<std::pair<const Storage*, int64_t>> seen;
+  for (auto& [path, param] : target_->namedparams()) {
     Array grad = param.grad();
     if (!grad.defined()) continue;
+    // Hooks and the unscaling modify gradients in place, but backward may hand one array to several
+    // parameters (y = a + b) or a broadcast view: each parameter gets its own contiguous gradient.
+    const bool shared = !seen.insert({grad.storage().get(), grad.offset()}).second;
+    if (shared || !grad.is_contiguous()) {
+      grad = grad.copy();
+      param.set_grad(grad);
+    }
     UpdateRule* rule = rules_.at(path).get();
     if (is_half_precision(grad.dtype()) && (loss_scaler_ || rule->fp32_update())) {
       grad = grad.astype(Dtype::float32, true);
