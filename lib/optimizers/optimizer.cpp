@@ -1,0 +1,151 @@
+#include <kusari/optimizers/optimizer.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include <kusari/autograd/backprop_mode.h>
+#include <kusari/kernels/routines.h>
+#include <kusari/optimizers/numerics.h>
+
+namespace kusari::optimizers {
+
+namespace {
+// The serializer scope of a parameter path: "/l1/W" is serializer["l1"]["W"].
+Serializer& scope_of(Serializer& serializer, const std::string& path) {
+  Serializer* scope = &serializer;
+  size_t begin = 0;
+  while (begin < path.size()) {
+    const size_t end = std::min(path.find('/', begin), path.size());
+    if (end > begin) scope = &(*scope)[path.substr(begin, end - begin)];
+    begin = end + 1;
+  }
+  return *scope;
+}
+}  // namespace
+
+double require_nonnegative(double value, const char* optimizer, const char* name) {
+  if (!(value >= 0)) throw ValueError(cat(optimizer, ": expected ", name, " >= 0, got ", value));
+  return value;
+}
+
+double require_unit_interval(double value, const char* optimizer, const char* name) {
+  if (!(value >= 0 && value < 1)) throw ValueError(cat(optimizer, ": expected ", name, " in [0, 1), got ", value));
+  return value;
+}
+
+Optimizer::Optimizer(double lr, double weight_decay_rate) : hyperparam_(std::make_shared<Hyperparameter>()) {
+  hyperparam_->define("lr", require_nonnegative(lr, "Optimizer", "lr"));
+  hyperparam_->define("weight_decay_rate", require_nonnegative(weight_decay_rate, "Optimizer", "weight_decay_rate"));
+}
+
+void Optimizer::setup(std::shared_ptr<links::Link> target) {
+  if (!target) throw ValueError("Optimizer::setup: expected a link, got null");
+  target_ = std::move(target);
+  rules_.clear();
+  create_missing_rules();
+}
+
+void Optimizer::require_target(const char* op) const {
+  if (!target_) throw ValueError(cat("Optimizer::", op, ": call setup(link) first"));
+}
+
+void Optimizer::create_missing_rules() {
+  for (const auto& [path, param] : target_->namedparams(true)) {
+    if (rules_.contains(path)) continue;
+    std::unique_ptr<UpdateRule> rule = create_update_rule();
+    rule->use_fp32_update(fp32_update_);
+    rules_.emplace(path, std::move(rule));
+  }
+}
+
+UpdateRule& Optimizer::update_rule(const std::string& path) {
+  require_target("update_rule");
+  create_missing_rules();
+  auto it = rules_.find(path);
+  if (it == rules_.end()) throw ValueError(cat("Optimizer::update_rule: the target has no parameter '", path, "'"));
+  return *it->second;
+}
+
+std::vector<std::pair<std::string, UpdateRule*>> Optimizer::update_rules() {
+  require_target("update_rules");
+  create_missing_rules();
+  std::vector<std::pair<std::string, UpdateRule*>> out;
+  for (auto& [path, rule] : rules_) out.emplace_back(path, rule.get());
+  return out;
+}
+
+std::vector<GradientEntry> Optimizer::gather_gradients() {
+  create_missing_rules();
+  const double scale = loss_scale();
+  std::vector<GradientEntry> entries;
+  std::set<std::pair<const Storage*, int64_t>> seen;
+  for (auto& [path, param] : target_->namedparams()) {
+    Array grad = param.grad();
+    if (!grad.defined()) continue;
+    // Hooks and the unscaling modify gradients in place, but backward may hand one array to several
+    // parameters (y = a + b) or a broadcast view: each parameter gets its own contiguous gradient.
+    const bool shared = !seen.insert({grad.storage().get(), grad.offset()}).second;
+    if (shared || !grad.is_contiguous()) {
+      grad = grad.copy();
+      param.set_grad(grad);
+    }
+    UpdateRule* rule = rules_.at(path).get();
+    if (is_half_precision(grad.dtype()) && (loss_scaler_ || rule->fp32_update())) {
+      grad = grad.astype(Dtype::float32, true);
+    }
+    if (scale != 1) grad.assign(grad / scale);
+    entries.push_back({path, param, grad, rule});
+  }
+  return entries;
+}
+
+bool Optimizer::update() {
+  require_target("update");
+  auto guard = no_backprop_mode();
+  std::vector<GradientEntry> entries = gather_gradients();
+  if (loss_scaler_ && loss_scaler_->is_dynamic()) {
+    std::vector<Array> grads;
+    for (const GradientEntry& e : entries) grads.push_back(e.grad);
+    const bool finite = finite_check_(all_finite(grads));
+    loss_scaler_->record(finite);
+    if (!finite) return false;
+  }
+  hooks_.run(HookTiming::pre, *this, entries);
+  ++t_;
+  for (const GradientEntry& e : entries) e.rule->update(e.param, e.grad);
+  hooks_.run(HookTiming::post, *this, entries);
+  return true;
+}
+
+bool Optimizer::update(const std::function<Variable()>& lossfun) {
+  require_target("update");
+  target_->cleargrads();
+  const Variable loss = lossfun();
+  BackwardOptions options;
+  options.loss_scale = loss_scale();
+  loss.backward(options);
+  return update();
+}
+
+void Optimizer::add_hook(OptimizerHook hook, const std::string& name, HookTiming timing) {
+  hooks_.add(std::move(hook), name, timing, "Optimizer");
+}
+
+void Optimizer::remove_hook(const std::string& name) { hooks_.remove(name, "Optimizer"); }
+
+void Optimizer::use_fp32_update(bool enabled) {
+  fp32_update_ = enabled;
+  for (auto& [path, rule] : rules_) rule->use_fp32_update(enabled);
+}
+
+void Optimizer::serialize(Serializer& serializer) {
+  serializer("t", t_);
+  serializer("epoch", epoch_);
+  if (loss_scaler_) loss_scaler_->serialize(serializer);
+  if (!target_) return;
+  create_missing_rules();
+  for (auto& [path, rule] : rules_) rule->serialize(scope_of(serializer, path));
+}
+
+}  // namespace kusari::optimizers
