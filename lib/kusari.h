@@ -19,6 +19,7 @@
 #include <kusari/autograd/variable.h>
 #include <kusari/functions/functions.h>
 #include <kusari/links/links.h>
+#include <kusari/serializers/serializers.h>
 
 namespace kusari {
 namespace F = functions;
