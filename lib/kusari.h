@@ -20,6 +20,7 @@
 #include <kusari/functions/functions.h>
 #include <kusari/links/links.h>
 #include <kusari/optimizers/optimizers.h>
+#include <kusari/serializers/serializers.h>
 
 namespace kusari {
 namespace F = functions;

@@ -43,6 +43,12 @@ class ValueError : public Error {
   using Error::Error;
 };
 
+// A file that cannot be opened, read or written, or whose contents are corrupt or truncated.
+class IOError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Concatenates any streamable values into one string (used to build error messages).
 template <class... Parts>
 std::string cat(const Parts&... parts) {

@@ -1,0 +1,7 @@
+#pragma once
+// Everything of kusari::serializers: NPZ checkpoints and the .npy and zip layers under them.
+
+#include <kusari/serializers/atomic_file.h>
+#include <kusari/serializers/npy.h>
+#include <kusari/serializers/npz.h>
+#include <kusari/serializers/zip.h>
