@@ -19,6 +19,7 @@
 #include <kusari/autograd/variable.h>
 #include <kusari/functions/functions.h>
 #include <kusari/links/links.h>
+#include <kusari/data/data.h>
 
 namespace kusari {
 namespace F = functions;

@@ -43,6 +43,12 @@ class ValueError : public Error {
   using Error::Error;
 };
 
+// A file that cannot be read, or whose contents are truncated or malformed (the message names the file).
+class IOError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Concatenates any streamable values into one string (used to build error messages).
 template <class... Parts>
 std::string cat(const Parts&... parts) {
