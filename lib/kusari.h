@@ -21,6 +21,7 @@
 #include <kusari/links/links.h>
 #include <kusari/optimizers/optimizers.h>
 #include <kusari/serializers/serializers.h>
+#include <kusari/data/data.h>
 
 namespace kusari {
 namespace F = functions;

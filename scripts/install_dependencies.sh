@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kusari builds and tests with (only those missing).
 set -euo pipefail
-packages=(meson ninja-build g++ pkg-config python3 python3-numpy libopenblas-openmp-dev doctest-dev zlib1g-dev)
+packages=(meson ninja-build g++ pkg-config python3 python3-numpy libopenblas-openmp-dev doctest-dev zlib1g-dev
+  libturbojpeg0-dev dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

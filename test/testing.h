@@ -3,6 +3,13 @@
 
 #include <doctest/doctest.h>
 
+#include <stdlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -113,6 +120,49 @@ inline gradient_check::Function unary(std::function<Variable(const Variable&)> f
 // Adapts a two-input, one-output function to gradient_check::Function.
 inline gradient_check::Function binary(std::function<Variable(const Variable&, const Variable&)> f) {
   return [f](const std::vector<Variable>& x) { return std::vector<Variable>{f(x[0], x[1])}; };
+}
+
+// A fresh directory under the system temporary directory, removed with its contents at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "kusari-test-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add,
+                                 ignored);
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  // The path of `name` inside the directory.
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  // Same as file(name).
+  std::string operator/(const std::string& name) const { return file(name); }
+  // Names of the entries of the directory, sorted.
+  std::vector<std::string> list() const {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(path_)) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  // The directory itself.
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Writes `bytes` to `path`, replacing the file.
+inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
 }
 
 }  // namespace kusari::testing
