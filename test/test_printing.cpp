@@ -187,6 +187,17 @@ TEST_CASE("more than 1000 elements are summarised, formatted from the items show
        [ 600,  601,  602, ..., 1197, 1198, 1199]]))");
 }
 
+TEST_CASE("hidden elements of a summarised array do not affect the format") {
+  // a = np.full(2000, 7.25); a[1000] = 1e10
+  const Array a = Array::full({2000}, 7.25, Dtype::float64);
+  a.get_item({1000}).fill(1e10);
+  CHECK(a.to_string() == R"(array([7.25, 7.25, 7.25, ..., 7.25, 7.25, 7.25]))");
+  // b = np.full(2000, 5); b[1000] = 123456
+  const Array b = Array::full({2000}, 5, Dtype::int64);
+  b.get_item({1000}).fill(123456);
+  CHECK(b.to_string() == R"(array([5, 5, 5, ..., 5, 5, 5]))");
+}
+
 TEST_CASE("a summarised 3-D array elides whole blocks") {
   // np.arange(3000, dtype=np.int32).reshape(10, 15, 20)
   CHECK(iota({10, 15, 20}, Dtype::int32).to_string() == R"(array([[[   0,    1,    2, ...,   17,   18,   19],

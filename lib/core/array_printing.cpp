@@ -84,13 +84,13 @@ class NestedText {
       }
       text += line;
     } else {
-      const std::string separator = "," + std::string(extents_.size() - axis - 1, '\n');
+      const std::string separator = std::string(",").append(extents_.size() - axis - 1, '\n');
       for (size_t k = 0; k < items.size(); ++k) {
         text += indent + word(axis, offset, items[k], indent, width);
         if (k + 1 < items.size()) text += separator;
       }
     }
-    return "[" + text.substr(indent.size()) + "]";
+    return std::string("[").append(text, indent.size()).append("]");
   }
 
  private:
@@ -105,6 +105,7 @@ class NestedText {
     return items;
   }
 
+  // The text of item `item` along `axis` ("..." for -1), one level deeper.
   std::string word(size_t axis, int64_t offset, int64_t item, const std::string& indent, size_t width) const {
     if (item < 0) return "...";
     return format(axis + 1, offset + item * strides_[axis], indent + " ", width - 1);
@@ -139,8 +140,12 @@ std::string Array::to_string() const {
   text += ",";
   const std::string dtype_text = "dtype=" + dtype_name(dtype_) + ")";
   const size_t last_line = text.size() - (text.rfind('\n') + 1);
-  const bool own_line = last_line + dtype_text.size() + 1 > kLineWidth;
-  return text + (own_line ? "\n" + std::string(kPrefix.size(), ' ') : " ") + dtype_text;
+  if (last_line + dtype_text.size() + 1 > kLineWidth) {
+    text.append("\n").append(kPrefix.size(), ' ');  // the dtype goes on a line of its own
+  } else {
+    text += ' ';
+  }
+  return text + dtype_text;
 }
 
 std::ostream& operator<<(std::ostream& out, const Array& array) { return out << array.to_string(); }

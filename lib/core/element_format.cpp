@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string_view>
 
 namespace kusari::detail {
@@ -36,11 +37,15 @@ Decimal parse_scientific(std::string_view text) {
   return d;
 }
 
-// `value` in scientific notation with `decimals` fractional digits, correctly rounded.
-std::string scientific_text(double value, int decimals) {
+// `value` in scientific notation: correctly rounded to `decimals` fractional digits or, without
+// `decimals`, the shortest text that reads back as the same F.
+template <class F>
+std::string scientific_text(F value, std::optional<int> decimals = std::nullopt) {
   char buffer[64];
-  const char* end = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific, decimals).ptr;
-  return std::string(buffer, static_cast<size_t>(end - buffer));
+  const auto result = decimals ? std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific,
+                                               *decimals)
+                               : std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+  return std::string(buffer, static_cast<size_t>(result.ptr - buffer));
 }
 
 // Reads a decimal text as a double.
@@ -48,13 +53,6 @@ double parse_double(const std::string& text) {
   double value = 0;
   std::from_chars(text.data(), text.data() + text.size(), value);
   return value;
-}
-
-// Shortest scientific text of a double (std::to_chars' round-trip digits).
-std::string shortest_text(double value) {
-  char buffer[64];
-  const char* end = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific).ptr;
-  return std::string(buffer, static_cast<size_t>(end - buffer));
 }
 
 // Removes trailing zero digits, keeping at least one digit.
@@ -75,7 +73,7 @@ class HalfDigits {
     low_ = (below + magnitude) / 2;
     high_ = (magnitude + above) / 2;
     even_ = (dtype == Dtype::float16 ? float16_t(magnitude).bits : bfloat16_t(magnitude).bits) % 2 == 0;
-    exponent_ = parse_scientific(shortest_text(magnitude)).exponent;
+    exponent_ = parse_scientific(scientific_text(magnitude)).exponent;
   }
 
   // The digits cut `decimals` places after the first significant one; `unique` tells whether they
@@ -128,6 +126,7 @@ class HalfDigits {
   int exponent_ = 0;
 };
 
+// Whether dtype is one of the 16-bit floating types.
 bool is_half(Dtype dtype) { return dtype == Dtype::float16 || dtype == Dtype::bfloat16; }
 
 // Applies the sign of `value` to digits of its magnitude.
@@ -140,13 +139,8 @@ Decimal with_sign(Decimal d, double value) {
 Decimal shortest(double value, Dtype dtype) {
   if (value == 0) return Decimal{std::signbit(value), "0", 0};
   if (is_half(dtype)) return with_sign(HalfDigits(std::fabs(value), dtype).shortest(), value);
-  if (dtype == Dtype::float32) {
-    char buffer[64];
-    const char* end =
-        std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(value), std::chars_format::scientific).ptr;
-    return parse_scientific(std::string_view(buffer, static_cast<size_t>(end - buffer)));
-  }
-  return parse_scientific(shortest_text(value));
+  if (dtype == Dtype::float32) return parse_scientific(scientific_text(static_cast<float>(value)));
+  return parse_scientific(scientific_text(value));
 }
 
 // Exactly `decimals` digits after the first significant one: the shortest digits when they are that
