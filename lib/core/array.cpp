@@ -288,7 +288,9 @@ void Array::assign(const Array& src) const {
   if (!(src.device() == device())) {
     throw DeviceError(cat("Array::assign: expected a source on ", device(), ", got one on ", src.device()));
   }
-  kernel_for<kernel_ops::Copy>(device())(src.broadcast_to(shape_), *this);
+  // A source sharing this storage may overlap the destination; read it from a private copy then.
+  const Array source = src.storage() == storage_ ? src.copy() : src;
+  kernel_for<kernel_ops::Copy>(device())(source.broadcast_to(shape_), *this);
 }
 
 Array Array::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, const Strides& strides,

@@ -1,158 +1,151 @@
-// NumPy-like text for arrays: aligned columns, summarised with "..." past 1000 elements.
+// Array::to_string as numpy.array_repr with the default print options: lines wrapped at 75 columns,
+// arrays of more than 1000 elements summarised to their first and last 3 items per axis with "...".
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <ostream>
-#include <sstream>
 
 #include <kusari/core/array.h>
+#include <kusari/core/element_format.h>
 
 namespace kusari {
 namespace {
 
-constexpr int64_t kSummariseAbove = 1000;
-constexpr int64_t kEdgeItems = 3;
+constexpr int64_t kThreshold = 1000;  // more elements than this are summarised
+constexpr int64_t kEdgeItems = 3;     // items shown at each end of a summarised axis
 constexpr size_t kLineWidth = 75;
+const std::string kPrefix = "array(";
 
-// Trims "1.500000" to "1.5" and "2.000" to "2." as NumPy does.
-std::string trim_fixed(std::string text) {
-  const size_t dot = text.find('.');
-  if (dot == std::string::npos) return text;
-  size_t end = text.size();
-  while (end > dot + 1 && text[end - 1] == '0') --end;
-  return text.substr(0, end);
-}
-
-std::string format_fixed(double v, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
-  return trim_fixed(buffer);
-}
-
-std::string format_scientific(double v) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.8e", v);
-  std::string text = buffer;
-  const size_t e = text.find('e');
-  std::string mantissa = trim_fixed(text.substr(0, e));
-  std::string exponent = text.substr(e + 1);  // like "+05" or "-123"
-  return mantissa + "e" + exponent;
-}
-
-// Formats every element to strings of equal width.
-class ElementFormatter {
- public:
-  ElementFormatter(const std::vector<double>& values, Dtype dtype) : dtype_(dtype) {
-    if (!is_floating(dtype)) return;
-    double max_abs = 0, min_abs = INFINITY;
-    for (double v : values) {
-      if (!std::isfinite(v)) continue;
-      max_abs = std::max(max_abs, std::fabs(v));
-      if (v != 0) min_abs = std::min(min_abs, std::fabs(v));
+// The indices shown along each axis: all, or the first and last kEdgeItems when summarising.
+std::vector<std::vector<int64_t>> shown_indices(const Shape& shape, bool summarise) {
+  std::vector<std::vector<int64_t>> shown;
+  for (int64_t extent : shape) {
+    std::vector<int64_t> indices;
+    for (int64_t i = 0; i < extent; ++i) {
+      if (!summarise || extent <= 2 * kEdgeItems || i < kEdgeItems || i >= extent - kEdgeItems) indices.push_back(i);
     }
-    scientific_ = max_abs >= 1e8 || (min_abs < 1e-4 && min_abs > 0) || (min_abs > 0 && max_abs / min_abs > 1e3);
+    shown.push_back(std::move(indices));
+  }
+  return shown;
+}
+
+// The shown elements in row-major order, converted to T.
+template <class T>
+std::vector<T> shown_values(const Array& array, const std::vector<std::vector<int64_t>>& shown) {
+  const std::vector<T> all = array.to_vector<T>();
+  const Strides strides = contiguous_strides(array.shape());
+  std::vector<T> out;
+  auto visit = [&](auto&& self, size_t axis, int64_t offset) -> void {
+    if (axis == shown.size()) {
+      out.push_back(all[static_cast<size_t>(offset)]);
+      return;
+    }
+    for (int64_t i : shown[axis]) self(self, axis + 1, offset + i * strides[axis]);
+  };
+  visit(visit, 0, 0);
+  return out;
+}
+
+// Element texts of one width, formatted from the shown elements only (as NumPy does).
+std::vector<std::string> format_cells(const Array& array, const std::vector<std::vector<int64_t>>& shown) {
+  if (is_floating(array.dtype())) return detail::format_floating(shown_values<double>(array, shown), array.dtype());
+  const std::vector<int64_t> values = shown_values<int64_t>(array, shown);
+  if (array.dtype() == Dtype::bool_) return detail::format_bools(values, array.ndim() == 0);
+  return detail::format_integers(values);
+}
+
+// Appends `word` to `line`, first moving `line` to `text` and starting a new one when it would pass `width`.
+void extend_line(std::string& text, std::string& line, const std::string& word, size_t width,
+                 const std::string& indent) {
+  if (line.size() + word.size() > width && line.size() > indent.size()) {
+    text += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+    line = indent;
+  }
+  line += word;
+}
+
+// Nested brackets of the shown cells (numpy's _formatArray): rows wrap, deeper axes add blank lines.
+class NestedText {
+ public:
+  NestedText(const std::vector<std::string>& cells, const Shape& shape, const std::vector<std::vector<int64_t>>& shown)
+      : cells_(cells), shape_(shape) {
+    for (const auto& indices : shown) extents_.push_back(static_cast<int64_t>(indices.size()));
+    strides_ = contiguous_strides(Shape(extents_));
   }
 
-  std::string operator()(double v) const {
-    if (dtype_ == Dtype::bool_) return v != 0 ? "True" : "False";
-    if (!is_floating(dtype_)) return std::to_string(static_cast<int64_t>(v));
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return scientific_ ? format_scientific(v) : format_fixed(v, 8);
+  // The text of the sub-array at `offset` from `axis` on; `indent` starts every continuation line.
+  std::string format(size_t axis, int64_t offset, const std::string& indent, size_t width) const {
+    if (axis == extents_.size()) return cells_[static_cast<size_t>(offset)];
+    std::string text;
+    const std::vector<int64_t> items = items_of(axis);
+    if (axis + 1 == extents_.size()) {
+      std::string line = indent;
+      for (size_t k = 0; k < items.size(); ++k) {
+        extend_line(text, line, word(axis, offset, items[k], indent, width), width - 1, indent);
+        if (k + 1 < items.size()) line += ", ";
+      }
+      text += line;
+    } else {
+      const std::string separator = std::string(",").append(extents_.size() - axis - 1, '\n');
+      for (size_t k = 0; k < items.size(); ++k) {
+        text += indent + word(axis, offset, items[k], indent, width);
+        if (k + 1 < items.size()) text += separator;
+      }
+    }
+    return std::string("[").append(text, indent.size()).append("]");
   }
 
  private:
-  Dtype dtype_;
-  bool scientific_ = false;
+  // Positions shown along `axis`, with -1 where "..." stands for the hidden middle.
+  std::vector<int64_t> items_of(size_t axis) const {
+    std::vector<int64_t> items;
+    const bool summarised = extents_[axis] < shape_[static_cast<int64_t>(axis)];
+    for (int64_t i = 0; i < extents_[axis]; ++i) {
+      if (summarised && i == kEdgeItems) items.push_back(-1);
+      items.push_back(i);
+    }
+    return items;
+  }
+
+  // The text of item `item` along `axis` ("..." for -1), one level deeper.
+  std::string word(size_t axis, int64_t offset, int64_t item, const std::string& indent, size_t width) const {
+    if (item < 0) return "...";
+    return format(axis + 1, offset + item * strides_[axis], indent + " ", width - 1);
+  }
+
+  const std::vector<std::string>& cells_;
+  const Shape& shape_;
+  std::vector<int64_t> extents_;
+  Strides strides_;
 };
 
-struct Printer {
-  const Shape& shape;
-  const std::vector<std::string>& cells;  // formatted, padded, in row-major order
-  const Strides strides = contiguous_strides(shape);
-  bool summarise;
-
-  void print(std::ostream& out, int64_t axis, int64_t offset, const std::string& indent) const {
-    if (axis == shape.ndim()) {
-      out << cells[static_cast<size_t>(offset)];
-      return;
-    }
-    const int64_t n = shape[axis];
-    const bool innermost = axis == shape.ndim() - 1;
-    out << "[";
-    size_t line = indent.size() + 1;
-    for (int64_t i = 0; i < n; ++i) {
-      if (summarise && n > 2 * kEdgeItems && i == kEdgeItems) {
-        out << (innermost ? "..., " : cat("...,\n", blank_lines(axis), indent, " "));
-        line = indent.size() + 6;
-        i = n - kEdgeItems - 1;
-        continue;
-      }
-      if (innermost) {
-        const std::string& cell = cells[static_cast<size_t>(offset + i * strides[static_cast<size_t>(axis)])];
-        if (i > 0 && line + cell.size() + 2 > kLineWidth) {
-          out << "\n" << indent << " ";
-          line = indent.size() + 1;
-        }
-        out << cell;
-        line += cell.size() + 2;
-        if (i + 1 < n) out << ", ";
-      } else {
-        print(out, axis + 1, offset + i * strides[static_cast<size_t>(axis)], indent + " ");
-        if (i + 1 < n) out << ",\n" << blank_lines(axis) << indent << " ";
-      }
-    }
-    out << "]";
-  }
-
-  std::string blank_lines(int64_t axis) const {
-    return std::string(static_cast<size_t>(std::max<int64_t>(0, shape.ndim() - axis - 2)), '\n');
-  }
-};
-
-// Pads cells to one width; fixed-point floats align on their decimal point as NumPy does.
-void align(std::vector<std::string>& cells, bool floating) {
-  size_t int_width = 0, frac_width = 0;
-  auto split = [](const std::string& c) {
-    const size_t dot = c.find('.');
-    const bool fixed = dot != std::string::npos && c.find('e') == std::string::npos;
-    return fixed ? dot : c.size();
-  };
-  for (const std::string& c : cells) {
-    const size_t at = split(c);
-    int_width = std::max(int_width, at);
-    frac_width = std::max(frac_width, c.size() - at);
-  }
-  for (std::string& c : cells) {
-    const size_t at = floating ? split(c) : c.size();
-    c = std::string(int_width - at, ' ') + c;
-    if (floating) c += std::string(frac_width - (c.size() - int_width), ' ');
-  }
+// Whether NumPy leaves the dtype out of the repr (the default float, int and bool types, when not empty).
+bool dtype_implied(const Array& array) {
+  const Dtype d = array.dtype();
+  return array.size() > 0 && (d == Dtype::float64 || d == Dtype::int64 || d == Dtype::bool_);
 }
 
 }  // namespace
 
 std::string Array::to_string() const {
   if (!defined()) return "array(undefined)";
-  const std::vector<double> values = to_vector<double>();
-  const bool summarise = size() > kSummariseAbove;
-  const ElementFormatter format(values, dtype_);
-  std::vector<std::string> cells(values.size());
-  for (size_t i = 0; i < values.size(); ++i) cells[i] = format(values[i]);
-  align(cells, is_floating(dtype_));
-  std::ostringstream out;
-  out << "array(";
-  if (ndim() == 0) {
-    out << cells[0];
+  std::string text = kPrefix;
+  if (size() == 0) {
+    text += ndim() == 1 ? "[]" : "[], shape=" + shape_.to_string();
   } else {
-    Printer{shape_, cells, contiguous_strides(shape_), summarise}.print(out, 0, 0, "      ");
+    const auto shown = shown_indices(shape_, size() > kThreshold);
+    const std::vector<std::string> cells = format_cells(*this, shown);
+    // One column is kept for the "," or ")" that follows the brackets.
+    text += NestedText(cells, shape_, shown).format(0, 0, std::string(kPrefix.size() + 1, ' '), kLineWidth - 1);
   }
-  if (dtype_ != Dtype::float64 && dtype_ != Dtype::int64 && dtype_ != Dtype::bool_) {
-    out << ", dtype=" << dtype_name(dtype_);
+  if (dtype_implied(*this)) return text + ")";
+  text += ",";
+  const std::string dtype_text = "dtype=" + dtype_name(dtype_) + ")";
+  const size_t last_line = text.size() - (text.rfind('\n') + 1);
+  if (last_line + dtype_text.size() + 1 > kLineWidth) {
+    text.append("\n").append(kPrefix.size(), ' ');  // the dtype goes on a line of its own
+  } else {
+    text += ' ';
   }
-  out << ")";
-  return out.str();
+  return text + dtype_text;
 }
 
 std::ostream& operator<<(std::ostream& out, const Array& array) { return out << array.to_string(); }

@@ -1,5 +1,7 @@
 #include <kusari/core/dtype.h>
 
+#include <cfloat>
+#include <cmath>
 #include <ostream>
 
 namespace kusari {
@@ -9,11 +11,11 @@ float16_t::float16_t(float value) {
   std::memcpy(&u, &value, 4);
   const uint32_t sign = (u >> 16) & 0x8000u;
   const uint32_t abs = u & 0x7fffffffu;
-  if (abs >= 0x7f800000u) {  // inf or NaN
-    bits = static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+  if (abs > 0x7f800000u) {  // NaN: quiet it and keep the top of the payload
+    bits = static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
     return;
   }
-  if (abs >= 0x477ff000u) {  // rounds past the largest finite half
+  if (abs >= 0x477ff000u) {  // inf, or rounds past the largest finite half
     bits = static_cast<uint16_t>(sign | 0x7c00u);
     return;
   }
@@ -31,13 +33,30 @@ float16_t::float16_t(float value) {
   bits = static_cast<uint16_t>(sign | (r >> 13));
 }
 
+float16_t::float16_t(double value) : float16_t(round_to_odd_float(value)) {}
+
+float round_to_odd_float(double value) {
+  constexpr double kFloatMax = FLT_MAX;
+  if (std::isfinite(value) && std::fabs(value) > kFloatMax) {
+    return static_cast<float>(std::copysign(kFloatMax, value));  // odd bit pattern: the round-to-odd result
+  }
+  float f = static_cast<float>(value);
+  if (std::isnan(value) || static_cast<double>(f) == value) return f;
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(value)) --u;  // truncate toward zero
+  u |= 1u;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 float16_t::operator float() const {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
   const uint32_t exponent = (bits >> 10) & 0x1fu;
   const uint32_t mantissa = bits & 0x3ffu;
   uint32_t u;
   if (exponent == 0x1f) {
-    u = sign | 0x7f800000u | (mantissa << 13);
+    u = sign | 0x7f800000u | (mantissa << 13) | (mantissa ? 0x400000u : 0u);
   } else if (exponent == 0) {
     float f = static_cast<float>(mantissa) * 5.9604644775390625e-08f;  // 2^-24
     std::memcpy(&u, &f, 4);

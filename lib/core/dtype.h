@@ -17,11 +17,17 @@ enum class Dtype : uint8_t { float32, float16, bfloat16, float64, int32, int64, 
 struct float16_t {
   uint16_t bits = 0;
   float16_t() = default;
-  // Rounds a float to the nearest binary16 (ties to even).
+  // Rounds a float to the nearest binary16 (ties to even); a NaN stays NaN, quieted, as F16C does.
   explicit float16_t(float value);
-  // Widens to float exactly.
+  // Rounds a double to the nearest binary16 in one step (no double rounding through float).
+  explicit float16_t(double value);
+  // Widens to float exactly (a NaN is quieted, as F16C does).
   operator float() const;
 };
+
+// Narrows a double to float rounding to odd (inexact results get their last bit set), so that a
+// second rounding to a type of at most 22 significant bits equals one direct rounding.
+float round_to_odd_float(double value);
 
 // bfloat16 (the upper half of a binary32) stored as its bit pattern; arithmetic happens in float.
 struct bfloat16_t {
@@ -37,6 +43,8 @@ struct bfloat16_t {
       bits = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
     }
   }
+  // Rounds a double to the nearest bfloat16 in one step (no double rounding through float).
+  explicit bfloat16_t(double value) : bfloat16_t(round_to_odd_float(value)) {}
   // Widens to float exactly.
   operator float() const {
     uint32_t u = static_cast<uint32_t>(bits) << 16;

@@ -261,11 +261,14 @@ Array concatenate(const std::vector<Array>& arrays, int64_t axis) {
   int64_t total = 0;
   for (const Array& x : arrays) {
     require_same_device(first, x, "concatenate");
-    bool fits = x.ndim() == first.ndim() && x.dtype() == first.dtype();
+    if (x.dtype() != first.dtype()) {
+      throw DtypeError(cat("concatenate: expected arrays of one dtype, got ", first.dtype(), " and ", x.dtype()));
+    }
+    bool fits = x.ndim() == first.ndim();
     for (int64_t d = 0; fits && d < x.ndim(); ++d) fits = d == axis || x.shape()[d] == first.shape()[d];
     if (!fits) {
-      throw ShapeError(cat("concatenate: expected arrays of dtype ", first.dtype(), " matching shape ", first.shape(),
-                           " except on axis ", axis, ", got ", x.dtype(), " ", x.shape()));
+      throw ShapeError(cat("concatenate: expected arrays matching shape ", first.shape(), " except on axis ", axis,
+                           ", got ", x.shape()));
     }
     total += x.shape()[axis];
   }

@@ -24,7 +24,7 @@ void convert_run(const S* src, D* dst, int64_t n) {
     }
   }
 #endif
-  for (; i < n; ++i) dst[i] = store<D>(load(src[i]));
+  for (; i < n; ++i) dst[i] = convert<D>(src[i]);
 }
 
 void copy_kernel(const Array& src, const Array& dst) {
@@ -35,7 +35,7 @@ void copy_kernel(const Array& src, const Array& dst) {
         if (s[0] == 1 && s[1] == 1) {
           convert_run(in, out, n);
         } else {
-          for (int64_t i = 0; i < n; ++i) out[i * s[1]] = store<D>(load(in[i * s[0]]));
+          for (int64_t i = 0; i < n; ++i) out[i * s[1]] = convert<D>(in[i * s[0]]);
         }
       });
     });
@@ -44,7 +44,7 @@ void copy_kernel(const Array& src, const Array& dst) {
 
 void fill_kernel(const Array& dst, double value) {
   visit_dtype(dst.dtype(), [&]<class T>() {
-    const T v = store<T>(static_cast<compute_type_t<T>>(value));
+    const T v = store<T>(value);
     strided_loop<T>({&dst}, [v](std::tuple<T*> p, const std::array<int64_t, 1>& s, int64_t n) {
       T* out = std::get<0>(p);
       for (int64_t i = 0; i < n; ++i) out[i * s[0]] = v;

@@ -44,10 +44,18 @@ void unary_typed(UnaryOp op, double param, const Array& x, const Array& out) {
   const C p = static_cast<C>(param);
   switch (op) {
     case UnaryOp::neg: return map1<T, T>(x, out, [](C v) { return C(-v); });
-    case UnaryOp::abs: return map1<T, T>(x, out, [](C v) { return v < C(0) ? C(-v) : v; });
+    case UnaryOp::abs:
+      return map1<T, T>(x, out, [](C v) {
+        if constexpr (std::is_floating_point_v<C>) {
+          return std::fabs(v);  // |-0.0| is +0.0
+        } else {
+          return v < C(0) ? C(-v) : v;
+        }
+      });
     case UnaryOp::square: return map1<T, T>(x, out, [](C v) { return C(v * v); });
-    case UnaryOp::sign: return map1<T, T>(x, out, [](C v) { return C((v > C(0)) - (v < C(0))); });
-    case UnaryOp::relu: return map1<T, T>(x, out, [](C v) { return v > C(0) ? v : C(0); });
+    // NaN propagates through sign and relu (comparisons with NaN are false).
+    case UnaryOp::sign: return map1<T, T>(x, out, [](C v) { return v != v ? v : C((v > C(0)) - (v < C(0))); });
+    case UnaryOp::relu: return map1<T, T>(x, out, [](C v) { return v <= C(0) ? C(0) : v; });
     case UnaryOp::logical_not: return map1<T, bool>(x, out, [](C v) { return v == C(0); });
     default: break;
   }

@@ -20,7 +20,11 @@ void random_kernel(Distribution distribution, uint64_t seed, uint64_t offset, do
           case Distribution::normal: v = p0 + p1 * normal_at(seed, index); break;
           case Distribution::bernoulli: v = uniform_at(seed, index) < p0 ? 1.0 : 0.0; break;
         }
-        dst[i] = store<T>(static_cast<compute_type_t<T>>(v));
+        dst[i] = store<T>(v);
+        // Rounding to T can reach `high` itself; keep the range half-open by mapping that draw to `low`.
+        if (distribution == Distribution::uniform && p0 < p1 && static_cast<double>(load(dst[i])) >= p1) {
+          dst[i] = store<T>(p0);
+        }
       }
     });
   });

@@ -62,9 +62,11 @@ void reduce_typed(ReduceOp op, const Array& x, const std::vector<int64_t>& axes,
       }
     });
   } else {
+    // Floating max/min start from -inf/+inf so that a slice of infinities reduces to an infinity.
+    using Limits = std::numeric_limits<A>;
     const A init = op == ReduceOp::sum ? A(0)
-                   : op == ReduceOp::max ? std::numeric_limits<A>::lowest()
-                                         : std::numeric_limits<A>::max();
+                   : op == ReduceOp::max ? (Limits::has_infinity ? -Limits::infinity() : Limits::lowest())
+                                         : (Limits::has_infinity ? Limits::infinity() : Limits::max());
     auto combine = [op](A acc, A v) -> A {
       if (op == ReduceOp::sum) return acc + v;
       if (v != v || acc != acc) return acc != acc ? acc : v;

@@ -97,13 +97,25 @@ inline compute_type_t<T> load(const T& value) {
   return static_cast<compute_type_t<T>>(value);
 }
 
-// Stores a compute-type value as T (rounding for the half types).
+// Stores a compute-type value as T (rounding once, to nearest even, for the half types).
 template <class T, class V>
 inline T store(V value) {
   if constexpr (std::is_same_v<T, bool>) {
     return value != V(0);
+  } else if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
+    return T(static_cast<std::conditional_t<std::is_same_v<V, float>, float, double>>(value));
   } else {
-    return static_cast<T>(static_cast<compute_type_t<T>>(value));
+    return static_cast<T>(value);
+  }
+}
+
+// src converted to D; a plain copy (NaN payloads included) when the types are equal.
+template <class D, class S>
+inline D convert(const S& value) {
+  if constexpr (std::is_same_v<S, D>) {
+    return value;
+  } else {
+    return store<D>(load(value));
   }
 }
 

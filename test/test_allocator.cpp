@@ -1,0 +1,90 @@
+// The pooled host allocator: freed blocks are reused, so a steady loop stops asking the system for
+// memory, and its counters return to where they started.
+
+#include <cstdint>
+
+#include "testing.h"
+
+using namespace kusari;
+
+namespace {
+
+Allocator& host() { return allocator_for(DeviceType::cpu); }
+
+// One "training step": a few arrays of fixed sizes, some computed, all freed at the end.
+void step() {
+  const Array x = Array::ones({64, 32});
+  const Array w = Array::full({32, 16}, 0.5);
+  const Array y = ops::matmul(x, w);
+  const Array z = ops::sum(ops::relu(y), {0});
+  CHECK(z.get_item({0}).item<float>() == 1024);
+  const Array bytes = Array::zeros({3}, Dtype::uint8);
+}
+
+}  // namespace
+
+TEST_CASE("a steady loop of same-size allocations stops allocating fresh blocks") {
+  const AllocatorStats start = host().stats();
+  step();  // warms the pool with every size the step uses
+  const AllocatorStats warm = host().stats();
+  for (int i = 0; i < 50; ++i) step();
+  const AllocatorStats end = host().stats();
+  CHECK(end.fresh_allocations == warm.fresh_allocations);
+  CHECK(end.pooled_allocations > warm.pooled_allocations + 50 * 4);
+  CHECK(end.bytes_in_use == start.bytes_in_use);
+  CHECK(end.bytes_cached >= warm.bytes_cached);
+}
+
+TEST_CASE("bytes_in_use counts live blocks and returns to its start") {
+  const AllocatorStats start = host().stats();
+  {
+    const Array a = Array::empty({1000});            // 4000 bytes
+    const Array b = Array::empty({10}, Dtype::uint8);  // 10 bytes, rounded up to 64
+    const AllocatorStats during = host().stats();
+    CHECK(during.bytes_in_use - start.bytes_in_use >= 4000 + 64);
+    CHECK(during.bytes_in_use - start.bytes_in_use <= 4000 + 4000 / 8 + 64);  // rounding wastes at most 1/8
+    const Array view = a.get_item({Slice{0, 10}});
+    CHECK(host().stats().bytes_in_use == during.bytes_in_use);  // views allocate nothing
+  }
+  CHECK(host().stats().bytes_in_use == start.bytes_in_use);
+}
+
+TEST_CASE("a freed block serves the next request of the same rounded size") {
+  void* first = nullptr;
+  {
+    const std::shared_ptr<Storage> block = allocate_storage(Device::cpu(), 1000);
+    first = block->data;
+    CHECK(reinterpret_cast<uintptr_t>(first) % 64 == 0);
+  }
+  const AllocatorStats before = host().stats();
+  const std::shared_ptr<Storage> again = allocate_storage(Device::cpu(), 1001);  // same size class as 1000
+  CHECK(again->data == first);
+  CHECK(host().stats().fresh_allocations == before.fresh_allocations);
+  CHECK(host().stats().pooled_allocations == before.pooled_allocations + 1);
+  const std::shared_ptr<Storage> zero = allocate_storage(Device::cpu(), 0);
+  CHECK(zero->data != nullptr);
+}
+
+TEST_CASE("release_cached empties the pool") {
+  { const Array a = Array::empty({4096}); }
+  CHECK(host().stats().bytes_cached > 0);
+  host().release_cached();
+  CHECK(host().stats().bytes_cached == 0);
+  const AllocatorStats before = host().stats();
+  { const Array a = Array::empty({4096}); }
+  CHECK(host().stats().fresh_allocations == before.fresh_allocations + 1);
+}
+
+TEST_CASE("allocations from several threads keep the counters consistent") {
+  const AllocatorStats start = host().stats();
+  const int original = get_num_threads();
+  set_num_threads(2);
+  parallel_for(64, 1, [](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const std::shared_ptr<Storage> a = allocate_storage(Device::cpu(), static_cast<size_t>(100 + i));
+      const std::shared_ptr<Storage> b = allocate_storage(Device::cpu(), 5000);
+    }
+  });
+  set_num_threads(original);
+  CHECK(host().stats().bytes_in_use == start.bytes_in_use);
+}
