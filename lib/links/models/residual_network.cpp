@@ -23,7 +23,7 @@ ResidualNetwork::ResidualNetwork(Convolution2DOptions stem, bool stem_max_pool,
   add_link("bn1", bn1_);
   for (size_t i = 0; i < stages.size(); ++i) {
     stage_names_.push_back("res" + std::to_string(i + 2));
-    add_link(stage_names_.back(), stages[i]);
+    add_link(stage_names_.back(), std::shared_ptr<Link>(stages[i]));
   }
   add_link("fc", fc_);
 }
