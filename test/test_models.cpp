@@ -1,10 +1,14 @@
 #include "testing.h"
 
 #include <cmath>
+#include <filesystem>
+
+#include <unistd.h>
 
 using namespace kusari;
 using namespace kusari::testing;
 namespace M = L::models;
+namespace S = serializers;
 
 namespace {
 
@@ -193,4 +197,25 @@ TEST_CASE("a copied model is independent of its source") {
   (*copied_mlp)(Variable(random({1, 5}, 6, Dtype::float32)));
   CHECK(copied_mlp->child<L::Linear>("l1")->is_initialized("W"));
   CHECK_FALSE(mlp.child<L::Linear>("l1")->is_initialized("W"));
+}
+
+TEST_CASE("a trained model survives an NPZ round trip, lazy layers and running statistics included") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("kusari_models_" + std::to_string(::getpid()) + ".npz")).string();
+  const Variable x(random({2, 1, 8, 8}, 7, Dtype::float32));
+  M::ResNet trained(8, 1, 3);
+  trained(x);
+  M::MLP mlp(4, 2);
+  mlp(Variable(random({1, 5}, 8, Dtype::float32)));
+  S::save_npz(path, trained);
+  M::ResNet restored(8, 1, 3);
+  S::load_npz(path, restored);
+  trained.set_train(false);
+  restored.set_train(false);
+  expect_close(restored(x).data(), trained(x).data());
+  S::save_npz(path, mlp);
+  M::MLP fresh(4, 2);
+  S::load_npz(path, fresh);
+  CHECK(fresh.child<L::Linear>("l1")->param("W").shape() == Shape{4, 5});
+  std::filesystem::remove(path);
 }
