@@ -27,6 +27,7 @@ class Classifier : public Cloneable<Classifier, Chain> {
   Variable forward(const Variable& x, const Variable& t);
   // Same as forward(x, t).
   Variable operator()(const Variable& x, const Variable& t) { return forward(x, t); }
+  // The one-input forward and call of Link, which throw: a classifier needs the labels too.
   using Chain::forward;
   using Chain::operator();
   // The predictor.
