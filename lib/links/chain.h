@@ -12,7 +12,8 @@ class Chain : public Link {
   // Children in sorted name order.
   std::vector<std::pair<std::string, std::shared_ptr<Link>>> children() const override;
   // Registers `member` (a shared_ptr field of the subclass, already assigned) as child `name` and
-  // returns it; copy() re-points the field at the copied child.
+  // returns it; copy() re-points the field at the copied child. A field of type std::shared_ptr<Link>
+  // needs add_link<Link>(name, field): without the template argument the overload below wins.
   template <class T>
   std::shared_ptr<T>& add_link(const std::string& name, std::shared_ptr<T>& member) {
     const std::ptrdiff_t offset = reinterpret_cast<char*>(&member) - reinterpret_cast<char*>(this);
