@@ -12,8 +12,7 @@ class Chain : public Link {
   // Children in sorted name order.
   std::vector<std::pair<std::string, std::shared_ptr<Link>>> children() const override;
   // Registers `member` (a shared_ptr field of the subclass, already assigned) as child `name` and
-  // returns it; copy() re-points the field at the copied child. A field of type std::shared_ptr<Link>
-  // needs add_link<Link>(name, field): without the template argument the overload below wins.
+  // returns it; copy() re-points the field at the copied child.
   template <class T>
   std::shared_ptr<T>& add_link(const std::string& name, std::shared_ptr<T>& member) {
     const std::ptrdiff_t offset = reinterpret_cast<char*>(&member) - reinterpret_cast<char*>(this);
@@ -23,8 +22,8 @@ class Chain : public Link {
     });
     return member;
   }
-  // Registers a child that no field holds (reach it with child<T>(name)).
-  void add_link(const std::string& name, std::shared_ptr<Link> link);
+  // Registers a child that no field holds, passed as a temporary (reach it with child<T>(name)).
+  void add_link(const std::string& name, std::shared_ptr<Link>&& link);
   // The child `name` as T; throws ValueError if absent or of another type.
   template <class T>
   std::shared_ptr<T> child(const std::string& name) const {

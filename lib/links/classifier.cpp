@@ -12,7 +12,7 @@ Variable default_accuracy(const Variable& y, const Variable& t) { return functio
 Classifier::Classifier(std::shared_ptr<Link> predictor, LossFunction lossfun, LossFunction accfun)
     : predictor_(std::move(predictor)), lossfun_(std::move(lossfun)), accfun_(std::move(accfun)) {
   if (!lossfun_) throw ValueError("Classifier: the loss function is empty");
-  add_link<Link>("predictor", predictor_);
+  add_link("predictor", predictor_);
 }
 
 Variable Classifier::forward(const Variable& x, const Variable& t) {
