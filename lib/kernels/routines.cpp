@@ -16,6 +16,7 @@ const char* binary_name(BinaryOp op) {
     case BinaryOp::pow: return "power";
     case BinaryOp::maximum: return "maximum";
     case BinaryOp::minimum: return "minimum";
+    case BinaryOp::relu_grad: return "relu_grad";
     case BinaryOp::equal: return "equal";
     case BinaryOp::not_equal: return "not_equal";
     case BinaryOp::less: return "less";
@@ -127,6 +128,7 @@ Array div(const Array& a, const Array& b) { return binary(BinaryOp::div, a, b); 
 Array power(const Array& a, const Array& b) { return binary(BinaryOp::pow, a, b); }
 Array maximum(const Array& a, const Array& b) { return binary(BinaryOp::maximum, a, b); }
 Array minimum(const Array& a, const Array& b) { return binary(BinaryOp::minimum, a, b); }
+Array relu_grad(const Array& gy, const Array& y) { return binary(BinaryOp::relu_grad, gy, y); }
 Array equal(const Array& a, const Array& b) { return binary(BinaryOp::equal, a, b); }
 Array not_equal(const Array& a, const Array& b) { return binary(BinaryOp::not_equal, a, b); }
 Array less(const Array& a, const Array& b) { return binary(BinaryOp::less, a, b); }
