@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Compiles and runs every C++ block of README.md against the library in the build tree.
+set -euo pipefail
+source_dir=$1
+build_dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 - "$source_dir/README.md" "$work" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+for i, block in enumerate(re.findall(r"```cpp\n(.*?)```", text, re.S)):
+    open(f"{sys.argv[2]}/example_{i}.cpp", "w").write(block)
+PY
+count=0
+for example in "$work"/example_*.cpp; do
+  g++ -std=c++20 -I"$source_dir/include" "$example" -L"$build_dir/lib" -lkusari -Wl,-rpath,"$build_dir/lib" \
+    -o "${example%.cpp}"
+  "${example%.cpp}" > "${example%.cpp}.out"
+  count=$((count + 1))
+done
+[ "$count" -gt 0 ] || { echo "README.md has no C++ example"; exit 1; }
+echo "$count README examples compiled and ran"
