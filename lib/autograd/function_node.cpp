@@ -56,18 +56,23 @@ void FunctionNode::require_not_released(const char* what) const {
   }
 }
 
+namespace {
+// The live variable of `node` when it still holds `data`, else a new one over `data` attached to `node`.
+Variable variable_of(const std::shared_ptr<VariableNode>& node, const Array& data) {
+  std::shared_ptr<VariableImpl> impl = node->variable.lock();
+  if (!impl || impl->data.storage() != data.storage()) {
+    impl = std::make_shared<VariableImpl>(VariableImpl{data, Variable(), node});
+    node->variable = impl;
+  }
+  return Variable::from_impl(std::move(impl));
+}
+}  // namespace
+
 std::vector<Variable> FunctionNode::get_retained_inputs() {
   require_not_released("inputs");
   std::vector<Variable> out;
   for (size_t k = 0; k < retained_input_indexes_.size(); ++k) {
-    const std::shared_ptr<VariableNode>& node = inputs_.at(retained_input_indexes_[k]);
-    const Array& data = retained_input_arrays_.at(k);
-    std::shared_ptr<VariableImpl> impl = node->variable.lock();
-    if (!impl || impl->data.storage() != data.storage()) {
-      impl = std::make_shared<VariableImpl>(VariableImpl{data, Variable(), node});
-      node->variable = impl;
-    }
-    out.push_back(Variable::from_impl(std::move(impl)));
+    out.push_back(variable_of(inputs_.at(retained_input_indexes_[k]), retained_input_arrays_.at(k)));
   }
   return out;
 }
@@ -87,12 +92,7 @@ std::vector<Variable> FunctionNode::get_retained_outputs() {
       out.push_back(revived);
       continue;
     }
-    std::shared_ptr<VariableImpl> impl = node->variable.lock();
-    if (!impl || impl->data.storage() != data.storage()) {
-      impl = std::make_shared<VariableImpl>(VariableImpl{data, Variable(), node});
-      node->variable = impl;
-    }
-    out.push_back(Variable::from_impl(std::move(impl)));
+    out.push_back(variable_of(node, data));
   }
   return out;
 }
