@@ -306,8 +306,11 @@ TEST_CASE("snapshot_object saves one object under a formatted name") {
   TempDir dir;
   Setup s = make_setup(dir / "out", {2, "epoch"});
   s.trainer->extend(T::snapshot_object(s.model, "model_epoch_{epoch}"), {1, "epoch"});
+  s.trainer->extend(T::snapshot_object(s.optimizer, "opt.{iteration}.npz", {.n_retains = 1}), {1, "iteration"});
   s.trainer->run();
   CHECK(fs::exists(dir / "out/model_epoch_1"));
+  CHECK(fs::exists(dir / "out/opt.5.npz"));
+  CHECK_FALSE(fs::exists(dir / "out/opt.4.npz"));
   Regressor loaded(3, 2, 99);
   serializers::load_npz(dir / "out/model_epoch_2", loaded);
   CHECK(parameters(loaded) == parameters(*s.model));

@@ -90,9 +90,8 @@ TEST_CASE("serialize_strings and serialize_vector round-trip lists, empty ones i
   CHECK(values2 == values);
   CHECK(counts2.empty());
   std::vector<std::string> bad{"two\nlines"};
-  expect_error<ValueError>([&] { serializers::save_npz(dir / "bad.npz", serializers::SerializeFunction([&](Serializer& s) {
-    T::serialize_strings(s, "bad", bad);
-  })); }, {"newline", "two"});
+  const serializers::SerializeFunction save_bad = [&](Serializer& s) { T::serialize_strings(s, "bad", bad); };
+  expect_error<ValueError>([&] { serializers::save_npz(dir / "bad.npz", save_bad); }, {"newline", "two"});
 }
 
 TEST_CASE("a tiny model trains: the loss falls and the counters advance") {

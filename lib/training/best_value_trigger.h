@@ -23,8 +23,6 @@ class BestValueTrigger : public CloneableTrigger<BestValueTrigger> {
   bool operator()(const Trainer& trainer) override;
   // Saves or loads the inner trigger, the interval's summary and the best value.
   void serialize(Serializer& serializer) override;
-  // The best mean so far.
-  std::optional<double> best_value() const { return best_; }
 
  private:
   std::string key_;

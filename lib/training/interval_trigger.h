@@ -19,8 +19,6 @@ class IntervalTrigger : public CloneableTrigger<IntervalTrigger> {
   void serialize(Serializer& serializer) override { progress_.serialize(serializer); }
   // {period, unit}: as a stop trigger, training ends after one period.
   std::optional<TrainingLength> training_length() const override { return TrainingLength{period_, unit()}; }
-  // The period.
-  double period() const { return period_; }
   // "iteration" or "epoch".
   const std::string& unit() const { return progress_.unit(); }
 

@@ -49,7 +49,9 @@ ProgressBar::ProgressBar(ProgressBarOptions options)
   if (options_.update_interval < 1) {
     throw ValueError(cat("ProgressBar: expected update_interval >= 1, got ", options_.update_interval));
   }
-  if (options_.bar_length < 1) throw ValueError(cat("ProgressBar: expected bar_length >= 1, got ", options_.bar_length));
+  if (options_.bar_length < 1) {
+    throw ValueError(cat("ProgressBar: expected bar_length >= 1, got ", options_.bar_length));
+  }
   terminal_ = options_.terminal.value_or(out_ == &std::cout && ::isatty(STDOUT_FILENO) == 1);
 }
 

@@ -26,16 +26,17 @@ std::string replace_all(std::string pattern, const std::string& placeholder, con
 std::regex name_regex(const std::string& pattern) {
   std::string expression;
   for (size_t i = 0; i < pattern.size();) {
-    const auto placeholder_at = [&](const std::string& placeholder) {
-      return pattern.compare(i, placeholder.size(), placeholder) == 0;
-    };
-    if (placeholder_at(kIteration) || placeholder_at(kEpoch)) {
-      expression += "([0-9]{1,18})";  // fits int64_t
-      i = pattern.find('}', i) + 1;
-    } else {
-      if (std::string_view("\\^$.|?*+()[]{}").find(pattern[i]) != std::string_view::npos) expression += '\\';
-      expression += pattern[i++];
+    const std::string* placeholder = nullptr;
+    for (const std::string* candidate : {&kIteration, &kEpoch}) {
+      if (pattern.compare(i, candidate->size(), *candidate) == 0) placeholder = candidate;
     }
+    if (placeholder) {
+      expression += "([0-9]{1,18})";  // fits int64_t
+      i += placeholder->size();
+      continue;
+    }
+    if (std::string_view("\\^$.|?*+()[]{}").find(pattern[i]) != std::string_view::npos) expression += '\\';
+    expression += pattern[i++];
   }
   return std::regex(expression);
 }
@@ -66,7 +67,12 @@ void Snapshot::operator()(Trainer& trainer) {
                         options_.compress);
   if (options_.n_retains < 0) return;
   const std::vector<std::string> files = find_snapshots(trainer.out());
-  for (size_t i = static_cast<size_t>(options_.n_retains); i < files.size(); ++i) std::filesystem::remove(files[i]);
+  for (size_t i = static_cast<size_t>(options_.n_retains); i < files.size(); ++i) {
+    std::error_code error;
+    if (!std::filesystem::remove(files[i], error) && error) {
+      throw IOError(cat("snapshot: cannot remove the old snapshot '", files[i], "': ", error.message()));
+    }
+  }
 }
 
 std::vector<std::string> Snapshot::find_snapshots(const std::string& directory) const {

@@ -70,8 +70,6 @@ class Trigger {
   void serialize(Serializer& serializer);
   // The trigger's training length, if known.
   std::optional<TrainingLength> training_length() const;
-  // The held trigger (null when empty).
-  const TriggerBase* get() const { return impl_.get(); }
 
  private:
   std::unique_ptr<TriggerBase> impl_;
