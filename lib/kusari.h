@@ -22,6 +22,7 @@
 #include <kusari/optimizers/optimizers.h>
 #include <kusari/serializers/serializers.h>
 #include <kusari/data/data.h>
+#include <kusari/training/training.h>
 
 namespace kusari {
 namespace F = functions;

@@ -203,6 +203,22 @@ TEST_CASE("MultithreadIterator yields the batches of SerialIterator") {
   }
 }
 
+TEST_CASE("a shuffled iterator resumes through a strict load_npz") {
+  TempDir dir;
+  auto dataset = std::make_shared<Recorder>(11);
+  D::SerialIterator it(dataset, 4, true, true, 9);
+  for (int i = 0; i < 4; ++i) it.next();
+  serializers::save_npz(dir / "iterator.npz", it);
+  D::SerialIterator resumed(dataset, 4, true, true, 0);
+  serializers::load_npz(dir / "iterator.npz", resumed);
+  for (int i = 0; i < 6; ++i) CHECK(entries(resumed.next()) == entries(it.next()));
+  auto bigger = std::make_shared<Recorder>(12);
+  D::SerialIterator other_size(bigger, 4, true, true, 0);
+  expect_error<ShapeError>([&] { serializers::load_npz(dir / "iterator.npz", other_size); },
+                           {"order", "(12,)", "(11,)"});
+  CHECK(entries(other_size.next()) == entries(D::SerialIterator(bigger, 4, true, true, 0).next()));  // untouched
+}
+
 TEST_CASE("MultithreadIterator resumes, resets and reports worker errors") {
   auto dataset = std::make_shared<Recorder>(17);
   D::MultithreadIterator it(dataset, 4, true, true, 5, 2);

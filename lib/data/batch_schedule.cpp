@@ -79,7 +79,9 @@ void BatchSchedule::serialize(Serializer& serializer) {
                          dataset_size_));
   }
   if (!shuffle_) return;
-  Array order = serializer.is_loading() ? Array() : Array::from_vector(*order_, {dataset_size_}, Dtype::int64);
+  // Loads into a copy of the current order, so a reader's dry run (see load_npz) finds a target of the
+  // expected shape and leaves the order as it is.
+  Array order = Array::from_vector(*order_, {dataset_size_}, Dtype::int64);
   serializer("order", order);
   if (!serializer.is_loading()) return;
   if (!order.defined() || order.shape() != Shape{dataset_size_}) {

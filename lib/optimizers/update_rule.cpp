@@ -69,15 +69,18 @@ Array UpdateRule::with_weight_decay(const Array& data, const Array& grad) const 
 
 void UpdateRule::serialize(Serializer& serializer) {
   serializer("t", t_);
+  // Every declared state is visited, an absent one as an undefined array, so a strict reader (load_npz)
+  // finds each key it asks for, and loading drops states the saved rule did not have.
   for (const std::string& name : state_names_) {
     auto it = states_.find(name);
-    if (!serializer.is_loading()) {
-      if (it != states_.end()) serializer(name, it->second);
-      continue;
-    }
     Array value = it == states_.end() ? Array() : it->second;
     serializer(name, value);
-    if (value.defined()) states_[name] = value;
+    if (!serializer.is_loading()) continue;
+    if (value.defined()) {
+      states_[name] = value;
+    } else {
+      states_.erase(name);
+    }
   }
 }
 

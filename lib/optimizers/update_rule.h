@@ -63,7 +63,8 @@ class UpdateRule {
 
   // The state arrays created so far, by name.
   const std::map<std::string, Array>& states() const { return states_; }
-  // Saves or loads t and every state array (a fresh rule loads the arrays the reader has).
+  // Saves or loads t and every declared state array (an absent state as an undefined array; a fresh
+  // rule loads the arrays the reader has).
   virtual void serialize(Serializer& serializer);
 
  protected:

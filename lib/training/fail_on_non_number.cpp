@@ -1,0 +1,21 @@
+#include <kusari/training/fail_on_non_number.h>
+
+#include <kusari/optimizers/numerics.h>
+#include <kusari/training/trainer.h>
+
+namespace kusari::training {
+
+void FailOnNonNumber::operator()(Trainer& trainer) {
+  Updater& updater = trainer.updater();
+  const auto named = updater.optimizer().target()->namedparams();
+  std::vector<Array> data;
+  for (const auto& [path, param] : named) data.push_back(param.data());
+  if (optimizers::all_finite(data)) return;  // one host read in the common case
+  for (const auto& [path, param] : named) {
+    if (optimizers::all_finite({param.data()})) continue;
+    throw ValueError(cat("FailOnNonNumber: parameter '", path, "' holds NaN or infinity after iteration ",
+                         updater.iteration(), "; training diverged"));
+  }
+}
+
+}  // namespace kusari::training

@@ -1,0 +1,67 @@
+#pragma once
+// Reporter: collects the values code reports during one iteration ("main/loss", "main/accuracy"),
+// as chainer.reporter does. A thread-local stack of scopes decides where report() writes, so a loss
+// function can report without knowing who listens.
+
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <kusari/autograd/variable.h>
+
+namespace kusari::training {
+
+// Reported values by key, as host doubles.
+using Observation = std::map<std::string, double>;
+
+// One reported value: a number, or an array or variable holding a single element.
+class ReportValue {
+ public:
+  // A plain number.
+  ReportValue(double value) : value_(value) {}
+  // A 0-d (or size-1) array; read to the host when reported.
+  ReportValue(Array value) : value_(std::move(value)) {}
+  // A variable's data.
+  ReportValue(const Variable& value) : value_(value.data()) {}
+  // The value as a double; throws ShapeError naming `key` for an array with more than one element.
+  double to_double(const std::string& key) const;
+
+ private:
+  std::variant<double, Array> value_;
+};
+
+// Records `values` into the innermost active scope of this thread; without one, does nothing.
+void report(const std::vector<std::pair<std::string, ReportValue>>& values);
+
+// While alive, report() on this thread writes into the observation it was given.
+class ReportScope {
+ public:
+  // Makes `observation` the target of report() until destruction (scopes nest).
+  explicit ReportScope(Observation& observation);
+  ~ReportScope();
+  ReportScope(const ReportScope&) = delete;
+  ReportScope& operator=(const ReportScope&) = delete;
+};
+
+// Within the returned guard's lifetime, report() writes into `observation`:
+// `Observation seen; { auto scope = report_scope(seen); model_loss(batch); }`.
+[[nodiscard]] inline ReportScope report_scope(Observation& observation) { return ReportScope(observation); }
+
+// The observation a trainer collects each iteration.
+class Reporter {
+ public:
+  // What has been reported since the last clear().
+  const Observation& observation() const { return observation_; }
+  // Adds values directly (the same conversion as report()).
+  void report(const std::vector<std::pair<std::string, ReportValue>>& values);
+  // Forgets every value.
+  void clear() { observation_.clear(); }
+  // Within the returned guard's lifetime, report() writes into this reporter.
+  [[nodiscard]] ReportScope scope() { return ReportScope(observation_); }
+
+ private:
+  Observation observation_;
+};
+
+}  // namespace kusari::training

@@ -1,0 +1,23 @@
+#pragma once
+// A self-contained SVG line plot (axes with ticks, one polyline per series, a legend), the drawing
+// behind PlotReport.
+
+#include <string>
+#include <vector>
+
+namespace kusari::training {
+
+// One line of the plot: points (xs[i], ys[i]); non-finite points are left out.
+struct PlotSeries {
+  std::string name;
+  std::vector<double> xs;
+  std::vector<double> ys;
+};
+
+// The SVG document (it starts with "<svg") of `series` over an x axis labelled `x_label`.
+std::string svg_line_plot(const std::vector<PlotSeries>& series, const std::string& x_label);
+
+// About `count` round tick positions covering [low, high] (steps of 1, 2 or 5 times a power of ten).
+std::vector<double> nice_ticks(double low, double high, int count = 5);
+
+}  // namespace kusari::training
