@@ -135,8 +135,7 @@ void Link::set_train(bool train) {
 
 void Link::serialize(Serializer& serializer) {
   for (auto& [name, slot] : params_) {
-    if (!slot.variable.defined()) {
-      if (!serializer.is_loading()) continue;
+    if (!slot.variable.defined()) {  // saved as an undefined array, so a strict load finds the key
       Array loaded;
       serializer(name, loaded);
       if (!loaded.defined()) continue;
