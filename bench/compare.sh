@@ -5,6 +5,8 @@
 # Then the per-layer times of ResNet-20 (bench/layers.cpp) on 1 thread, side by side.
 # The ratios come from ms/step (the batch is the same on both sides; samples/s is printed rounded).
 # The timed windows are short so the whole run fits in a few minutes on a 2-core machine.
+# On a machine shared with other work, OpenMP's spinning threads make the 2-thread runs of both
+# libraries many times slower; OMP_WAIT_POLICY=PASSIVE bench/compare.sh measures without the spinning.
 # Usage: bench/compare.sh [build-dir]   (default: build/ in the repository; set up and built if needed)
 set -euo pipefail
 
@@ -27,7 +29,7 @@ declare -A flags=(
 declare -A thread_counts=([tiny_mlp]="1 2" [mlp_mnist]="1 2" [resnet20_fmnist]="1 2" [resnet50]="2")
 
 declare -A ms peak name  # keyed "kusari|torch,workload,threads"; name by workload
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}"
 for w in "${workloads[@]}"; do
   for n in ${thread_counts[$w]}; do
     for lib in kusari torch; do
