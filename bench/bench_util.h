@@ -1,18 +1,57 @@
 #pragma once
-// Shared by the bench/ programs: times a training step and prints "name: X ms/step, Y samples/s".
+// Shared by the bench/ programs (kusari's and the libtorch twins; nothing here depends on either
+// library): the command-line options, the step timer that prints "name: X ms/step, Y samples/s", and
+// the process's peak resident memory.
+
+#include <sys/resource.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 namespace kusari::bench {
 
+// What every bench program reads from its command line; the program gives the defaults.
+struct Options {
+  int threads = 1;         // --threads N: the library's thread count
+  int warmup = 20;         // --warmup N: untimed steps first
+  int min_steps = 20;      // --steps N: at least this many timed steps
+  double seconds = 2.0;    // --seconds S: and at least this long a timed window
+};
+
+// Reads --threads, --warmup, --steps and --seconds over `defaults`; throws std::invalid_argument on
+// anything else.
+inline Options parse_options(int argc, char** argv, Options defaults = {}) {
+  Options options = defaults;
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument("missing the value of " + flag);
+    const std::string value = argv[i + 1];
+    if (flag == "--threads") {
+      options.threads = std::stoi(value);
+    } else if (flag == "--warmup") {
+      options.warmup = std::stoi(value);
+    } else if (flag == "--steps") {
+      options.min_steps = std::stoi(value);
+    } else if (flag == "--seconds") {
+      options.seconds = std::stod(value);
+    } else {
+      throw std::invalid_argument("unknown flag " + flag + " (expected --threads, --warmup, --steps, --seconds)");
+    }
+  }
+  return options;
+}
+
+// Text a benchmark appends to its line, computed once the timed steps have run (empty for none).
+using Suffix = std::function<std::string()>;
+
 // Runs `step` warmup times, then for at least `min_seconds` (and `min_steps` steps), and prints one
-// line in the bench format. Returns the mean milliseconds per step.
+// line in the bench format followed by suffix(). Returns the mean milliseconds per step.
 inline double time_steps(const std::string& name, int64_t batch_size, const std::function<void()>& step,
-                         int warmup = 20, int min_steps = 20, double min_seconds = 2.0,
-                         const std::string& suffix = "") {
+                         int warmup = 20, int min_steps = 20, double min_seconds = 2.0, const Suffix& suffix = {}) {
   for (int i = 0; i < warmup; ++i) step();
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -25,9 +64,25 @@ inline double time_steps(const std::string& name, int64_t batch_size, const std:
   }
   const double ms = elapsed * 1000.0 / static_cast<double>(steps);
   std::printf("%s: %.4f ms/step, %.1f samples/s%s\n", name.c_str(), ms,
-              static_cast<double>(batch_size) * 1000.0 / ms, suffix.c_str());
+              static_cast<double>(batch_size) * 1000.0 / ms, suffix ? suffix().c_str() : "");
   std::fflush(stdout);
   return ms;
 }
+
+// time_steps with the warm-up, step count and window of `options`.
+inline double time_steps(const std::string& name, int64_t batch_size, const std::function<void()>& step,
+                         const Options& options, const Suffix& suffix = {}) {
+  return time_steps(name, batch_size, step, options.warmup, options.min_steps, options.seconds, suffix);
+}
+
+// The peak resident set size of this process so far, in MiB (getrusage's ru_maxrss).
+inline long peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024;  // Linux reports kibibytes
+}
+
+// The " peak_rss_mb=N" suffix the memory-measuring benchmarks append to their line.
+inline std::string peak_rss_suffix() { return " peak_rss_mb=" + std::to_string(peak_rss_mb()); }
 
 }  // namespace kusari::bench

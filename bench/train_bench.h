@@ -1,0 +1,44 @@
+#pragma once
+// The kusari side of the training benchmarks: one step is forward, softmax cross-entropy, backward and
+// a MomentumSGD update (lr 0.01, momentum 0.9) through kusari::optimizers, on fixed random inputs.
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <kusari/kusari.h>
+
+#include "bench_util.h"
+
+namespace kusari::bench {
+
+// Parses the command line over `defaults` and sets kusari's thread count from it.
+inline Options setup(int argc, char** argv, const Options& defaults) {
+  const Options options = parse_options(argc, argv, defaults);
+  set_num_threads(options.threads);
+  return options;
+}
+
+// n int32 labels drawn uniformly from [0, classes), reproducible from seed.
+inline Array random_labels(int64_t n, int64_t classes, uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::uniform_int_distribution<int32_t> draw(0, static_cast<int32_t>(classes - 1));
+  std::vector<int32_t> labels(static_cast<size_t>(n));
+  for (int32_t& label : labels) label = draw(engine);
+  return Array::from_vector(labels, {n});
+}
+
+// Times training steps of `model` on inputs x (batch first) with `labels` and prints the bench line.
+inline double train_benchmark(const std::string& name, const std::shared_ptr<links::Link>& model, const Array& x,
+                              const Array& labels, const Options& options, const Suffix& suffix = {}) {
+  optimizers::MomentumSGD optimizer(0.01, 0.9);
+  optimizer.setup(model);
+  const Variable input(x, false), target(labels, false);
+  const auto step = [&] {
+    optimizer.update([&] { return functions::softmax_cross_entropy(model->forward(input), target); });
+  };
+  return time_steps(name, x.shape()[0], step, options, suffix);
+}
+
+}  // namespace kusari::bench
