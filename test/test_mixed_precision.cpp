@@ -9,29 +9,25 @@ namespace O = kusari::optimizers;
 
 namespace {
 
-// y = W2 · relu(W1 · x + b1) + b2, written with broadcasting products and sum_to; the hidden layer
-// comes out as (N, 1, H) and the output as (N, O, 1), so no transpose is needed.
+// y = W2 relu(W1 x + b1) + b2: two F::linear layers with a ReLU between them.
 class TinyMLP : public L::Cloneable<TinyMLP, L::Link> {
  public:
   TinyMLP(Dtype dtype, int64_t in, int64_t hidden, int64_t out) {
-    add_param("W1", Array::normal({in, hidden}, 0, 0.5, 11).astype(dtype));
+    add_param("W1", Array::normal({hidden, in}, 0, 0.5, 11).astype(dtype));
     add_param("b1", Array::zeros({hidden}, dtype));
     add_param("W2", Array::normal({out, hidden}, 0, 0.4, 12).astype(dtype));
-    add_param("b2", Array::zeros({out, 1}, dtype));
+    add_param("b2", Array::zeros({out}, dtype));
   }
-  // x has shape (N, in, 1).
+  // x has shape (N, in).
   Variable forward(const Variable& x) override {
-    const int64_t n = x.shape()[0];
-    const Variable w1 = param("W1"), w2 = param("W2");
-    Variable h = F::sum_to(x * w1, {n, 1, w1.shape()[1]}) + param("b1");
-    h = F::maximum(h, Variable(Array::zeros({}, h.dtype()), false));
-    return F::sum_to(h * w2, {n, w2.shape()[0], 1}) + param("b2");
+    const Variable h = F::relu(F::linear(x, param("W1"), param("b1")));
+    return F::linear(h, param("W2"), param("b2"));
   }
 };
 
 // A fixed regression problem: 32 samples of 4 features, 2 targets from a fixed nonlinear teacher.
 struct Problem {
-  Array x = Array::uniform({32, 4, 1}, -1, 1, 5);
+  Array x = Array::uniform({32, 4}, -1, 1, 5);
   Array t;
   Problem() {
     const std::vector<double> xs = x.to_vector<double>();
@@ -41,7 +37,7 @@ struct Problem {
       ts.push_back(0.5 * r[0] - 0.3 * r[1] + 0.2 * std::abs(r[2]));
       ts.push_back(0.4 * r[3] + 0.1 * r[0] * r[1] - 0.2);
     }
-    t = Array::from_vector<double>(ts, {32, 2, 1}, Dtype::float32);
+    t = Array::from_vector<double>(ts, {32, 2}, Dtype::float32);
   }
   // Mean squared error of the model on the problem, computed in the model's dtype.
   Variable loss(L::Link& model) const {
