@@ -22,7 +22,7 @@ const std::vector<Dtype> kWires = {Dtype::float32, Dtype::float16, Dtype::bfloat
 
 // Options with tiny chunks, so that small tests still pipeline many messages.
 CommunicatorOptions small_chunks(Dtype wire) {
-  return {.wire_dtype = wire, .chunk_bytes = 256, .pipeline_depth = 2, .hybrid_threshold_bytes = 4096};
+  return {.wire_dtype = wire, .chunk_bytes = 1024, .pipeline_depth = 2, .hybrid_threshold_bytes = 4096};
 }
 
 // Integer-valued contribution of `rank` to array `index` (exact in every wire dtype once summed).
@@ -59,6 +59,43 @@ double wire_epsilon(Dtype wire) {
   }
 }
 
+// Sums integer-valued arrays of every size in kSizes with allreduce_sum: exact in every wire dtype.
+void check_integer_sums(const Communicator& comm) {
+  std::vector<Array> arrays;
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    arrays.push_back(Array::from_vector(integer_values(comm.rank(), i, kSizes[i]), {kSizes[i]}));
+  }
+  comm.allreduce_sum(arrays);
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    std::vector<float> expected(static_cast<size_t>(kSizes[i]), 0.0f);
+    for (int r = 0; r < comm.size(); ++r) {
+      const std::vector<float> part = integer_values(r, i, kSizes[i]);
+      for (size_t j = 0; j < part.size(); ++j) expected[j] += part[j];
+    }
+    INFO("array ", i);
+    CHECK(arrays[i].to_vector<float>() == expected);
+  }
+  expect_identical_on_all_ranks(comm, arrays[4]);
+}
+
+// Averages uniform arrays with allreduce_grad: within 2·size·ε of the wire dtype of the exact mean.
+void check_averages(const Communicator& comm) {
+  std::vector<Array> grads;
+  for (size_t i = 0; i < kSizes.size(); ++i) grads.push_back(uniform_values(comm.rank(), i, kSizes[i]));
+  comm.allreduce_grad(grads);
+  const double tolerance = 2.0 * comm.size() * wire_epsilon(comm.options().wire_dtype);
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    std::vector<double> mean(static_cast<size_t>(kSizes[i]), 0.0);
+    for (int r = 0; r < comm.size(); ++r) {
+      const std::vector<double> part = uniform_values(r, i, kSizes[i]).to_vector<double>();
+      for (size_t j = 0; j < part.size(); ++j) mean[j] += part[j] / comm.size();
+    }
+    INFO("array ", i);
+    kusari::testing::expect_values(grads[i], mean, tolerance);
+  }
+  expect_identical_on_all_ranks(comm, grads[3]);
+}
+
 }  // namespace
 
 TEST_CASE("topology: ranks, nodes and pretend nodes") {
@@ -92,48 +129,13 @@ TEST_CASE("create_communicator rejects unknown algorithms and bad options") {
   expect_error<ValueError>([] { create_communicator("multi_color", {.colors = 0}); }, {"colors", "0"});
 }
 
-TEST_CASE("algorithm x wire dtype: sums of integer data are exact, on every rank alike") {
+TEST_CASE("algorithm x wire dtype: exact integer sums, averages within the wire error, same bits on every rank") {
   for (const std::string& name : allreduce_algorithm_names()) {
     for (const Dtype wire : kWires) {
       INFO("algorithm ", name, ", wire ", wire);
       const Communicator comm = create_communicator(name, small_chunks(wire));
-      std::vector<Array> arrays;
-      for (size_t i = 0; i < kSizes.size(); ++i) {
-        arrays.push_back(Array::from_vector(integer_values(comm.rank(), i, kSizes[i]), {kSizes[i]}));
-      }
-      comm.allreduce_sum(arrays);
-      for (size_t i = 0; i < kSizes.size(); ++i) {
-        std::vector<float> expected(static_cast<size_t>(kSizes[i]), 0.0f);
-        for (int r = 0; r < comm.size(); ++r) {
-          const std::vector<float> part = integer_values(r, i, kSizes[i]);
-          for (size_t j = 0; j < part.size(); ++j) expected[j] += part[j];
-        }
-        INFO("array ", i);
-        CHECK(arrays[i].to_vector<float>() == expected);
-      }
-      expect_identical_on_all_ranks(comm, arrays[4]);
-    }
-  }
-}
-
-TEST_CASE("algorithm x wire dtype: allreduce_grad averages within the wire dtype's error") {
-  for (const std::string& name : allreduce_algorithm_names()) {
-    for (const Dtype wire : kWires) {
-      INFO("algorithm ", name, ", wire ", wire);
-      const Communicator comm = create_communicator(name, small_chunks(wire));
-      std::vector<Array> grads;
-      for (size_t i = 0; i < kSizes.size(); ++i) grads.push_back(uniform_values(comm.rank(), i, kSizes[i]));
-      comm.allreduce_grad(grads);
-      const double tolerance = 2.0 * comm.size() * wire_epsilon(wire);
-      for (size_t i = 0; i < kSizes.size(); ++i) {
-        std::vector<double> mean(static_cast<size_t>(kSizes[i]), 0.0);
-        for (int r = 0; r < comm.size(); ++r) {
-          const std::vector<double> part = uniform_values(r, i, kSizes[i]).to_vector<double>();
-          for (size_t j = 0; j < part.size(); ++j) mean[j] += part[j] / comm.size();
-        }
-        kusari::testing::expect_values(grads[i], mean, tolerance);
-      }
-      expect_identical_on_all_ranks(comm, grads[3]);
+      check_integer_sums(comm);
+      check_averages(comm);
     }
   }
 }

@@ -33,6 +33,17 @@ int position_of(const std::vector<int>& order, int rank) {
 
 int modulo(int a, int b) { return ((a % b) + b) % b; }
 
+// Throws ValueError unless tags [first, first + count) are valid on comm.
+void require_tags(MPI_Comm comm, int first, int count) {
+  int* upper_bound = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &upper_bound, &found), "MPI_Comm_get_attr");
+  if (found && static_cast<int64_t>(first) + count - 1 > *upper_bound) {
+    throw ValueError(cat("ring all-reduce: needs message tags up to ", static_cast<int64_t>(first) + count - 1,
+                         ", MPI allows ", *upper_bound, " (use fewer colors)"));
+  }
+}
+
 // The state of one ring while it runs.
 class RingStream {
  public:
@@ -101,6 +112,7 @@ class RingStream {
 
 RingStream::RingStream(const RingPlan& plan, ReduceBuffer& buffer)
     : plan_(plan), buffer_(buffer), size_(static_cast<int>(plan.order.size())) {
+  require_tags(plan.comm, plan.tag_base, 2 * size_);
   position_ = position_of(plan.order, comm_rank(plan.comm));
   left_ = plan.order[static_cast<size_t>(modulo(position_ - 1, size_))];
   right_ = plan.order[static_cast<size_t>(modulo(position_ + 1, size_))];
