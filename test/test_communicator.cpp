@@ -127,6 +127,15 @@ TEST_CASE("create_communicator rejects unknown algorithms and bad options") {
   expect_error<DtypeError>([] { create_communicator("ring", {.wire_dtype = Dtype::float64}); }, {"wire", "float64"});
   expect_error<ValueError>([] { create_communicator("ring", {.chunk_bytes = 8}); }, {"chunk_bytes", "8"});
   expect_error<ValueError>([] { create_communicator("multi_color", {.colors = 0}); }, {"colors", "0"});
+  const char* previous = std::getenv("KUSARI_RANKS_PER_NODE");
+  const std::string saved = previous ? previous : "";
+  setenv("KUSARI_RANKS_PER_NODE", "two", 1);
+  expect_error<ValueError>([] { create_communicator("ring"); }, {"KUSARI_RANKS_PER_NODE", "two"});
+  if (previous) {
+    setenv("KUSARI_RANKS_PER_NODE", saved.c_str(), 1);
+  } else {
+    unsetenv("KUSARI_RANKS_PER_NODE");
+  }
 }
 
 TEST_CASE("algorithm x wire dtype: exact integer sums, averages within the wire error, same bits on every rank") {
@@ -138,6 +147,32 @@ TEST_CASE("algorithm x wire dtype: exact integer sums, averages within the wire 
       check_averages(comm);
     }
   }
+}
+
+TEST_CASE("algorithm: node-aware algorithms with one rank per node (only the ring across nodes)") {
+  for (const std::string name : {"hierarchical", "two_dimensional"}) {
+    INFO("algorithm ", name);
+    CommunicatorOptions options = small_chunks(Dtype::float16);
+    options.ranks_per_node = 1;
+    const Communicator comm = create_communicator(name, options);
+    REQUIRE(comm.inter_size() == comm.size());
+    check_integer_sums(comm);
+    check_averages(comm);
+  }
+}
+
+TEST_CASE("algorithm: rings with one message in flight, and more colors than elements") {
+  const Communicator shallow = create_communicator("ring", {.chunk_bytes = 64, .pipeline_depth = 1});
+  check_integer_sums(shallow);
+  const Communicator colorful = create_communicator("multi_color", {.wire_dtype = Dtype::bfloat16, .colors = 7});
+  const Array x = Array::from_vector(integer_values(colorful.rank(), 0, 5), {5});
+  colorful.allreduce_sum({x});
+  std::vector<float> expected(5, 0.0f);
+  for (int r = 0; r < colorful.size(); ++r) {
+    const std::vector<float> part = integer_values(r, 0, 5);
+    for (size_t j = 0; j < part.size(); ++j) expected[j] += part[j];
+  }
+  CHECK(x.to_vector<float>() == expected);
 }
 
 TEST_CASE("algorithm: hybrid takes the ring above its threshold and hierarchical below") {

@@ -31,6 +31,7 @@ int position_of(const std::vector<int>& order, int rank) {
   return static_cast<int>(it - order.begin());
 }
 
+// a mod b in [0, b) for any sign of a.
 int modulo(int a, int b) { return ((a % b) + b) % b; }
 
 // Throws ValueError unless tags [first, first + count) are valid on comm.
@@ -107,6 +108,7 @@ class RingStream {
   std::deque<Transfer> posted_;
   std::vector<MPI_Request> send_requests_;
   std::vector<Bytes> send_bytes_;
+  std::vector<int> completed_indices_;  // MPI_Testsome's output
   std::vector<Bytes> free_;
 };
 
@@ -209,9 +211,9 @@ void RingStream::process(const Message& message, Transfer transfer) {
 void RingStream::reclaim_sends() {
   if (send_requests_.empty()) return;
   int completed = 0;
-  std::vector<int> indices(send_requests_.size());
-  check_mpi(MPI_Testsome(static_cast<int>(send_requests_.size()), send_requests_.data(), &completed, indices.data(),
-                         MPI_STATUSES_IGNORE),
+  completed_indices_.resize(send_requests_.size());
+  check_mpi(MPI_Testsome(static_cast<int>(send_requests_.size()), send_requests_.data(), &completed,
+                         completed_indices_.data(), MPI_STATUSES_IGNORE),
             "MPI_Testsome");
   if (completed <= 0) return;
   size_t kept = 0;
