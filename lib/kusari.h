@@ -19,6 +19,7 @@
 #include <kusari/autograd/variable.h>
 #include <kusari/functions/functions.h>
 #include <kusari/links/links.h>
+#include <kusari/distributed/distributed.h>
 #include <kusari/optimizers/optimizers.h>
 #include <kusari/serializers/serializers.h>
 #include <kusari/data/data.h>

@@ -1,0 +1,13 @@
+#pragma once
+// abort_on_exception: turns an exception on one rank into the end of the whole MPI job, instead of the
+// other ranks waiting forever in their next collective.
+
+#include <functional>
+
+namespace kusari::distributed {
+
+// Runs body. If it throws, prints "kusari: rank R: <message>" to stderr and calls
+// MPI_Abort(MPI_COMM_WORLD, 1), which ends every rank (or exits with status 1 when MPI is not running).
+void abort_on_exception(const std::function<void()>& body);
+
+}  // namespace kusari::distributed

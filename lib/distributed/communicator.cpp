@@ -1,0 +1,199 @@
+// Communicator: argument checks, host staging of arrays, and the MPI calls behind each collective.
+
+#include <kusari/distributed/communicator_impl.h>
+
+#include <kusari/links/link.h>
+#include <kusari/distributed/array_list_buffer.h>
+#include <kusari/distributed/collectives.h>
+#include <kusari/distributed/mpi_interop.h>
+#include <kusari/distributed/mpi_session.h>
+#include <kusari/distributed/mpi_util.h>
+#include <kusari/distributed/rank_agreement.h>
+
+namespace kusari::distributed {
+namespace {
+
+// Throws unless `array` is defined and in host memory.
+void require_host_array(const Array& array, const char* op) {
+  if (!array.defined()) throw ValueError(cat(op, ": expected a defined array"));
+  if (array.device().type != DeviceType::cpu) {
+    throw DeviceError(cat(op, ": expected an array on the CPU, got one on ", array.device()));
+  }
+}
+
+// Throws ValueError unless root is a rank of a communicator of `size` ranks.
+void require_root(int root, int size, const char* op) {
+  if (root < 0 || root >= size) throw ValueError(cat(op, ": expected a root in [0, ", size, "), got ", root));
+}
+
+// array itself when it is contiguous, else a contiguous copy (written back by write_back).
+Array contiguous_work(const Array& array) { return array.is_contiguous() ? array : array.copy(); }
+
+// Copies the results from a staging array back into the caller's array when they differ.
+void write_back(const Array& work, const Array& original) {
+  if (work.storage() != original.storage()) original.assign(work);
+}
+
+// Sums arrays times scale across ranks with the communicator's algorithm; `op` names the caller.
+void fused_allreduce(const Communicator::Impl& impl, const std::vector<Array>& arrays, double scale, const char* op) {
+  std::vector<Array> work;
+  work.reserve(arrays.size());
+  int64_t total = 0;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const Array& array = arrays[i];
+    require_host_array(array, op);
+    if (!is_floating(array.dtype())) {
+      throw DtypeError(cat(op, ": expected floating arrays, got ", array.dtype(), " at index ", i));
+    }
+    const bool direct = array.dtype() == Dtype::float32 && array.is_contiguous();
+    work.push_back(direct ? array : array.astype(Dtype::float32, true));
+    total += array.size();
+  }
+  if (impl.options.check_sizes) require_same_count(impl.groups.all(), 0, total, op, "buffer sizes (elements)");
+  if (total > 0) {
+    ArrayListBuffer buffer(work, static_cast<float>(scale), impl.options.wire_dtype);
+    impl.algorithm->run(buffer, impl.groups);
+  }
+  for (size_t i = 0; i < arrays.size(); ++i) write_back(work[i], arrays[i]);
+}
+
+// Broadcasts one array's elements from root without checking sizes.
+void bcast_elements(const Array& array, int root, MPI_Comm comm) {
+  const Array work = contiguous_work(array);
+  bcast_bytes(work.raw_data(), work.nbytes(), root, comm);
+  write_back(work, array);
+}
+
+}  // namespace
+
+Communicator::Impl::Impl(MPI_Comm comm, std::string name_, const CommunicatorOptions& options_)
+    : name(std::move(name_)),
+      options(options_),
+      algorithm(make_allreduce_algorithm(name, options)),
+      groups(comm, options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node_from_env()) {
+  algorithm->check_topology(groups.topology());
+}
+
+int Communicator::rank() const { return topology().rank; }
+int Communicator::size() const { return topology().size; }
+int Communicator::intra_rank() const { return topology().intra_rank; }
+int Communicator::intra_size() const { return topology().intra_size; }
+int Communicator::inter_rank() const { return topology().inter_rank; }
+int Communicator::inter_size() const { return topology().inter_size; }
+const Topology& Communicator::topology() const { return impl_->groups.topology(); }
+const std::string& Communicator::algorithm() const { return impl_->name; }
+const CommunicatorOptions& Communicator::options() const { return impl_->options; }
+
+void Communicator::allreduce_grad(const std::vector<Array>& grads) const {
+  fused_allreduce(*impl_, grads, 1.0 / size(), "allreduce_grad");
+}
+
+void Communicator::allreduce_sum(const std::vector<Array>& arrays, double scale) const {
+  fused_allreduce(*impl_, arrays, scale, "allreduce_sum");
+}
+
+Array Communicator::allreduce(const Array& array, ReduceOp op) const {
+  require_host_array(array, "allreduce");
+  const MPI_Comm comm = impl_->groups.all();
+  if (impl_->options.check_sizes) {
+    require_same_count(comm, 0, array.size(), "allreduce", "element counts");
+    require_same_dtype(comm, 0, array.dtype(), "allreduce");
+  }
+  Array out = array.copy();
+  allreduce_elements(out.raw_data(), out.size(), out.dtype(), op, comm);
+  return out;
+}
+
+void Communicator::bcast(const Array& array, int root) const {
+  require_host_array(array, "bcast");
+  require_root(root, size(), "bcast");
+  const MPI_Comm comm = impl_->groups.all();
+  require_same_count(comm, root, array.size(), "bcast", "element counts");
+  require_same_dtype(comm, root, array.dtype(), "bcast");
+  bcast_elements(array, root, comm);
+}
+
+void Communicator::bcast_data(const links::Link& link, int root) const {
+  require_root(root, size(), "bcast_data");
+  const MPI_Comm comm = impl_->groups.all();
+  const auto params = link.namedparams();
+  require_same_count(comm, root, static_cast<int64_t>(params.size()), "bcast_data", "parameter counts");
+  for (const auto& [name, param] : params) {
+    const Array& data = param.data();
+    require_host_array(data, "bcast_data");
+    require_same_count(comm, root, data.size(), "bcast_data", "sizes of parameter " + name);
+    require_same_dtype(comm, root, data.dtype(), "bcast_data");
+    bcast_elements(data, root, comm);
+  }
+}
+
+Array Communicator::allgather(const Array& array) const {
+  require_host_array(array, "allgather");
+  const MPI_Comm comm = impl_->groups.all();
+  require_same_count(comm, 0, array.size(), "allgather", "element counts");
+  require_same_dtype(comm, 0, array.dtype(), "allgather");
+  Shape shape{size()};
+  for (int64_t extent : array.shape()) shape.push_back(extent);
+  Array out = Array::empty(shape, array.dtype());
+  const Array work = contiguous_work(array);
+  const int count = mpi_count(work.nbytes(), "allgather");
+  check_mpi(MPI_Allgather(work.raw_data(), count, MPI_BYTE, out.raw_data(), count, MPI_BYTE, comm), "MPI_Allgather");
+  return out;
+}
+
+std::string Communicator::bcast_obj(const std::string& bytes, int root) const {
+  require_root(root, size(), "bcast_obj");
+  const MPI_Comm comm = impl_->groups.all();
+  int64_t length = static_cast<int64_t>(bytes.size());
+  check_mpi(MPI_Bcast(&length, 1, MPI_INT64_T, root, comm), "MPI_Bcast");
+  std::string out = rank() == root ? bytes : std::string(static_cast<size_t>(length), '\0');
+  bcast_bytes(out.data(), length, root, comm);
+  return out;
+}
+
+std::vector<std::string> Communicator::gather_obj(const std::string& bytes, int root) const {
+  require_root(root, size(), "gather_obj");
+  const MPI_Comm comm = impl_->groups.all();
+  const int length = mpi_count(static_cast<int64_t>(bytes.size()), "gather_obj");
+  const bool is_root = rank() == root;
+  std::vector<int> lengths(is_root ? static_cast<size_t>(size()) : 0);
+  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, comm), "MPI_Gather");
+  std::vector<int> offsets(lengths.size());
+  int64_t total = 0;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    offsets[i] = mpi_count(total, "gather_obj");
+    total += lengths[i];
+  }
+  std::string gathered(static_cast<size_t>(mpi_count(total, "gather_obj")), '\0');
+  check_mpi(MPI_Gatherv(bytes.data(), length, MPI_CHAR, gathered.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
+                        comm),
+            "MPI_Gatherv");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    out.push_back(gathered.substr(static_cast<size_t>(offsets[i]), static_cast<size_t>(lengths[i])));
+  }
+  return out;
+}
+
+void Communicator::barrier() const { check_mpi(MPI_Barrier(impl_->groups.all()), "MPI_Barrier"); }
+
+Communicator Communicator::split(int color, int key) const {
+  if (color < 0) throw ValueError(cat("split: expected a color of 0 or more, got ", color));
+  CommHandle part;
+  check_mpi(MPI_Comm_split(impl_->groups.all(), color, key, part.out()), "MPI_Comm_split");
+  return create_communicator(impl_->name, impl_->options, part.get());
+}
+
+Communicator create_communicator(const std::string& name, const CommunicatorOptions& options, MPI_Comm comm) {
+  check_communicator_options(options);
+  return Communicator(std::make_shared<Communicator::Impl>(comm, name, options));
+}
+
+Communicator create_communicator(const std::string& name, const CommunicatorOptions& options) {
+  ensure_mpi_initialized();
+  return create_communicator(name, options, MPI_COMM_WORLD);
+}
+
+MPI_Comm mpi_comm(const Communicator& communicator) { return communicator.impl().groups.all(); }
+
+}  // namespace kusari::distributed

@@ -1,0 +1,87 @@
+#pragma once
+// Communicator: the collective operations data-parallel training needs (gradient averaging with a
+// choice of all-reduce algorithms and wire dtypes, broadcasts, gathers), over MPI.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <kusari/core/array.h>
+#include <kusari/distributed/communicator_options.h>
+#include <kusari/distributed/reduce_op.h>
+#include <kusari/distributed/topology.h>
+
+namespace kusari::links {
+class Link;
+}
+
+namespace kusari::distributed {
+
+// A group of ranks and an all-reduce algorithm. Every method is collective: all ranks of the
+// communicator call it in the same order with matching arguments; sizes are compared across ranks
+// first where a mismatch could otherwise hang or corrupt, and every rank then throws the same error.
+// Copies are handles to one communicator; one communicator must not be used by two threads at once.
+// Arrays must live on the CPU.
+class Communicator {
+ public:
+  // Rank of this process, in [0, size()).
+  int rank() const;
+  // Number of ranks.
+  int size() const;
+  // Rank inside this node.
+  int intra_rank() const;
+  // Ranks on this node.
+  int intra_size() const;
+  // Index of this node.
+  int inter_rank() const;
+  // Number of nodes.
+  int inter_size() const;
+  // All of the above.
+  const Topology& topology() const;
+  // Name of the all-reduce algorithm allreduce_grad uses.
+  const std::string& algorithm() const;
+  // The settings the communicator was created with.
+  const CommunicatorOptions& options() const;
+
+  // Replaces each array by its mean over the ranks, in place (the algorithm and wire dtype of the
+  // options; values are divided by size() before they are cast to the wire dtype).
+  void allreduce_grad(const std::vector<Array>& grads) const;
+  // Replaces each array by scale times its sum over the ranks, in place, like allreduce_grad.
+  void allreduce_sum(const std::vector<Array>& arrays, double scale = 1) const;
+  // The elementwise reduction of `array` over the ranks, in its own dtype (float16/bfloat16 computed
+  // in float32), as a new contiguous array.
+  Array allreduce(const Array& array, ReduceOp op = ReduceOp::sum) const;
+  // Overwrites `array` on every rank with root's values.
+  void bcast(const Array& array, int root = 0) const;
+  // Overwrites every parameter of `link` with root's, visiting parameters in sorted name order.
+  void bcast_data(const links::Link& link, int root = 0) const;
+  // Every rank's `array` stacked along a new first axis: shape (size(), ...array.shape()).
+  Array allgather(const Array& array) const;
+  // Root's `bytes` on every rank (the argument is ignored elsewhere).
+  std::string bcast_obj(const std::string& bytes, int root = 0) const;
+  // Every rank's `bytes` in rank order at root; an empty list elsewhere.
+  std::vector<std::string> gather_obj(const std::string& bytes, int root = 0) const;
+  // Waits until every rank has called barrier().
+  void barrier() const;
+  // A communicator of the ranks that passed the same color (>= 0), ordered by key then rank, with
+  // this communicator's algorithm and options.
+  Communicator split(int color, int key) const;
+
+  struct Impl;
+  // Wraps an implementation (used by create_communicator).
+  explicit Communicator(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  // The implementation (for kusari's own MPI-level code).
+  Impl& impl() const { return *impl_; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// A communicator over MPI_COMM_WORLD (initialising MPI if needed) whose allreduce_grad uses the
+// algorithm `name`: naive, flat, ring, hierarchical, two_dimensional, multi_color or hybrid.
+// Collective; throws ValueError for an unknown name or bad options.
+Communicator create_communicator(const std::string& name = "hybrid", const CommunicatorOptions& options = {});
+// The algorithm names create_communicator accepts.
+std::vector<std::string> allreduce_algorithm_names();
+
+}  // namespace kusari::distributed

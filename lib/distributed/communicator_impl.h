@@ -1,0 +1,23 @@
+#pragma once
+// Communicator::Impl: the MPI state behind a Communicator. Internal header (includes <mpi.h>).
+
+#include <memory>
+#include <string>
+
+#include <kusari/distributed/allreduce_algorithm.h>
+#include <kusari/distributed/comm_groups.h>
+#include <kusari/distributed/communicator.h>
+
+namespace kusari::distributed {
+
+struct Communicator::Impl {
+  // Collective over comm; comm is duplicated.
+  Impl(MPI_Comm comm, std::string name, const CommunicatorOptions& options);
+
+  std::string name;
+  CommunicatorOptions options;
+  std::unique_ptr<AllreduceAlgorithm> algorithm;
+  CommGroups groups;
+};
+
+}  // namespace kusari::distributed

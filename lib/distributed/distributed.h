@@ -1,0 +1,11 @@
+#pragma once
+// kusari::distributed: multi-process data parallelism over MPI. (mpi_interop.h, which needs <mpi.h>,
+// is included separately by code that works with MPI communicators directly.)
+
+#include <kusari/distributed/abort_on_exception.h>
+#include <kusari/distributed/communicator.h>
+#include <kusari/distributed/communicator_options.h>
+#include <kusari/distributed/mpi_error.h>
+#include <kusari/distributed/mpi_session.h>
+#include <kusari/distributed/reduce_op.h>
+#include <kusari/distributed/topology.h>

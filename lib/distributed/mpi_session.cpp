@@ -1,0 +1,60 @@
+// MPI initialisation on first use and finalisation at exit.
+
+#include <kusari/distributed/mpi_session.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include <kusari/distributed/mpi_error.h>
+#include <kusari/distributed/mpi_util.h>
+
+namespace kusari::distributed {
+namespace {
+
+std::mutex init_mutex;
+
+// Finalises MPI at exit unless someone already did.
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+}  // namespace
+
+void ensure_mpi_initialized() {
+  std::lock_guard lock(init_mutex);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) throw MpiError("kusari::distributed: MPI was already finalized; it cannot be used again");
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) return;
+  int provided = 0;
+  check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+  std::atexit(finalize_at_exit);
+}
+
+ThreadLevel mpi_thread_level() {
+  ensure_mpi_initialized();
+  int provided = 0;
+  check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+  switch (provided) {
+    case MPI_THREAD_SINGLE: return ThreadLevel::single;
+    case MPI_THREAD_FUNNELED: return ThreadLevel::funneled;
+    case MPI_THREAD_SERIALIZED: return ThreadLevel::serialized;
+    default: return ThreadLevel::multiple;
+  }
+}
+
+int world_rank() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return -1;
+  int rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+}  // namespace kusari::distributed

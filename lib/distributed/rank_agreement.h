@@ -1,0 +1,20 @@
+#pragma once
+// Checks that a value (a buffer size, a dtype) is the same on every rank before a collective that
+// would otherwise hang or corrupt memory. Internal header.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+#include <kusari/core/dtype.h>
+
+namespace kusari::distributed {
+
+// Throws ShapeError on every rank, naming two ranks and their counts, unless every rank's `count`
+// equals the reference rank's: "<op>: <what> differ across ranks: rank 0 has 12, rank 1 has 10".
+void require_same_count(MPI_Comm comm, int reference, int64_t count, const char* op, const std::string& what);
+// Throws DtypeError on every rank, naming two ranks and their dtypes, unless all dtypes agree.
+void require_same_dtype(MPI_Comm comm, int reference, Dtype dtype, const char* op);
+
+}  // namespace kusari::distributed

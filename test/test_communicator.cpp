@@ -1,0 +1,342 @@
+// Communicator suite: run under mpiexec (2, 3 and 4 ranks; with KUSARI_RANKS_PER_NODE=2 for pretend
+// nodes). Every rank runs every case in the same order; expected values are computed locally from
+// the data every rank contributes, which each rank can regenerate.
+
+#include "testing.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include <kusari/distributed/mpi_interop.h>
+
+using namespace kusari;
+using namespace kusari::distributed;
+using kusari::testing::expect_error;
+
+namespace {
+
+// Empty, tiny and odd sizes, one of them larger than several chunks.
+const std::vector<int64_t> kSizes = {0, 1, 7, 1000, 4099, 3};
+const std::vector<Dtype> kWires = {Dtype::float32, Dtype::float16, Dtype::bfloat16};
+
+// Options with tiny chunks, so that small tests still pipeline many messages.
+CommunicatorOptions small_chunks(Dtype wire) {
+  return {.wire_dtype = wire, .chunk_bytes = 1024, .pipeline_depth = 2, .hybrid_threshold_bytes = 4096};
+}
+
+// Integer-valued contribution of `rank` to array `index` (exact in every wire dtype once summed).
+std::vector<float> integer_values(int rank, size_t index, int64_t n) {
+  std::vector<float> values(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    values[static_cast<size_t>(j)] = static_cast<float>((rank + 1) * ((static_cast<int64_t>(index) * 7 + j * 3) % 11 - 5));
+  }
+  return values;
+}
+
+// Uniform contribution of `rank` to array `index`.
+Array uniform_values(int rank, size_t index, int64_t n) {
+  return Array::uniform({n}, -1, 1, static_cast<uint64_t>(1000 * rank + static_cast<int>(index)), Dtype::float32);
+}
+
+// Asserts that every rank holds bitwise the same `array`.
+void expect_identical_on_all_ranks(const Communicator& comm, const Array& array) {
+  const Array all = comm.allgather(array);
+  const size_t bytes = static_cast<size_t>(array.nbytes());
+  const auto* base = static_cast<const std::byte*>(all.raw_data());
+  for (int r = 1; r < comm.size(); ++r) {
+    INFO("rank ", r, " differs from rank 0");
+    CHECK(std::memcmp(base, base + bytes * static_cast<size_t>(r), bytes) == 0);
+  }
+}
+
+// Machine epsilon of the wire dtype (float32 results are compared with a fixed tolerance).
+double wire_epsilon(Dtype wire) {
+  switch (wire) {
+    case Dtype::float16: return std::ldexp(1.0, -11);
+    case Dtype::bfloat16: return std::ldexp(1.0, -8);
+    default: return 1e-7;
+  }
+}
+
+// Sums integer-valued arrays of every size in kSizes with allreduce_sum: exact in every wire dtype.
+void check_integer_sums(const Communicator& comm) {
+  std::vector<Array> arrays;
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    arrays.push_back(Array::from_vector(integer_values(comm.rank(), i, kSizes[i]), {kSizes[i]}));
+  }
+  comm.allreduce_sum(arrays);
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    std::vector<float> expected(static_cast<size_t>(kSizes[i]), 0.0f);
+    for (int r = 0; r < comm.size(); ++r) {
+      const std::vector<float> part = integer_values(r, i, kSizes[i]);
+      for (size_t j = 0; j < part.size(); ++j) expected[j] += part[j];
+    }
+    INFO("array ", i);
+    CHECK(arrays[i].to_vector<float>() == expected);
+  }
+  expect_identical_on_all_ranks(comm, arrays[4]);
+}
+
+// Averages uniform arrays with allreduce_grad: within 2·size·ε of the wire dtype of the exact mean.
+void check_averages(const Communicator& comm) {
+  std::vector<Array> grads;
+  for (size_t i = 0; i < kSizes.size(); ++i) grads.push_back(uniform_values(comm.rank(), i, kSizes[i]));
+  comm.allreduce_grad(grads);
+  const double tolerance = 2.0 * comm.size() * wire_epsilon(comm.options().wire_dtype);
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    std::vector<double> mean(static_cast<size_t>(kSizes[i]), 0.0);
+    for (int r = 0; r < comm.size(); ++r) {
+      const std::vector<double> part = uniform_values(r, i, kSizes[i]).to_vector<double>();
+      for (size_t j = 0; j < part.size(); ++j) mean[j] += part[j] / comm.size();
+    }
+    INFO("array ", i);
+    kusari::testing::expect_values(grads[i], mean, tolerance);
+  }
+  expect_identical_on_all_ranks(comm, grads[3]);
+}
+
+}  // namespace
+
+TEST_CASE("topology: ranks, nodes and pretend nodes") {
+  const Communicator comm = create_communicator("ring");
+  int world_size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  CHECK(comm.size() == world_size);
+  CHECK(comm.rank() == world_rank());
+  CHECK(comm.intra_size() * comm.inter_size() == comm.size());
+  CHECK(comm.inter_rank() * comm.intra_size() + comm.intra_rank() == comm.rank());
+  if (const int k = ranks_per_node_from_env(); k > 0) {
+    CHECK(comm.intra_size() == k);
+    CHECK(comm.intra_rank() == comm.rank() % k);
+    CHECK(comm.inter_rank() == comm.rank() / k);
+  }
+  const Communicator single = create_communicator("ring", {.ranks_per_node = 1});
+  CHECK(single.intra_size() == 1);
+  CHECK(single.inter_size() == comm.size());
+  CHECK(single.inter_rank() == comm.rank());
+  CHECK(single.topology().homogeneous);
+  expect_error<ValueError>([&] { create_communicator("ring", {.ranks_per_node = comm.size() + 1}); },
+                           {"ranks_per_node", std::to_string(comm.size() + 1)});
+  const ThreadLevel level = mpi_thread_level();
+  CHECK((level == ThreadLevel::multiple || level == ThreadLevel::serialized));
+}
+
+TEST_CASE("create_communicator rejects unknown algorithms and bad options") {
+  expect_error<ValueError>([] { create_communicator("butterfly"); }, {"butterfly", "ring", "multi_color", "hybrid"});
+  expect_error<DtypeError>([] { create_communicator("ring", {.wire_dtype = Dtype::float64}); }, {"wire", "float64"});
+  expect_error<ValueError>([] { create_communicator("ring", {.chunk_bytes = 8}); }, {"chunk_bytes", "8"});
+  expect_error<ValueError>([] { create_communicator("multi_color", {.colors = 0}); }, {"colors", "0"});
+  const char* previous = std::getenv("KUSARI_RANKS_PER_NODE");
+  const std::string saved = previous ? previous : "";
+  setenv("KUSARI_RANKS_PER_NODE", "two", 1);
+  expect_error<ValueError>([] { create_communicator("ring"); }, {"KUSARI_RANKS_PER_NODE", "two"});
+  if (previous) {
+    setenv("KUSARI_RANKS_PER_NODE", saved.c_str(), 1);
+  } else {
+    unsetenv("KUSARI_RANKS_PER_NODE");
+  }
+}
+
+TEST_CASE("algorithm x wire dtype: exact integer sums, averages within the wire error, same bits on every rank") {
+  for (const std::string& name : allreduce_algorithm_names()) {
+    for (const Dtype wire : kWires) {
+      INFO("algorithm ", name, ", wire ", wire);
+      const Communicator comm = create_communicator(name, small_chunks(wire));
+      check_integer_sums(comm);
+      check_averages(comm);
+    }
+  }
+}
+
+TEST_CASE("algorithm: node-aware algorithms with one rank per node (only the ring across nodes)") {
+  for (const std::string name : {"hierarchical", "two_dimensional"}) {
+    INFO("algorithm ", name);
+    CommunicatorOptions options = small_chunks(Dtype::float16);
+    options.ranks_per_node = 1;
+    const Communicator comm = create_communicator(name, options);
+    REQUIRE(comm.inter_size() == comm.size());
+    check_integer_sums(comm);
+    check_averages(comm);
+  }
+}
+
+TEST_CASE("algorithm: rings with one message in flight, and more colors than elements") {
+  const Communicator shallow = create_communicator("ring", {.chunk_bytes = 64, .pipeline_depth = 1});
+  check_integer_sums(shallow);
+  const Communicator colorful = create_communicator("multi_color", {.wire_dtype = Dtype::bfloat16, .colors = 7});
+  const Array x = Array::from_vector(integer_values(colorful.rank(), 0, 5), {5});
+  colorful.allreduce_sum({x});
+  std::vector<float> expected(5, 0.0f);
+  for (int r = 0; r < colorful.size(); ++r) {
+    const std::vector<float> part = integer_values(r, 0, 5);
+    for (size_t j = 0; j < part.size(); ++j) expected[j] += part[j];
+  }
+  CHECK(x.to_vector<float>() == expected);
+}
+
+TEST_CASE("algorithm: hybrid takes the ring above its threshold and hierarchical below") {
+  for (const Dtype wire : kWires) {
+    const Communicator comm = create_communicator("hybrid", {.wire_dtype = wire, .hybrid_threshold_bytes = 64});
+    for (const int64_t n : {int64_t{5}, int64_t{300}}) {
+      const Array x = Array::from_vector(integer_values(comm.rank(), 0, n), {n});
+      comm.allreduce_sum({x});
+      std::vector<float> expected(static_cast<size_t>(n), 0.0f);
+      for (int r = 0; r < comm.size(); ++r) {
+        const std::vector<float> part = integer_values(r, 0, n);
+        for (size_t j = 0; j < part.size(); ++j) expected[j] += part[j];
+      }
+      CHECK(x.to_vector<float>() == expected);
+    }
+  }
+}
+
+TEST_CASE("allreduce_grad stages non-float32 and non-contiguous arrays and writes them back") {
+  const Communicator comm = create_communicator("ring", small_chunks(Dtype::float16));
+  const Array wide = Array::full({3, 2}, comm.rank() + 1.0, Dtype::float64);
+  const Array base = Array::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Array transposed = base.transpose();
+  const Array half = Array::full({5}, 2.0 * comm.rank(), Dtype::bfloat16);
+  comm.allreduce_grad({wide, transposed, half});
+  const double mean_rank = (comm.size() - 1) / 2.0;
+  kusari::testing::expect_values(wide, std::vector<double>(6, mean_rank + 1), 1e-3);
+  kusari::testing::expect_values(base, {1, 2, 3, 4, 5, 6}, 1e-3);
+  CHECK(wide.dtype() == Dtype::float64);
+  kusari::testing::expect_values(half, std::vector<double>(5, 2 * mean_rank), 2e-2);
+}
+
+TEST_CASE("allreduce_grad: mismatched sizes are reported on every rank, naming both") {
+  const Communicator comm = create_communicator("ring");
+  const int64_t mine = 10 + comm.rank();
+  expect_error<ShapeError>([&] { comm.allreduce_grad({Array::ones({mine})}); },
+                           {"allreduce_grad", "differ across ranks", "rank 0 has 10", "rank 1 has 11"});
+  expect_error<DtypeError>([&] { comm.allreduce_grad({Array::ones({2}, Dtype::int32)}); }, {"floating", "int32"});
+  expect_error<ValueError>([&] { comm.allreduce_grad({Array()}); }, {"allreduce_grad", "defined"});
+}
+
+TEST_CASE("wire dtype rounding matches astype, specials, tails and streaming stores included (one rank)") {
+  const std::vector<float> specials = {1.0f / 3, -2.5e-6f, 65519.0f, 65520.0f, 1e9f, -1e-30f, 3.0f, 0.0f, -0.0f,
+                                       INFINITY, -INFINITY, NAN, 1.00390625f, 1.0f + 1.0f / 1024, 7.0f, -8.5f,
+                                       3.1415926f, 1e-8f, 2.0f};
+  // Long enough for the streaming-store path, and starting off alignment (a view at offset 1).
+  std::vector<float> tiled(50001);
+  for (size_t i = 0; i < tiled.size(); ++i) tiled[i] = specials[i % specials.size()] * (i % 7 == 6 ? 1.5f : 1.0f);
+  const Array x = Array::from_vector(tiled, {static_cast<int64_t>(tiled.size())});
+  for (const Dtype wire : {Dtype::float16, Dtype::bfloat16}) {
+    for (const std::string name : {"ring", "flat"}) {
+      INFO(name, " over ", wire);
+      const Communicator self = create_communicator(name, {.wire_dtype = wire}, MPI_COMM_SELF);
+      const Array y = x.copy().get_item({Slice{1, {}}});
+      self.allreduce_sum({y});
+      const std::vector<float> got = y.to_vector<float>();
+      const std::vector<float> want = x.get_item({Slice{1, {}}}).astype(wire).to_vector<float>();
+      size_t mismatches = 0;
+      std::string first;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const bool same = std::memcmp(&got[i], &want[i], 4) == 0 || (std::isnan(got[i]) && std::isnan(want[i]));
+        if (!same && mismatches++ == 0) first = cat("element ", i, ": ", got[i], " vs ", want[i]);
+      }
+      INFO("first mismatch: ", first);
+      CHECK(mismatches == 0);
+    }
+  }
+}
+
+TEST_CASE("allreduce: sum, prod, max and min in the array's own dtype") {
+  const Communicator comm = create_communicator("flat");
+  const int p = comm.size();
+  const double r = comm.rank();
+  kusari::testing::expect_values(comm.allreduce(Array::full({2, 2}, r + 1)), std::vector<double>(4, p * (p + 1) / 2.0));
+  kusari::testing::expect_values(comm.allreduce(Array::full({3}, r + 1, Dtype::int32), ReduceOp::max),
+                                 std::vector<double>(3, p));
+  kusari::testing::expect_values(comm.allreduce(Array::full({3}, r + 1, Dtype::float16), ReduceOp::min),
+                                 std::vector<double>(3, 1));
+  double factorial = 1;
+  for (int i = 1; i <= p; ++i) factorial *= i;
+  kusari::testing::expect_values(comm.allreduce(Array::full({1}, r + 1, Dtype::bfloat16), ReduceOp::prod), {factorial});
+  kusari::testing::expect_values(comm.allreduce(Array::scalar(r + 0.5, Dtype::float64)), {p * p / 2.0});
+  const Array flags = Array::from_vector<bool>({comm.rank() == 0, true}, {2});
+  CHECK(comm.allreduce(flags, ReduceOp::max).to_vector<bool>() == std::vector<bool>{true, true});
+  CHECK(comm.allreduce(flags, ReduceOp::min).to_vector<bool>() == std::vector<bool>{p == 1, true});
+  expect_error<DtypeError>([&] { comm.allreduce(flags); }, {"sum", "bool"});
+  expect_error<DtypeError>([&] { comm.allreduce(Array::ones({2}, comm.rank() == 0 ? Dtype::float32 : Dtype::int64)); },
+                           {"allreduce", "dtypes differ", "rank 0 has float32", "rank 1 has int64"});
+}
+
+TEST_CASE("bcast: root's values everywhere, also into views; sizes checked") {
+  const Communicator comm = create_communicator("ring");
+  const int root = comm.size() - 1;
+  const Array x = Array::full({2, 3}, comm.rank());
+  comm.bcast(x, root);
+  kusari::testing::expect_values(x, std::vector<double>(6, root));
+  const Array base = Array::full({4, 2}, comm.rank(), Dtype::float16);
+  const Array column = base.get_item({Slice{}, int64_t{1}});
+  comm.bcast(column, root);
+  kusari::testing::expect_values(base, {double(comm.rank()), double(root), double(comm.rank()), double(root),
+                                        double(comm.rank()), double(root), double(comm.rank()), double(root)});
+  expect_error<ShapeError>([&] { comm.bcast(Array::ones({3 + comm.rank()}), 0); },
+                           {"bcast", "rank 0 has 3", "rank 1 has 4"});
+  expect_error<ValueError>([&] { comm.bcast(x, comm.size()); }, {"bcast", "root"});
+}
+
+TEST_CASE("bcast_data: every parameter of a link from root, in sorted name order") {
+  const Communicator comm = create_communicator("ring");
+  auto make = [&](double value) {
+    auto child = std::make_shared<links::Link>();
+    child->add_param("W", Array::full({3, 4}, value));
+    child->add_param("b", Array::full({4}, value + 1, Dtype::float16));
+    auto model = std::make_shared<links::Chain>();
+    model->add_link("layer", child);
+    model->add_param("scale", Array::full({1}, value + 2));
+    return model;
+  };
+  const auto model = make(10.0 * comm.rank());
+  comm.bcast_data(*model);
+  // Sorted paths: /layer/W, /layer/b, /scale.
+  const auto params = model->namedparams();
+  kusari::testing::expect_values(params[0].second.data(), std::vector<double>(12, 0));
+  kusari::testing::expect_values(params[1].second.data(), std::vector<double>(4, 1));
+  kusari::testing::expect_values(params[2].second.data(), std::vector<double>(1, 2));
+  const auto other = std::make_shared<links::Link>();
+  other->add_param("W", Array::ones({comm.rank() == 0 ? 2 : 3}));
+  expect_error<ShapeError>([&] { comm.bcast_data(*other); }, {"bcast_data", "/W", "rank 0 has 2", "rank 1 has 3"});
+}
+
+TEST_CASE("allgather, bcast_obj, gather_obj and barrier") {
+  const Communicator comm = create_communicator("ring");
+  const Array mine = Array::full({2, 3}, comm.rank(), Dtype::int64);
+  const Array all = comm.allgather(mine.transpose());
+  CHECK(all.shape() == Shape{comm.size(), 3, 2});
+  std::vector<double> expected;
+  for (int r = 0; r < comm.size(); ++r) expected.insert(expected.end(), 6, r);
+  kusari::testing::expect_values(all, expected);
+
+  const std::string text = comm.bcast_obj(comm.rank() == 1 ? std::string("from rank one\0!", 15) : "", 1);
+  CHECK(text == std::string("from rank one\0!", 15));
+  const std::vector<std::string> gathered = comm.gather_obj(std::string(static_cast<size_t>(comm.rank()), 'x'), 0);
+  if (comm.rank() == 0) {
+    REQUIRE(gathered.size() == static_cast<size_t>(comm.size()));
+    for (int r = 0; r < comm.size(); ++r) CHECK(gathered[static_cast<size_t>(r)] == std::string(static_cast<size_t>(r), 'x'));
+  } else {
+    CHECK(gathered.empty());
+  }
+  comm.barrier();
+}
+
+TEST_CASE("split: sub-communicators by color, ordered by key") {
+  const Communicator comm = create_communicator("multi_color", small_chunks(Dtype::float32));
+  const Communicator half = comm.split(comm.rank() % 2, -comm.rank());
+  const int members = (comm.size() + 1 - comm.rank() % 2) / 2;
+  CHECK(half.size() == members);
+  CHECK(half.algorithm() == "multi_color");
+  // Ranks are ordered by descending world rank.
+  const int color = comm.rank() % 2;
+  const int last = color + 2 * ((comm.size() - 1 - color) / 2);
+  CHECK(half.rank() == (last - comm.rank()) / 2);
+  const Array x = Array::full({5}, comm.rank());
+  half.allreduce_sum({x});
+  double expected = 0;
+  for (int r = comm.rank() % 2; r < comm.size(); r += 2) expected += r;
+  kusari::testing::expect_values(x, std::vector<double>(5, expected));
+  expect_error<ValueError>([&] { comm.split(-1, 0); }, {"split", "color", "-1"});
+}
