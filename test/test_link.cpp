@@ -112,3 +112,15 @@ TEST_CASE("Sequential applies links and functions in order and copies deeply") {
   expect_values(copied->forward(Variable(Array::from_vector<float>({1, 2}, {2}))).data(), {-3, -6});
   CHECK(seq.namedparams().front().first == "/0/scale");
 }
+
+TEST_CASE("a std::shared_ptr<Link> field is re-pointed by copy()") {
+  class Holder : public L::Cloneable<Holder, L::Chain> {
+   public:
+    std::shared_ptr<L::Link> inner = std::make_shared<Affine>(2);
+    Holder() { add_link("inner", inner); }
+  };
+  Holder holder;
+  auto copied = std::dynamic_pointer_cast<Holder>(holder.copy());
+  CHECK(copied->inner != holder.inner);
+  CHECK(copied->inner == copied->child<L::Link>("inner"));
+}

@@ -94,3 +94,61 @@ TEST_CASE("batch normalization rejects bad shapes") {
   expect_error<ShapeError>([&] { F::fixed_batch_normalization(x, good, good, good, bad); },
                            {"fixed_batch_normalization", "(4,)"});
 }
+
+namespace {
+
+// Local response normalization by its definition, in float64 loops: the window of channel c is
+// c - n/2 ... c + n/2 clipped to the existing channels.
+std::vector<double> reference_lrn(const Array& x, int64_t n, double k, double alpha, double beta) {
+  const Shape& s = x.shape();
+  const int64_t batch = s[0], channels = s[1], inner = x.size() / (batch * channels), half = n / 2;
+  const std::vector<double> v = x.to_vector<double>();
+  std::vector<double> out(v.size());
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < inner; ++p) {
+        double sum = 0;
+        for (int64_t d = std::max<int64_t>(0, c - half); d <= std::min(channels - 1, c + half); ++d) {
+          sum += std::pow(v[static_cast<size_t>((i * channels + d) * inner + p)], 2);
+        }
+        const size_t at = static_cast<size_t>((i * channels + c) * inner + p);
+        out[at] = v[at] / std::pow(k + alpha * sum, beta);
+      }
+  return out;
+}
+
+auto lrn(int64_t n, double k, double alpha, double beta) {
+  return unary([=](const Variable& x) { return F::local_response_normalization(x, n, k, alpha, beta); });
+}
+
+}  // namespace
+
+TEST_CASE("local_response_normalization divides by the windowed sum of squares across channels") {
+  const Array x = random({2, 7, 2, 3}, 20, Dtype::float64, -3, 3);
+  expect_values(F::local_response_normalization(Variable(x)).data(), reference_lrn(x, 5, 2, 1e-4, 0.75), 1e-12);
+  for (const int64_t n : {1, 3, 4, 5, 9}) {
+    INFO("n = ", n);
+    expect_values(F::local_response_normalization(Variable(x), n, 1, 0.3, 0.6).data(), reference_lrn(x, n, 1, 0.3, 0.6),
+                  1e-12);
+  }
+  const Array flat = random({3, 4}, 21, Dtype::float64, -3, 3);
+  expect_values(F::local_response_normalization(Variable(flat), 3, 0.5, 1.0, 1.0).data(),
+                reference_lrn(flat, 3, 0.5, 1.0, 1.0), 1e-12);
+}
+
+TEST_CASE("local_response_normalization gradients, double backprop and dtypes") {
+  check_gradients(lrn(3, 1, 0.5, 0.75), {random({2, 5, 2, 2}, 22)});
+  check_gradients(lrn(4, 2, 0.3, 0.6), {random({1, 3, 3}, 23, Dtype::float64, -2, 2)});
+  check_gradients(lrn(5, 2, 1e-4, 0.75), {random({2, 6}, 24, Dtype::float64, -3, 3)});
+  check_forward_dtypes(lrn(5, 2, 1e-4, 0.75), {random({2, 7, 2, 3}, 25, Dtype::float64, -3, 3)});
+  check_forward_dtypes(lrn(3, 1, 0.5, 0.75), {random({2, 5, 2, 2}, 26)});
+}
+
+TEST_CASE("local_response_normalization rejects bad arguments") {
+  expect_error<ShapeError>([] { F::local_response_normalization(Variable(Array::zeros({4}))); },
+                           {"local_response_normalization", "(N, C, ...)", "(4,)"});
+  expect_error<DtypeError>([] { F::local_response_normalization(Variable(Array::zeros({2, 3}, Dtype::int32))); },
+                           {"local_response_normalization", "int32"});
+  expect_error<ValueError>([] { F::local_response_normalization(Variable(Array::zeros({2, 3})), 0); },
+                           {"local_response_normalization", "n >= 1", "0"});
+}

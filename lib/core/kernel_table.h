@@ -15,8 +15,8 @@ enum class UnaryOp {
   neg, exp, log, sqrt, square, abs, sign, reciprocal, sigmoid, tanh, relu, leaky_relu, elu, pow_scalar,
   logical_not
 };
-// Elementwise operations of two inputs; the comparisons write bool.
-enum class BinaryOp { add, sub, mul, div, pow, maximum, minimum, equal, not_equal, less, less_equal, greater,
+// Elementwise operations of two inputs; the comparisons write bool. relu_grad(g, y) = y > 0 ? g : 0.
+enum class BinaryOp { add, sub, mul, div, pow, maximum, minimum, relu_grad, equal, not_equal, less, less_equal, greater,
                       greater_equal };
 // Reductions over a set of axes; arg* reduce over exactly one axis and write int64.
 enum class ReduceOp { sum, max, min, argmax, argmin };

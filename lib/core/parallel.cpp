@@ -17,7 +17,7 @@ void set_num_threads(int n) {
 
 int get_num_threads() { return omp_get_max_threads(); }
 
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> body) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), (n + grain - 1) / grain));

@@ -36,16 +36,20 @@ double to_unit(uint32_t hi, uint32_t lo) {
 }
 }  // namespace
 
-double uniform_at(uint64_t seed, uint64_t index) {
-  const auto r = block(seed, index);
-  return to_unit(r[0], r[1]);
+std::array<double, 2> uniform_pair(uint64_t seed, uint64_t pair) {
+  const auto r = block(seed, pair);
+  return {to_unit(r[0], r[1]), to_unit(r[2], r[3])};
 }
 
-double normal_at(uint64_t seed, uint64_t index) {
-  const auto r = block(seed, index);
-  const double u1 = 1.0 - to_unit(r[0], r[1]);  // (0, 1]: log is finite
-  const double u2 = to_unit(r[2], r[3]);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+std::array<double, 2> normal_pair(uint64_t seed, uint64_t pair) {
+  const auto [a, b] = uniform_pair(seed, pair);
+  const double radius = std::sqrt(-2.0 * std::log(1.0 - a));  // 1 - a in (0, 1]: the log is finite
+  const double angle = 2.0 * M_PI * b;
+  return {radius * std::cos(angle), radius * std::sin(angle)};
 }
+
+double uniform_at(uint64_t seed, uint64_t index) { return uniform_pair(seed, index >> 1)[index & 1]; }
+
+double normal_at(uint64_t seed, uint64_t index) { return normal_pair(seed, index >> 1)[index & 1]; }
 
 }  // namespace kusari

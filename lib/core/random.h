@@ -41,9 +41,16 @@ Generator& default_generator();
 // Reseeds the default stream and rewinds it to position 0.
 void manual_seed(uint64_t seed);
 
-// The uniform number in [0, 1) at `index` of the stream (seed, counter offset).
+// Draws 2k and 2k+1 of a stream come from one Philox block: a pair of uniforms, or the two normals
+// Box-Muller makes of them, so filling an array costs one block per two elements.
+
+// The uniforms in [0, 1) at indices 2 * pair and 2 * pair + 1 of the stream `seed`.
+std::array<double, 2> uniform_pair(uint64_t seed, uint64_t pair);
+// The standard normals at indices 2 * pair and 2 * pair + 1 of the stream `seed`.
+std::array<double, 2> normal_pair(uint64_t seed, uint64_t pair);
+// The uniform number in [0, 1) at `index` of the stream `seed`.
 double uniform_at(uint64_t seed, uint64_t index);
-// The standard normal number at `index` of the stream (Box-Muller on two uniforms of one counter).
+// The standard normal number at `index` of the stream `seed`.
 double normal_at(uint64_t seed, uint64_t index);
 
 }  // namespace kusari

@@ -45,17 +45,18 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  if (a == b) return a;
   const int64_t n = std::max(a.ndim(), b.ndim());
-  std::vector<int64_t> out(static_cast<size_t>(n));
+  Shape out;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t da = i < n - a.ndim() ? 1 : a[i - (n - a.ndim())];
     const int64_t db = i < n - b.ndim() ? 1 : b[i - (n - b.ndim())];
     if (da != db && da != 1 && db != 1) {
       throw ShapeError(cat(op, ": expected shapes that broadcast together, got ", a, " and ", b));
     }
-    out[static_cast<size_t>(i)] = da == 1 ? db : da;
+    out.push_back(da == 1 ? db : da);
   }
-  return Shape(std::move(out));
+  return out;
 }
 
 }  // namespace kusari

@@ -1,5 +1,7 @@
 #include <kusari/functions/activation.h>
 
+#include <kusari/autograd/backprop_mode.h>
+
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/broadcast.h>
 #include <kusari/functions/function_helpers.h>
@@ -21,6 +23,7 @@ class ReLU final : public FunctionNode {
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
     const Array y = get_retained_outputs()[0].data();
+    if (!is_backprop_enabled()) return {Variable(ops::relu_grad(gy[0].data(), y), false)};
     return {mul(gy[0], select_constant(positive(y), 1, 0, y))};
   }
 };

@@ -2,7 +2,9 @@
 
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/broadcast.h>
+#include <kusari/autograd/backprop_mode.h>
 #include <kusari/functions/function_helpers.h>
+#include <kusari/functions/reduction.h>
 #include <kusari/functions/reshape_transpose.h>
 #include <kusari/kernels/routines.h>
 
@@ -34,6 +36,37 @@ class MatMul final : public FunctionNode {
  private:
   bool transa_;
   bool transb_;
+};
+
+// y = x W^T (+ b) for x of shape (N, in), W (out, in), b (out,). Forward is one GEMM plus a bias add;
+// the first-order backward is three array operations, and is rebuilt from differentiable functions
+// only when the backward itself is recorded (double backprop).
+class Linear final : public FunctionNode {
+ public:
+  std::string label() const override { return "Linear"; }
+  std::vector<Array> forward(const std::vector<Array>& x) override {
+    retain_inputs({0, 1});
+    Array y = ops::matmul(x[0], x[1], false, true);
+    if (x.size() == 3) ops::add_to(y, x[2]);
+    return {y};
+  }
+  std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
+    const std::vector<Variable> xw = get_retained_inputs();
+    const bool recorded = is_backprop_enabled();
+    std::vector<Variable> grads;
+    for (size_t i : targets) {
+      if (recorded) {
+        grads.push_back(i == 0 ? matmul(gy[0], xw[1]) : i == 1 ? matmul(gy[0], xw[0], true, false) : sum(gy[0], {0}));
+      } else {
+        const Array& g = gy[0].data();
+        grads.emplace_back(i == 0   ? ops::matmul(g, xw[1].data())
+                           : i == 1 ? ops::matmul(g, xw[0].data(), true, false)
+                                    : ops::sum(g, {0}),
+                           false);
+      }
+    }
+    return grads;
+  }
 };
 
 // " (a transposed)" and the like, so a shape message says how the operands were read.
@@ -90,8 +123,8 @@ Variable linear(const Variable& x, const Variable& W, const Variable& b) {
           cat("linear: expected b of shape (", W.shape()[0], ",) for W of shape ", W.shape(), ", got ", b.shape()));
     }
   }
-  const Variable y = matmul(reshape(x, Shape{x.shape()[0], features}), W, false, true);
-  return b.defined() ? add(y, b) : y;
+  const Variable flat = x.ndim() == 2 ? x : reshape(x, Shape{x.shape()[0], features});
+  return b.defined() ? apply_single<Linear>({flat, W, b}) : apply_single<Linear>({flat, W});
 }
 
 }  // namespace kusari::functions

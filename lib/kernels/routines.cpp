@@ -16,6 +16,7 @@ const char* binary_name(BinaryOp op) {
     case BinaryOp::pow: return "power";
     case BinaryOp::maximum: return "maximum";
     case BinaryOp::minimum: return "minimum";
+    case BinaryOp::relu_grad: return "relu_grad";
     case BinaryOp::equal: return "equal";
     case BinaryOp::not_equal: return "not_equal";
     case BinaryOp::less: return "less";
@@ -108,7 +109,7 @@ std::vector<int64_t> reduction_axes(const std::vector<int64_t>& axes, int64_t nd
 }
 
 Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdims) {
-  std::vector<int64_t> dims;
+  Shape dims;
   for (int64_t i = 0; i < shape.ndim(); ++i) {
     const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
     if (!reduced) {
@@ -117,7 +118,7 @@ Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool k
       dims.push_back(1);
     }
   }
-  return Shape(std::move(dims));
+  return dims;
 }
 
 Array add(const Array& a, const Array& b) { return binary(BinaryOp::add, a, b); }
@@ -127,6 +128,7 @@ Array div(const Array& a, const Array& b) { return binary(BinaryOp::div, a, b); 
 Array power(const Array& a, const Array& b) { return binary(BinaryOp::pow, a, b); }
 Array maximum(const Array& a, const Array& b) { return binary(BinaryOp::maximum, a, b); }
 Array minimum(const Array& a, const Array& b) { return binary(BinaryOp::minimum, a, b); }
+Array relu_grad(const Array& gy, const Array& y) { return binary(BinaryOp::relu_grad, gy, y); }
 Array equal(const Array& a, const Array& b) { return binary(BinaryOp::equal, a, b); }
 Array not_equal(const Array& a, const Array& b) { return binary(BinaryOp::not_equal, a, b); }
 Array less(const Array& a, const Array& b) { return binary(BinaryOp::less, a, b); }
@@ -219,18 +221,18 @@ Array matmul(const Array& a, const Array& b, bool transpose_a, bool transpose_b)
     throw ShapeError(cat("matmul: inner dimensions differ (", ka, " vs ", kb, ") for shapes ", a.shape(), " and ",
                          b.shape(), transpose_a ? " (a transposed)" : "", transpose_b ? " (b transposed)" : ""));
   }
-  const Shape batch_a(std::vector<int64_t>(a.shape().begin(), a.shape().end() - 2));
-  const Shape batch_b(std::vector<int64_t>(b.shape().begin(), b.shape().end() - 2));
+  const Shape batch_a(a.shape().begin(), a.shape().end() - 2);
+  const Shape batch_b(b.shape().begin(), b.shape().end() - 2);
   const Shape batch = broadcast_shapes(batch_a, batch_b, "matmul");
-  std::vector<int64_t> out_dims = batch.dims();
-  out_dims.push_back(m);
-  out_dims.push_back(n);
-  Array out = Array::empty(Shape(out_dims), a.dtype(), a.device());
+  Shape out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Array out = Array::empty(out_shape, a.dtype(), a.device());
   auto with_batch = [&](const Array& x) {
-    std::vector<int64_t> dims = batch.dims();
+    Shape dims = batch;
     dims.push_back(x.shape()[x.ndim() - 2]);
     dims.push_back(x.shape()[x.ndim() - 1]);
-    return x.broadcast_to(Shape(dims));
+    return x.broadcast_to(dims);
   };
   const Array ab = with_batch(a), bb = with_batch(b);
   auto gemm = kernel_for<kernel_ops::Gemm>(a.device());

@@ -23,6 +23,8 @@ Array power(const Array& a, const Array& b);
 Array maximum(const Array& a, const Array& b);
 // Elementwise smaller value (NaN wins), with broadcasting.
 Array minimum(const Array& a, const Array& b);
+// gy where y > 0, else 0 (the backward of relu given its output y).
+Array relu_grad(const Array& gy, const Array& y);
 // a == b as bool, with broadcasting.
 Array equal(const Array& a, const Array& b);
 // a != b as bool, with broadcasting.

@@ -17,7 +17,7 @@ void Chain::register_child(const std::string& name, std::shared_ptr<Link> link, 
   children_[name] = Child{std::move(link), std::move(rebind)};
 }
 
-void Chain::add_link(const std::string& name, std::shared_ptr<Link> link) {
+void Chain::add_link(const std::string& name, std::shared_ptr<Link>&& link) {
   register_child(name, std::move(link), nullptr);
 }
 

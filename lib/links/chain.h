@@ -22,8 +22,8 @@ class Chain : public Link {
     });
     return member;
   }
-  // Registers a child that no field holds (reach it with child<T>(name)).
-  void add_link(const std::string& name, std::shared_ptr<Link> link);
+  // Registers a child that no field holds, passed as a temporary (reach it with child<T>(name)).
+  void add_link(const std::string& name, std::shared_ptr<Link>&& link);
   // The child `name` as T; throws ValueError if absent or of another type.
   template <class T>
   std::shared_ptr<T> child(const std::string& name) const {

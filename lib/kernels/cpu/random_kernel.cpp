@@ -11,20 +11,36 @@ void random_kernel(Distribution distribution, uint64_t seed, uint64_t offset, do
   const Array target = out.is_contiguous() ? out : Array::empty(out.shape(), out.dtype());
   visit_dtype(out.dtype(), [&]<class T>() {
     T* dst = static_cast<T*>(target.raw_data());
+    auto draw_pair = [&](uint64_t pair) -> std::array<double, 2> {
+      switch (distribution) {
+        case Distribution::uniform: {
+          const auto u = uniform_pair(seed, pair);
+          return {p0 + (p1 - p0) * u[0], p0 + (p1 - p0) * u[1]};
+        }
+        case Distribution::normal: {
+          const auto z = normal_pair(seed, pair);
+          return {p0 + p1 * z[0], p0 + p1 * z[1]};
+        }
+        case Distribution::bernoulli: {
+          const auto u = uniform_pair(seed, pair);
+          return {u[0] < p0 ? 1.0 : 0.0, u[1] < p0 ? 1.0 : 0.0};
+        }
+      }
+      return {0.0, 0.0};
+    };
+    auto put = [&](int64_t i, double v) {
+      dst[i] = store<T>(v);
+      // Rounding to T can reach `high` itself; keep the range half-open by mapping that draw to `low`.
+      if (distribution == Distribution::uniform && p0 < p1 && static_cast<double>(load(dst[i])) >= p1) {
+        dst[i] = store<T>(p0);
+      }
+    };
     parallel_for(target.size(), kGrain / 8, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
+      for (int64_t i = begin; i < end;) {
         const uint64_t index = offset + static_cast<uint64_t>(i);
-        double v = 0;
-        switch (distribution) {
-          case Distribution::uniform: v = p0 + (p1 - p0) * uniform_at(seed, index); break;
-          case Distribution::normal: v = p0 + p1 * normal_at(seed, index); break;
-          case Distribution::bernoulli: v = uniform_at(seed, index) < p0 ? 1.0 : 0.0; break;
-        }
-        dst[i] = store<T>(v);
-        // Rounding to T can reach `high` itself; keep the range half-open by mapping that draw to `low`.
-        if (distribution == Distribution::uniform && p0 < p1 && static_cast<double>(load(dst[i])) >= p1) {
-          dst[i] = store<T>(p0);
-        }
+        const auto values = draw_pair(index >> 1);
+        const int64_t first = static_cast<int64_t>(index & 1);
+        for (int64_t k = first; k < 2 && i < end; ++k, ++i) put(i, values[static_cast<size_t>(k)]);
       }
     });
   });

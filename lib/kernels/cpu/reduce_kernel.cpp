@@ -11,12 +11,14 @@ namespace kusari::kernels::cpu {
 namespace {
 
 // Offsets (in elements) of every index combination of the given axes, row-major over those axes.
-std::vector<int64_t> offsets_of(const Array& x, const std::vector<int64_t>& axes) {
-  std::vector<int64_t> offsets{0};
+using Offsets = SmallVector<int64_t, 64>;
+
+Offsets offsets_of(const Array& x, const std::vector<int64_t>& axes) {
+  Offsets offsets{0};
   for (int64_t axis : axes) {
     const int64_t extent = x.shape()[axis];
     const int64_t stride = x.strides()[static_cast<size_t>(axis)];
-    std::vector<int64_t> next;
+    Offsets next;
     next.reserve(offsets.size() * static_cast<size_t>(extent));
     for (int64_t base : offsets) {
       for (int64_t i = 0; i < extent; ++i) next.push_back(base + i * stride);
@@ -37,8 +39,8 @@ void reduce_typed(ReduceOp op, const Array& x, const std::vector<int64_t>& axes,
   for (int64_t axis = 0; axis < x.ndim(); ++axis) {
     if (std::find(axes.begin(), axes.end(), axis) == axes.end()) kept.push_back(axis);
   }
-  const std::vector<int64_t> kept_offset = offsets_of(x, kept);
-  const std::vector<int64_t> reduced_offset = offsets_of(x, axes);
+  const Offsets kept_offset = offsets_of(x, kept);
+  const Offsets reduced_offset = offsets_of(x, axes);
   const T* in = static_cast<const T*>(x.raw_data());
   const int64_t m_count = static_cast<int64_t>(kept_offset.size());
   const int64_t r_count = static_cast<int64_t>(reduced_offset.size());

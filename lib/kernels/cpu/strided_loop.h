@@ -20,8 +20,8 @@ inline constexpr int64_t kGrain = 32768;
 // Shape and per-operand element strides after dropping unit axes and merging mergeable neighbours.
 template <size_t N>
 struct CollapsedLayout {
-  std::vector<int64_t> extents;
-  std::array<std::vector<int64_t>, N> strides;
+  SmallVector<int64_t, 8> extents;
+  std::array<SmallVector<int64_t, 8>, N> strides;
 };
 
 template <size_t N>

@@ -1,0 +1,87 @@
+#pragma once
+// BatchNormalization: batch normalization with learned scale and shift and running statistics.
+
+#include <cstdint>
+
+#include <kusari/links/link.h>
+
+namespace kusari::links {
+
+class BatchNormalization;
+
+// Options of BatchNormalization, set fluently: BatchNormalizationOptions(64).decay(0.9).zero_gamma().
+class BatchNormalizationOptions {
+ public:
+  // Normalisation of `size` channels (axis 1 of the input).
+  explicit BatchNormalizationOptions(int64_t size) : size_(size) {}
+  // Weight of the old running averages in each update (default 0.9).
+  BatchNormalizationOptions& decay(double value) { decay_ = value; return *this; }
+  // Added to the variance before the square root (default 2e-5).
+  BatchNormalizationOptions& eps(double value) { eps_ = value; return *this; }
+  // Whether to learn the scale gamma (default true; otherwise it is 1).
+  BatchNormalizationOptions& use_gamma(bool value) { use_gamma_ = value; return *this; }
+  // Whether to learn the shift beta (default true; otherwise it is 0).
+  BatchNormalizationOptions& use_beta(bool value) { use_beta_ = value; return *this; }
+  // Initializer of gamma (default ones).
+  BatchNormalizationOptions& initial_gamma(Initializer init) { initial_gamma_ = std::move(init); return *this; }
+  // Initializer of beta (default zeros).
+  BatchNormalizationOptions& initial_beta(Initializer init) { initial_beta_ = std::move(init); return *this; }
+  // Starts gamma at 0 (Goyal et al. 2017, for the last layer of a residual branch); false restores ones.
+  BatchNormalizationOptions& zero_gamma(bool value = true);
+  // Running averages as the cumulative average of the batches seen in finetune mode (decay 1 - 1/N).
+  BatchNormalizationOptions& finetune(bool value = true) { finetune_ = value; return *this; }
+  // Whether evaluation uses the running averages (default) or the last training batch's statistics.
+  BatchNormalizationOptions& use_running_average(bool value) { use_running_average_ = value; return *this; }
+
+ private:
+  friend class BatchNormalization;
+  int64_t size_;
+  double decay_ = 0.9;
+  double eps_ = 2e-5;
+  bool use_gamma_ = true;
+  bool use_beta_ = true;
+  Initializer initial_gamma_;
+  Initializer initial_beta_;
+  bool finetune_ = false;
+  bool use_running_average_ = true;
+};
+
+// Normalises each channel of x (N, C, ...). In training mode (in_training) it uses the batch statistics
+// and folds them into the persistents avg_mean and avg_var (the latter unbiased: var * m / (m - 1) for m
+// values per channel); in evaluation mode it uses avg_mean and avg_var. Parameters gamma and beta (when
+// used); persistent N counts the batches averaged in finetune mode. Without running averages, the
+// persistents last_mean and last_var keep the last training batch's statistics for evaluation.
+class BatchNormalization : public Cloneable<BatchNormalization, Link> {
+ public:
+  // A layer configured by options.
+  explicit BatchNormalization(const BatchNormalizationOptions& options);
+  // A layer over `size` channels with the default options.
+  explicit BatchNormalization(int64_t size) : BatchNormalization(BatchNormalizationOptions(size)) {}
+  // gamma * (x - mean) / sqrt(var + eps) + beta with batch or stored statistics (see the class comment).
+  Variable forward(const Variable& x) override;
+  // Switches the finetune mode on or off (N restarts the average when the mode is switched on).
+  void set_finetune(bool finetune);
+  // Number of channels.
+  int64_t size() const { return size_; }
+  // Weight of the old running averages.
+  double decay() const { return decay_; }
+  // Added to the variance before the square root.
+  double eps() const { return eps_; }
+
+ protected:
+  std::string type_name() const override { return "BatchNormalization"; }
+
+ private:
+  // The parameter `name`, or when it is not used a constant filled with `value` on x's device.
+  Variable param_or_constant(const std::string& name, double value, const Variable& x) const;
+  // Folds a batch's mean and biased variance over m values per channel into the running averages.
+  void update_running_averages(const Array& mean, const Array& var, int64_t m);
+
+  int64_t size_;
+  double decay_;
+  double eps_;
+  bool finetune_;
+  bool use_running_average_;
+};
+
+}  // namespace kusari::links
