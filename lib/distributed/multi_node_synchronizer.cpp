@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <unordered_map>
 
 #include <kusari/distributed/mpi_session.h>
 #include <kusari/distributed/parameter_agreement.h>
