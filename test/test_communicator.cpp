@@ -22,7 +22,7 @@ const std::vector<Dtype> kWires = {Dtype::float32, Dtype::float16, Dtype::bfloat
 
 // Options with tiny chunks, so that small tests still pipeline many messages.
 CommunicatorOptions small_chunks(Dtype wire) {
-  return {.wire_dtype = wire, .chunk_bytes = 256, .pipeline_depth = 2, .hybrid_threshold_bytes = 4096};
+  return {.wire_dtype = wire, .chunk_bytes = 1024, .pipeline_depth = 2, .hybrid_threshold_bytes = 4096};
 }
 
 // Integer-valued contribution of `rank` to array `index` (exact in every wire dtype once summed).
@@ -59,6 +59,43 @@ double wire_epsilon(Dtype wire) {
   }
 }
 
+// Sums integer-valued arrays of every size in kSizes with allreduce_sum: exact in every wire dtype.
+void check_integer_sums(const Communicator& comm) {
+  std::vector<Array> arrays;
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    arrays.push_back(Array::from_vector(integer_values(comm.rank(), i, kSizes[i]), {kSizes[i]}));
+  }
+  comm.allreduce_sum(arrays);
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    std::vector<float> expected(static_cast<size_t>(kSizes[i]), 0.0f);
+    for (int r = 0; r < comm.size(); ++r) {
+      const std::vector<float> part = integer_values(r, i, kSizes[i]);
+      for (size_t j = 0; j < part.size(); ++j) expected[j] += part[j];
+    }
+    INFO("array ", i);
+    CHECK(arrays[i].to_vector<float>() == expected);
+  }
+  expect_identical_on_all_ranks(comm, arrays[4]);
+}
+
+// Averages uniform arrays with allreduce_grad: within 2·size·ε of the wire dtype of the exact mean.
+void check_averages(const Communicator& comm) {
+  std::vector<Array> grads;
+  for (size_t i = 0; i < kSizes.size(); ++i) grads.push_back(uniform_values(comm.rank(), i, kSizes[i]));
+  comm.allreduce_grad(grads);
+  const double tolerance = 2.0 * comm.size() * wire_epsilon(comm.options().wire_dtype);
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    std::vector<double> mean(static_cast<size_t>(kSizes[i]), 0.0);
+    for (int r = 0; r < comm.size(); ++r) {
+      const std::vector<double> part = uniform_values(r, i, kSizes[i]).to_vector<double>();
+      for (size_t j = 0; j < part.size(); ++j) mean[j] += part[j] / comm.size();
+    }
+    INFO("array ", i);
+    kusari::testing::expect_values(grads[i], mean, tolerance);
+  }
+  expect_identical_on_all_ranks(comm, grads[3]);
+}
+
 }  // namespace
 
 TEST_CASE("topology: ranks, nodes and pretend nodes") {
@@ -90,52 +127,52 @@ TEST_CASE("create_communicator rejects unknown algorithms and bad options") {
   expect_error<DtypeError>([] { create_communicator("ring", {.wire_dtype = Dtype::float64}); }, {"wire", "float64"});
   expect_error<ValueError>([] { create_communicator("ring", {.chunk_bytes = 8}); }, {"chunk_bytes", "8"});
   expect_error<ValueError>([] { create_communicator("multi_color", {.colors = 0}); }, {"colors", "0"});
+  const char* previous = std::getenv("KUSARI_RANKS_PER_NODE");
+  const std::string saved = previous ? previous : "";
+  setenv("KUSARI_RANKS_PER_NODE", "two", 1);
+  expect_error<ValueError>([] { create_communicator("ring"); }, {"KUSARI_RANKS_PER_NODE", "two"});
+  if (previous) {
+    setenv("KUSARI_RANKS_PER_NODE", saved.c_str(), 1);
+  } else {
+    unsetenv("KUSARI_RANKS_PER_NODE");
+  }
 }
 
-TEST_CASE("algorithm x wire dtype: sums of integer data are exact, on every rank alike") {
+TEST_CASE("algorithm x wire dtype: exact integer sums, averages within the wire error, same bits on every rank") {
   for (const std::string& name : allreduce_algorithm_names()) {
     for (const Dtype wire : kWires) {
       INFO("algorithm ", name, ", wire ", wire);
       const Communicator comm = create_communicator(name, small_chunks(wire));
-      std::vector<Array> arrays;
-      for (size_t i = 0; i < kSizes.size(); ++i) {
-        arrays.push_back(Array::from_vector(integer_values(comm.rank(), i, kSizes[i]), {kSizes[i]}));
-      }
-      comm.allreduce_sum(arrays);
-      for (size_t i = 0; i < kSizes.size(); ++i) {
-        std::vector<float> expected(static_cast<size_t>(kSizes[i]), 0.0f);
-        for (int r = 0; r < comm.size(); ++r) {
-          const std::vector<float> part = integer_values(r, i, kSizes[i]);
-          for (size_t j = 0; j < part.size(); ++j) expected[j] += part[j];
-        }
-        INFO("array ", i);
-        CHECK(arrays[i].to_vector<float>() == expected);
-      }
-      expect_identical_on_all_ranks(comm, arrays[4]);
+      check_integer_sums(comm);
+      check_averages(comm);
     }
   }
 }
 
-TEST_CASE("algorithm x wire dtype: allreduce_grad averages within the wire dtype's error") {
-  for (const std::string& name : allreduce_algorithm_names()) {
-    for (const Dtype wire : kWires) {
-      INFO("algorithm ", name, ", wire ", wire);
-      const Communicator comm = create_communicator(name, small_chunks(wire));
-      std::vector<Array> grads;
-      for (size_t i = 0; i < kSizes.size(); ++i) grads.push_back(uniform_values(comm.rank(), i, kSizes[i]));
-      comm.allreduce_grad(grads);
-      const double tolerance = 2.0 * comm.size() * wire_epsilon(wire);
-      for (size_t i = 0; i < kSizes.size(); ++i) {
-        std::vector<double> mean(static_cast<size_t>(kSizes[i]), 0.0);
-        for (int r = 0; r < comm.size(); ++r) {
-          const std::vector<double> part = uniform_values(r, i, kSizes[i]).to_vector<double>();
-          for (size_t j = 0; j < part.size(); ++j) mean[j] += part[j] / comm.size();
-        }
-        kusari::testing::expect_values(grads[i], mean, tolerance);
-      }
-      expect_identical_on_all_ranks(comm, grads[3]);
-    }
+TEST_CASE("algorithm: node-aware algorithms with one rank per node (only the ring across nodes)") {
+  for (const std::string name : {"hierarchical", "two_dimensional"}) {
+    INFO("algorithm ", name);
+    CommunicatorOptions options = small_chunks(Dtype::float16);
+    options.ranks_per_node = 1;
+    const Communicator comm = create_communicator(name, options);
+    REQUIRE(comm.inter_size() == comm.size());
+    check_integer_sums(comm);
+    check_averages(comm);
   }
+}
+
+TEST_CASE("algorithm: rings with one message in flight, and more colors than elements") {
+  const Communicator shallow = create_communicator("ring", {.chunk_bytes = 64, .pipeline_depth = 1});
+  check_integer_sums(shallow);
+  const Communicator colorful = create_communicator("multi_color", {.wire_dtype = Dtype::bfloat16, .colors = 7});
+  const Array x = Array::from_vector(integer_values(colorful.rank(), 0, 5), {5});
+  colorful.allreduce_sum({x});
+  std::vector<float> expected(5, 0.0f);
+  for (int r = 0; r < colorful.size(); ++r) {
+    const std::vector<float> part = integer_values(r, 0, 5);
+    for (size_t j = 0; j < part.size(); ++j) expected[j] += part[j];
+  }
+  CHECK(x.to_vector<float>() == expected);
 }
 
 TEST_CASE("algorithm: hybrid takes the ring above its threshold and hierarchical below") {
@@ -177,22 +214,30 @@ TEST_CASE("allreduce_grad: mismatched sizes are reported on every rank, naming b
   expect_error<ValueError>([&] { comm.allreduce_grad({Array()}); }, {"allreduce_grad", "defined"});
 }
 
-TEST_CASE("wire dtype rounding matches astype, specials and tails included (one rank)") {
+TEST_CASE("wire dtype rounding matches astype, specials, tails and streaming stores included (one rank)") {
   const std::vector<float> specials = {1.0f / 3, -2.5e-6f, 65519.0f, 65520.0f, 1e9f, -1e-30f, 3.0f, 0.0f, -0.0f,
                                        INFINITY, -INFINITY, NAN, 1.00390625f, 1.0f + 1.0f / 1024, 7.0f, -8.5f,
                                        3.1415926f, 1e-8f, 2.0f};
-  const Array x = Array::from_vector(specials, {static_cast<int64_t>(specials.size())});
+  // Long enough for the streaming-store path, and starting off alignment (a view at offset 1).
+  std::vector<float> tiled(50001);
+  for (size_t i = 0; i < tiled.size(); ++i) tiled[i] = specials[i % specials.size()] * (i % 7 == 6 ? 1.5f : 1.0f);
+  const Array x = Array::from_vector(tiled, {static_cast<int64_t>(tiled.size())});
   for (const Dtype wire : {Dtype::float16, Dtype::bfloat16}) {
     for (const std::string name : {"ring", "flat"}) {
       INFO(name, " over ", wire);
       const Communicator self = create_communicator(name, {.wire_dtype = wire}, MPI_COMM_SELF);
-      const Array y = x.copy();
+      const Array y = x.copy().get_item({Slice{1, {}}});
       self.allreduce_sum({y});
-      const std::vector<float> got = y.to_vector<float>(), want = x.astype(wire).to_vector<float>();
+      const std::vector<float> got = y.to_vector<float>();
+      const std::vector<float> want = x.get_item({Slice{1, {}}}).astype(wire).to_vector<float>();
+      size_t mismatches = 0;
+      std::string first;
       for (size_t i = 0; i < got.size(); ++i) {
-        INFO("element ", i, ": ", got[i], " vs ", want[i]);
-        CHECK((std::memcmp(&got[i], &want[i], 4) == 0 || (std::isnan(got[i]) && std::isnan(want[i]))));
+        const bool same = std::memcmp(&got[i], &want[i], 4) == 0 || (std::isnan(got[i]) && std::isnan(want[i]));
+        if (!same && mismatches++ == 0) first = cat("element ", i, ": ", got[i], " vs ", want[i]);
       }
+      INFO("first mismatch: ", first);
+      CHECK(mismatches == 0);
     }
   }
 }

@@ -2,8 +2,6 @@
 
 #include <kusari/distributed/communicator_impl.h>
 
-#include <climits>
-
 #include <kusari/links/link.h>
 #include <kusari/distributed/array_list_buffer.h>
 #include <kusari/distributed/collectives.h>

@@ -80,7 +80,7 @@ class Communicator {
 // A communicator over MPI_COMM_WORLD (initialising MPI if needed) whose allreduce_grad uses the
 // algorithm `name`: naive, flat, ring, hierarchical, two_dimensional, multi_color or hybrid.
 // Collective; throws ValueError for an unknown name or bad options.
-Communicator create_communicator(const std::string& name = "two_dimensional", const CommunicatorOptions& options = {});
+Communicator create_communicator(const std::string& name = "hybrid", const CommunicatorOptions& options = {});
 // The algorithm names create_communicator accepts.
 std::vector<std::string> allreduce_algorithm_names();
 

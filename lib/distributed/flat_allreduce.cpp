@@ -1,7 +1,5 @@
 // flat: the whole buffer in the wire dtype, summed by one MPI_Allreduce.
 
-#include <vector>
-
 #include <kusari/distributed/allreduce_algorithm.h>
 #include <kusari/distributed/collectives.h>
 
@@ -12,10 +10,10 @@ class FlatAllreduce : public AllreduceAlgorithm {
  public:
   void run(ReduceBuffer& buffer, const CommGroups& groups) const override {
     const int64_t n = buffer.size();
-    std::vector<std::byte> fused(buffer.wire_bytes(n));
-    buffer.load(0, n, fused.data());
-    allreduce_elements(fused.data(), n, buffer.wire_dtype(), ReduceOp::sum, groups.all());
-    buffer.store(0, n, fused.data());
+    const Array fused = scratch(buffer.wire_bytes(n));
+    buffer.load(0, n, fused.raw_data());
+    allreduce_elements(fused.raw_data(), n, buffer.wire_dtype(), ReduceOp::sum, groups.all());
+    buffer.store(0, n, fused.raw_data());
   }
 };
 

@@ -1,8 +1,6 @@
 // hierarchical (Jia et al. 2018): reduce to each node's leader, ring all-reduce among the leaders,
 // broadcast from the leader inside each node. Few ranks take part in the ring, which suits small buffers.
 
-#include <vector>
-
 #include <kusari/distributed/allreduce_algorithm.h>
 #include <kusari/distributed/ring.h>
 #include <kusari/distributed/wire_buffer.h>
@@ -23,15 +21,15 @@ class HierarchicalAllreduce : public AllreduceAlgorithm {
       run_rings({natural_ring(groups.inter(), 0, n, options_)}, buffer);
       return;
     }
-    std::vector<std::byte> node_sum(buffer.wire_bytes(n));
-    buffer.load(0, n, node_sum.data());
-    reduce_elements(node_sum.data(), n, buffer.wire_dtype(), ReduceOp::sum, 0, groups.intra());
+    const Array node_sum = scratch(buffer.wire_bytes(n));
+    buffer.load(0, n, node_sum.raw_data());
+    reduce_elements(node_sum.raw_data(), n, buffer.wire_dtype(), ReduceOp::sum, 0, groups.intra());
     if (topology.intra_rank == 0 && topology.inter_size > 1) {
-      WireBuffer leaders(node_sum.data(), n, buffer.wire_dtype());
+      WireBuffer leaders(node_sum.raw_data(), n, buffer.wire_dtype());
       run_rings({natural_ring(groups.inter(), 0, n, options_)}, leaders);
     }
-    bcast_bytes(node_sum.data(), static_cast<int64_t>(node_sum.size()), 0, groups.intra());
-    buffer.store(0, n, node_sum.data());
+    bcast_bytes(node_sum.raw_data(), node_sum.nbytes(), 0, groups.intra());
+    buffer.store(0, n, node_sum.raw_data());
   }
 
  private:

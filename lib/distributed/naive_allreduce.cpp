@@ -1,5 +1,6 @@
 // naive: one MPI_Allreduce per piece (per tensor), as a plain data-parallel loop would do.
 
+#include <algorithm>
 #include <vector>
 
 #include <kusari/distributed/allreduce_algorithm.h>
@@ -12,13 +13,13 @@ class NaiveAllreduce : public AllreduceAlgorithm {
  public:
   void run(ReduceBuffer& buffer, const CommGroups& groups) const override {
     const std::vector<int64_t> offsets = buffer.piece_offsets();
-    std::vector<std::byte> piece;
+    int64_t largest = 0;
+    for (size_t i = 0; i + 1 < offsets.size(); ++i) largest = std::max(largest, offsets[i + 1] - offsets[i]);
+    const Array piece = scratch(buffer.wire_bytes(largest));
     for (size_t i = 0; i + 1 < offsets.size(); ++i) {
-      const int64_t n = offsets[i + 1] - offsets[i];
-      piece.resize(buffer.wire_bytes(n));
-      buffer.load(offsets[i], offsets[i + 1], piece.data());
-      allreduce_elements(piece.data(), n, buffer.wire_dtype(), ReduceOp::sum, groups.all());
-      buffer.store(offsets[i], offsets[i + 1], piece.data());
+      buffer.load(offsets[i], offsets[i + 1], piece.raw_data());
+      allreduce_elements(piece.raw_data(), offsets[i + 1] - offsets[i], buffer.wire_dtype(), ReduceOp::sum, groups.all());
+      buffer.store(offsets[i], offsets[i + 1], piece.raw_data());
     }
   }
 };

@@ -1,4 +1,4 @@
-// ReduceBuffer's wire dtype bookkeeping.
+// ReduceBuffer's wire dtype bookkeeping and scratch memory.
 
 #include <kusari/distributed/reduce_buffer.h>
 
@@ -9,5 +9,7 @@ namespace kusari::distributed {
 ReduceBuffer::ReduceBuffer(Dtype wire) : wire_(wire), itemsize_(itemsize(wire)) {
   wire::check_wire_dtype(wire, "ReduceBuffer");
 }
+
+Array scratch(size_t nbytes) { return Array::empty({static_cast<int64_t>(nbytes)}, Dtype::uint8); }
 
 }  // namespace kusari::distributed

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <kusari/core/dtype.h>
+#include <kusari/core/array.h>
 
 namespace kusari::distributed {
 
@@ -42,6 +42,10 @@ class ReduceBuffer {
   Dtype wire_;
   size_t itemsize_;
 };
+
+// Uninitialised host memory of nbytes bytes (a uint8 array) from kusari's pooled allocator, so that
+// scratch space reused from one all-reduce to the next costs no page faults.
+Array scratch(size_t nbytes);
 
 // Adds `elements` wire elements of `itemsize` bytes to a byte address.
 inline void* advance(void* data, int64_t elements, size_t itemsize) {

@@ -8,7 +8,6 @@
 #include <kusari/distributed/ring.h>
 
 #include <algorithm>
-#include <cstring>
 #include <deque>
 
 #include <kusari/distributed/mpi_util.h>
@@ -16,7 +15,8 @@
 namespace kusari::distributed {
 namespace {
 
-using Bytes = std::vector<std::byte>;
+// Chunk storage: pooled host memory (see scratch()).
+using Bytes = Array;
 
 // The element range of segment `segment` of [begin, end) cut into `parts` nearly equal parts.
 ElementRange segment_range(int64_t begin, int64_t end, int parts, int segment) {
@@ -31,7 +31,19 @@ int position_of(const std::vector<int>& order, int rank) {
   return static_cast<int>(it - order.begin());
 }
 
+// a mod b in [0, b) for any sign of a.
 int modulo(int a, int b) { return ((a % b) + b) % b; }
+
+// Throws ValueError unless tags [first, first + count) are valid on comm.
+void require_tags(MPI_Comm comm, int first, int count) {
+  int* upper_bound = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &upper_bound, &found), "MPI_Comm_get_attr");
+  if (found && static_cast<int64_t>(first) + count - 1 > *upper_bound) {
+    throw ValueError(cat("ring all-reduce: needs message tags up to ", static_cast<int64_t>(first) + count - 1,
+                         ", MPI allows ", *upper_bound, " (use fewer colors)"));
+  }
+}
 
 // The state of one ring while it runs.
 class RingStream {
@@ -56,7 +68,7 @@ class RingStream {
   };
   struct Transfer {
     MPI_Request request = MPI_REQUEST_NULL;
-    Bytes bytes;           // pooled storage (empty when data points into `owned`)
+    Bytes bytes;           // pooled storage (undefined when data points into `owned`)
     void* data = nullptr;  // the wire elements
   };
 
@@ -96,11 +108,13 @@ class RingStream {
   std::deque<Transfer> posted_;
   std::vector<MPI_Request> send_requests_;
   std::vector<Bytes> send_bytes_;
+  std::vector<int> completed_indices_;  // MPI_Testsome's output
   std::vector<Bytes> free_;
 };
 
 RingStream::RingStream(const RingPlan& plan, ReduceBuffer& buffer)
     : plan_(plan), buffer_(buffer), size_(static_cast<int>(plan.order.size())) {
+  require_tags(plan.comm, plan.tag_base, 2 * size_);
   position_ = position_of(plan.order, comm_rank(plan.comm));
   left_ = plan.order[static_cast<size_t>(modulo(position_ - 1, size_))];
   right_ = plan.order[static_cast<size_t>(modulo(position_ + 1, size_))];
@@ -125,7 +139,7 @@ ElementRange RingStream::chunk_range(const Message& message) const {
 }
 
 Bytes RingStream::take_bytes() {
-  if (free_.empty()) return Bytes(static_cast<size_t>(chunk_elements_) * buffer_.wire_itemsize());
+  if (free_.empty()) return scratch(static_cast<size_t>(chunk_elements_) * buffer_.wire_itemsize());
   Bytes bytes = std::move(free_.back());
   free_.pop_back();
   return bytes;
@@ -153,7 +167,7 @@ void RingStream::issue_first_sends(int64_t through_chunk) {
       send(in_owned(range.begin), range, first_step_, {});
     } else {
       Bytes bytes = take_bytes();
-      void* data = bytes.data();
+      void* data = bytes.raw_data();
       buffer_.load(range.begin, range.end, data);
       send(data, range, first_step_, std::move(bytes));
     }
@@ -170,7 +184,7 @@ void RingStream::post_receives() {
       transfer.data = in_owned(range.begin);
     } else {
       transfer.bytes = take_bytes();
-      transfer.data = transfer.bytes.data();
+      transfer.data = transfer.bytes.raw_data();
     }
     const int count = mpi_count(static_cast<int64_t>(buffer_.wire_bytes(range.end - range.begin)), "ring");
     check_mpi(MPI_Irecv(transfer.data, count, MPI_BYTE, left_, plan_.tag_base + message.step, plan_.comm,
@@ -189,7 +203,7 @@ void RingStream::process(const Message& message, Transfer transfer) {
   if (message.step + 1 < end_step_) {
     void* data = transfer.data;
     send(data, range, message.step + 1, std::move(transfer.bytes));
-  } else if (!transfer.bytes.empty()) {
+  } else if (transfer.bytes.defined()) {
     free_.push_back(std::move(transfer.bytes));
   }
 }
@@ -197,15 +211,15 @@ void RingStream::process(const Message& message, Transfer transfer) {
 void RingStream::reclaim_sends() {
   if (send_requests_.empty()) return;
   int completed = 0;
-  std::vector<int> indices(send_requests_.size());
-  check_mpi(MPI_Testsome(static_cast<int>(send_requests_.size()), send_requests_.data(), &completed, indices.data(),
-                         MPI_STATUSES_IGNORE),
+  completed_indices_.resize(send_requests_.size());
+  check_mpi(MPI_Testsome(static_cast<int>(send_requests_.size()), send_requests_.data(), &completed,
+                         completed_indices_.data(), MPI_STATUSES_IGNORE),
             "MPI_Testsome");
   if (completed <= 0) return;
   size_t kept = 0;
   for (size_t i = 0; i < send_requests_.size(); ++i) {
     if (send_requests_[i] == MPI_REQUEST_NULL) {
-      if (!send_bytes_[i].empty()) free_.push_back(std::move(send_bytes_[i]));
+      if (send_bytes_[i].defined()) free_.push_back(std::move(send_bytes_[i]));
     } else {
       if (kept != i) {
         send_requests_[kept] = send_requests_[i];
@@ -252,11 +266,11 @@ void run_single(const RingPlan& plan, ReduceBuffer& buffer) {
     case RingPhases::allgather: buffer.store(range.begin, range.end, plan.owned); break;
     case RingPhases::both: {
       const int64_t chunk = std::max<int64_t>(1, plan.chunk_bytes / static_cast<int64_t>(buffer.wire_itemsize()));
-      Bytes bytes(buffer.wire_bytes(std::min(chunk, range.end - range.begin)));
+      const Bytes bytes = scratch(buffer.wire_bytes(std::min(chunk, range.end - range.begin)));
       for (int64_t at = range.begin; at < range.end; at += chunk) {
         const int64_t stop = std::min(range.end, at + chunk);
-        buffer.load(at, stop, bytes.data());
-        buffer.store(at, stop, bytes.data());
+        buffer.load(at, stop, bytes.raw_data());
+        buffer.store(at, stop, bytes.raw_data());
       }
       break;
     }

@@ -2,8 +2,6 @@
 // rank's slice with the ranks holding the same slice on the other nodes, all-gather inside each node.
 // All three phases are pipelined rings; only one slice ever exists in wire form.
 
-#include <vector>
-
 #include <kusari/distributed/allreduce_algorithm.h>
 #include <kusari/distributed/ring.h>
 #include <kusari/distributed/wire_buffer.h>
@@ -24,13 +22,13 @@ class TwoDimensionalAllreduce : public AllreduceAlgorithm {
   void run(ReduceBuffer& buffer, const CommGroups& groups) const override {
     RingPlan node_ring = natural_ring(groups.intra(), 0, buffer.size(), options_);
     const ElementRange slice = owned_range(node_ring);
-    std::vector<std::byte> slice_sum(buffer.wire_bytes(slice.end - slice.begin));
-    node_ring.owned = slice_sum.data();
+    const Array slice_sum = scratch(buffer.wire_bytes(slice.end - slice.begin));
+    node_ring.owned = slice_sum.raw_data();
 
     node_ring.phases = RingPhases::reduce_scatter;
     run_rings({node_ring}, buffer);
     if (groups.topology().inter_size > 1) {
-      WireBuffer across(slice_sum.data(), slice.end - slice.begin, buffer.wire_dtype());
+      WireBuffer across(slice_sum.raw_data(), slice.end - slice.begin, buffer.wire_dtype());
       run_rings({natural_ring(groups.inter(), 0, across.size(), options_)}, across);
     }
     node_ring.phases = RingPhases::allgather;
