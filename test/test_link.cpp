@@ -124,3 +124,27 @@ TEST_CASE("a std::shared_ptr<Link> field is re-pointed by copy()") {
   CHECK(copied->inner != holder.inner);
   CHECK(copied->inner == copied->child<L::Link>("inner"));
 }
+
+TEST_CASE("replace_child re-points fields and list entries, and refuses what cannot stand there") {
+  Net net;
+  auto other = std::make_shared<Affine>(3);
+  other->param("scale").data().fill(2.0);
+  net.replace_child("first", other);
+  CHECK(net.first == other);
+  CHECK(net.child<Affine>("first") == other);
+  expect_values(net(Variable(Array::from_vector<float>({1, 2, 3}, {3}))).data(), {2, 4, 6});
+  expect_error<ValueError>([&] { net.replace_child("first", std::make_shared<L::Sequential>()); },
+                           {"child 'first' cannot hold a link of another type"});
+  CHECK(net.first == other);
+  expect_error<ValueError>([&] { net.replace_child("third", other); }, {"no child named 'third'"});
+  expect_error<ValueError>([&] { net.replace_child("first", nullptr); }, {"replacement of child 'first' is null"});
+
+  L::Sequential seq;
+  seq.append(std::make_shared<Affine>(2)).append([](const Variable& x) { return x * 3.0; });
+  auto doubling = std::make_shared<Affine>(2);
+  doubling->param("scale").data().fill(2.0);
+  seq.replace_child("0", doubling);
+  expect_values(seq(Variable(Array::from_vector<float>({1, 2}, {2}))).data(), {6, 12});
+  expect_error<ValueError>([&] { seq.replace_child("1", doubling); }, {"Sequential", "no child named '1'"});
+  expect_error<ValueError>([&] { Affine(2).replace_child("x", doubling); }, {"no child named 'x'"});
+}

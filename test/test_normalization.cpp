@@ -97,6 +97,66 @@ TEST_CASE("batch normalization rejects bad shapes") {
 
 namespace {
 
+// A batch split into `parts` identical parts, as a process sees it: batch_sum multiplies by the number
+// of parts (what an all-reduce over identical ranks gives, and its backward alike).
+F::BatchSum identical_parts(double parts) {
+  return [parts](const Variable& v) { return v * parts; };
+}
+
+auto split_bn(double parts) {
+  return [parts](const std::vector<Variable>& x) {
+    return std::vector<Variable>{F::split_batch_normalization(x[0], x[1], x[2], identical_parts(parts)).y};
+  };
+}
+
+}  // namespace
+
+TEST_CASE("split_batch_normalization of identical parts equals batch_normalization of their concatenation") {
+  const Array x = random({3, 2, 2}, 21, Dtype::float64, -1, 2), gamma = random({2}, 22, Dtype::float64, 0.5, 1.5),
+              beta = random({2}, 23), gy = random({3, 2, 2}, 24);
+  for (double parts : {1.0, 3.0}) {
+    INFO(parts, " parts");
+    std::vector<Array> copies(static_cast<size_t>(parts), x);
+    Variable whole_x(ops::concatenate(copies, 0)), whole_gamma(gamma.copy()), whole_beta(beta.copy());
+    F::BatchNormalizationResult whole = F::batch_normalization(whole_x, whole_gamma, whole_beta);
+    whole.y.set_grad(ops::concatenate(std::vector<Array>(static_cast<size_t>(parts), gy), 0));
+    whole.y.backward();
+    Variable part_x(x.copy()), part_gamma(gamma.copy()), part_beta(beta.copy());
+    F::BatchNormalizationResult part = F::split_batch_normalization(part_x, part_gamma, part_beta, identical_parts(parts));
+    part.y.set_grad(gy);
+    part.y.backward();
+    const auto first = [&](const Array& a) { return a.get_item({Slice{0, 3}}); };
+    CHECK(part.count == whole.count);
+    expect_close(part.mean, whole.mean, 1e-12, 1e-10);
+    expect_close(part.var, whole.var, 1e-12, 1e-10);
+    expect_close(part.y.data(), first(whole.y.data()), 1e-12, 1e-10);
+    expect_close(part_x.grad(), first(whole_x.grad()), 1e-12, 1e-10);
+    expect_close(part_gamma.grad() * parts, whole_gamma.grad(), 1e-12, 1e-10);
+    expect_close(part_beta.grad() * parts, whole_beta.grad(), 1e-12, 1e-10);
+  }
+}
+
+TEST_CASE("split_batch_normalization gradients, double backprop, dtypes and errors") {
+  const std::vector<Array> inputs = {random({3, 2, 2}, 31), random({2}, 32, Dtype::float64, 0.5, 1.5),
+                                     random({2}, 33)};
+  for (double parts : {1.0, 2.0}) {
+    INFO(parts, " parts");
+    check_gradients(split_bn(parts), inputs);
+    check_forward_dtypes(split_bn(parts), inputs, 2);
+  }
+  const Variable good(Array::ones({3}));
+  expect_error<ValueError>([&] { F::split_batch_normalization(Variable(Array::zeros({2, 3})), good, good, nullptr); },
+                           {"split_batch_normalization", "batch_sum"});
+  expect_error<ShapeError>(
+      [&] { F::split_batch_normalization(Variable(Array::zeros({1, 3})), good, good, identical_parts(1)); },
+      {"more than one value per channel", "all parts", "got 1"});
+  expect_error<ShapeError>(
+      [&] { F::split_batch_normalization(Variable(Array::zeros({2, 3})), Variable(Array::ones({4})), good, identical_parts(2)); },
+      {"split_batch_normalization", "(3,)", "(4,)"});
+}
+
+namespace {
+
 // Local response normalization by its definition, in float64 loops: the window of channel c is
 // c - n/2 ... c + n/2 clipped to the existing channels.
 std::vector<double> reference_lrn(const Array& x, int64_t n, double k, double alpha, double beta) {

@@ -1,6 +1,8 @@
 #pragma once
 // Batch normalization over every axis but the channel axis (axis 1), for (N, C) and (N, C, H, W) inputs.
 
+#include <functional>
+
 #include <kusari/autograd/variable.h>
 
 namespace kusari::functions {
@@ -18,6 +20,17 @@ struct BatchNormalizationResult {
 // precision inputs are normalised in float32 and the output is cast back.
 BatchNormalizationResult batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
                                              double eps = 2e-5);
+// Sums a per-channel statistic over every part of a batch that is split across processes,
+// differentiably (kusari::distributed passes an all-reduce).
+using BatchSum = std::function<Variable(const Variable&)>;
+
+// batch_normalization of a batch split across processes, x being this process's part: the
+// statistics (and count) are those of all parts together, so unequal parts give exactly the whole
+// batch's. Forward calls batch_sum once on [Σx, Σx², count] (float64), backward once on [Σgy, Σgy·x̂]
+// (only when x needs a gradient); the gradients of gamma and beta are this part's share. Every
+// process must call it, and backpropagate through it, in step.
+BatchNormalizationResult split_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
+                                                   const BatchSum& batch_sum, double eps = 2e-5);
 // Normalises x with given statistics (evaluation mode); every argument is differentiable.
 Variable fixed_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
                                    const Variable& mean, const Variable& var, double eps = 2e-5);

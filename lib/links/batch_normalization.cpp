@@ -46,7 +46,7 @@ Variable BatchNormalization::param_or_constant(const std::string& name, double v
 Variable BatchNormalization::forward(const Variable& x) {
   const Variable gamma = param_or_constant("gamma", 1.0, x), beta = param_or_constant("beta", 0.0, x);
   if (in_training(*this)) {
-    functions::BatchNormalizationResult result = functions::batch_normalization(x, gamma, beta, eps_);
+    functions::BatchNormalizationResult result = normalize_batch(x, gamma, beta);
     update_running_averages(result.mean, result.var, result.count);
     if (!use_running_average_) {
       persistent("last_mean").assign(result.mean);
@@ -57,6 +57,11 @@ Variable BatchNormalization::forward(const Variable& x) {
   const std::string prefix = use_running_average_ ? "avg_" : "last_";
   return functions::fixed_batch_normalization(x, gamma, beta, Variable(persistent(prefix + "mean"), false),
                                               Variable(persistent(prefix + "var"), false), eps_);
+}
+
+functions::BatchNormalizationResult BatchNormalization::normalize_batch(const Variable& x, const Variable& gamma,
+                                                                        const Variable& beta) {
+  return functions::batch_normalization(x, gamma, beta, eps_);
 }
 
 void BatchNormalization::update_running_averages(const Array& mean, const Array& var, int64_t m) {

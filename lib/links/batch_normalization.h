@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include <kusari/functions/normalization.h>
 #include <kusari/links/link.h>
 
 namespace kusari::links {
@@ -70,6 +71,10 @@ class BatchNormalization : public Cloneable<BatchNormalization, Link> {
 
  protected:
   std::string type_name() const override { return "BatchNormalization"; }
+  // Normalises x with the statistics of the training batch: its own (MultiNodeBatchNormalization
+  // overrides this to take them over every rank).
+  virtual functions::BatchNormalizationResult normalize_batch(const Variable& x, const Variable& gamma,
+                                                              const Variable& beta);
 
  private:
   // The parameter `name`, or when it is not used a constant filled with `value` on x's device.

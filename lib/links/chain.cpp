@@ -27,6 +27,14 @@ std::shared_ptr<Link> Chain::find_child(const std::string& name) const {
   return it->second.link;
 }
 
+void Chain::replace_child(const std::string& name, std::shared_ptr<Link> link) {
+  if (!link) throw ValueError(cat(type_name(), ": the replacement of child '", name, "' is null"));
+  auto it = children_.find(name);
+  if (it == children_.end()) throw ValueError(cat(type_name(), ": no child named '", name, "' to replace"));
+  if (it->second.rebind) it->second.rebind(*this, link);
+  it->second.link = std::move(link);
+}
+
 void Chain::deepen_children() {
   for (auto& [name, child] : children_) {
     child.link = child.link->copy();
@@ -43,6 +51,17 @@ std::vector<std::pair<std::string, std::shared_ptr<Link>>> ChainList::children()
   std::vector<std::pair<std::string, std::shared_ptr<Link>>> out;
   for (size_t i = 0; i < links_.size(); ++i) out.emplace_back(std::to_string(i), links_[i]);
   return out;
+}
+
+void ChainList::replace_child(const std::string& name, std::shared_ptr<Link> link) {
+  if (!link) throw ValueError(cat(type_name(), ": the replacement of child '", name, "' is null"));
+  for (size_t i = 0; i < links_.size(); ++i) {
+    if (std::to_string(i) == name) {
+      links_[i] = std::move(link);
+      return;
+    }
+  }
+  throw ValueError(cat(type_name(), ": no child named '", name, "' to replace"));
 }
 
 void ChainList::deepen_children() {

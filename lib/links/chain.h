@@ -11,14 +11,17 @@ class Chain : public Link {
   Chain() = default;
   // Children in sorted name order.
   std::vector<std::pair<std::string, std::shared_ptr<Link>>> children() const override;
+  // Replaces child `name`, re-pointing the field registered with it (which must be able to hold `link`).
+  void replace_child(const std::string& name, std::shared_ptr<Link> link) override;
   // Registers `member` (a shared_ptr field of the subclass, already assigned) as child `name` and
   // returns it; copy() re-points the field at the copied child.
   template <class T>
   std::shared_ptr<T>& add_link(const std::string& name, std::shared_ptr<T>& member) {
     const std::ptrdiff_t offset = reinterpret_cast<char*>(&member) - reinterpret_cast<char*>(this);
-    register_child(name, member, [offset](Chain& owner, const std::shared_ptr<Link>& child) {
-      auto* slot = reinterpret_cast<std::shared_ptr<T>*>(reinterpret_cast<char*>(&owner) + offset);
-      *slot = std::static_pointer_cast<T>(child);
+    register_child(name, member, [offset, name](Chain& owner, const std::shared_ptr<Link>& child) {
+      auto typed = std::dynamic_pointer_cast<T>(child);
+      if (!typed) throw ValueError(cat(owner.type_name(), ": child '", name, "' cannot hold a link of another type"));
+      *reinterpret_cast<std::shared_ptr<T>*>(reinterpret_cast<char*>(&owner) + offset) = std::move(typed);
     });
     return member;
   }
@@ -61,6 +64,8 @@ class ChainList : public Cloneable<ChainList, Link> {
   const std::shared_ptr<Link>& operator[](size_t i) const { return links_.at(i); }
   // Children as ("0", link), ("1", link), ... sorted numerically.
   std::vector<std::pair<std::string, std::shared_ptr<Link>>> children() const override;
+  // Replaces child `name` ("0", "1", ...).
+  void replace_child(const std::string& name, std::shared_ptr<Link> link) override;
 
  protected:
   void deepen_children() override;

@@ -172,6 +172,10 @@ void Link::copyparams(const Link& source) {
   }
 }
 
+void Link::replace_child(const std::string& name, std::shared_ptr<Link>) {
+  throw ValueError(cat(type_name(), ": no child named '", name, "' to replace"));
+}
+
 std::shared_ptr<Link> Link::shallow_clone() const {
   throw ValueError(cat("copy: ", type_name(), " does not derive from kusari::links::Cloneable, so it cannot be copied"));
 }

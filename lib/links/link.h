@@ -50,6 +50,9 @@ class Link {
 
   // Child links by name in sorted order (empty for plain links).
   virtual std::vector<std::pair<std::string, std::shared_ptr<Link>>> children() const { return {}; }
+  // Puts `link` in the place of child `name` (fields that hold the child follow); throws ValueError
+  // if there is no such child or `link` cannot stand where it stood.
+  virtual void replace_child(const std::string& name, std::shared_ptr<Link> link);
   // Every parameter of this link and its descendants with its path ("/conv1/W"), sorted by path;
   // uninitialised ones are skipped unless include_uninitialized.
   std::vector<std::pair<std::string, Variable>> namedparams(bool include_uninitialized = false) const;

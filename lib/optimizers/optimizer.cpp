@@ -44,6 +44,12 @@ void Optimizer::setup(std::shared_ptr<links::Link> target) {
   target_ = std::move(target);
   rules_.clear();
   create_missing_rules();
+  if (synchronizer_) synchronizer_->attach(target_);
+}
+
+void Optimizer::set_gradient_synchronizer(std::shared_ptr<GradientSynchronizer> synchronizer) {
+  synchronizer_ = std::move(synchronizer);
+  if (synchronizer_ && target_) synchronizer_->attach(target_);
 }
 
 void Optimizer::require_target(const char* op) const {
@@ -103,6 +109,7 @@ std::vector<GradientEntry> Optimizer::gather_gradients() {
 bool Optimizer::update() {
   require_target("update");
   auto guard = no_backprop_mode();
+  if (synchronizer_ && !synchronizer_->synchronize()) return false;
   std::vector<GradientEntry> entries = gather_gradients();
   if (loss_scaler_ && loss_scaler_->is_dynamic()) {
     std::vector<Array> grads;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <kusari/links/link.h>
+#include <kusari/optimizers/gradient_synchronizer.h>
 #include <kusari/optimizers/hyperparameter.h>
 #include <kusari/optimizers/loss_scaler.h>
 #include <kusari/optimizers/update_rule.h>
@@ -63,10 +64,11 @@ class Optimizer {
   // Every rule with its parameter path, sorted by path (rules are created for new parameters first).
   std::vector<std::pair<std::string, UpdateRule*>> update_rules();
 
-  // One step from the gradients already computed: divides them by the loss scale, skips the step
-  // (and lowers a dynamic scale) if any is inf/NaN, runs the pre hooks, increments t, applies each
-  // enabled rule in sorted name order to every parameter with a gradient, runs the post hooks.
-  // Returns whether the step was taken.
+  // One step from the gradients already computed: lets the gradient synchronizer (if any) make them
+  // agree across processes or skip the step, divides them by the loss scale, skips the step (and
+  // lowers a dynamic scale) if any is inf/NaN, runs the pre hooks, increments t, applies each enabled
+  // rule in sorted name order to every parameter with a gradient, runs the post hooks. Returns
+  // whether the step was taken.
   bool update();
   // Clears the gradients, computes loss = lossfun(), backpropagates it times the loss scale, and
   // calls update(). Returns whether the step was taken.
@@ -98,6 +100,11 @@ class Optimizer {
   double loss_scale() const { return loss_scaler_ ? loss_scaler_->scale() : 1.0; }
   // Replaces how the finiteness of gradients is agreed on (see FiniteCheck).
   void set_finite_check(FiniteCheck check) { finite_check_ = std::move(check); }
+  // Installs what makes gradients agree across processes (null removes it); it is attached to the
+  // current target at once, if there is one, and to every later setup() target.
+  void set_gradient_synchronizer(std::shared_ptr<GradientSynchronizer> synchronizer);
+  // The installed gradient synchronizer (null without one).
+  const std::shared_ptr<GradientSynchronizer>& gradient_synchronizer() const { return synchronizer_; }
 
   // Saves or loads t, epoch, every rule's state and step count (under the parameter's path) and
   // the loss scaler.
@@ -123,6 +130,7 @@ class Optimizer {
   HookList<OptimizerHook> hooks_;
   std::optional<LossScaler> loss_scaler_;
   FiniteCheck finite_check_ = [](bool locally_finite) { return locally_finite; };
+  std::shared_ptr<GradientSynchronizer> synchronizer_;
   int64_t t_ = 0;
   int64_t epoch_ = 0;
   double epoch_detail_ = 0;

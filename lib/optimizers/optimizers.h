@@ -2,6 +2,7 @@
 // Every optimizer, hook, schedule and helper of kusari::optimizers.
 
 #include <kusari/optimizers/adam.h>
+#include <kusari/optimizers/gradient_synchronizer.h>
 #include <kusari/optimizers/hook_list.h>
 #include <kusari/optimizers/hooks.h>
 #include <kusari/optimizers/hyperparameter.h>

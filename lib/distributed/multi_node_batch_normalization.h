@@ -1,0 +1,36 @@
+#pragma once
+// MultiNodeBatchNormalization: a BatchNormalization whose training statistics span every rank.
+
+#include <memory>
+
+#include <kusari/distributed/communicator.h>
+#include <kusari/links/batch_normalization.h>
+
+namespace kusari::links {
+
+// BatchNormalization over the batch formed by every rank's input together (see
+// distributed::multi_node_batch_normalization): one all-reduce in forward and one in backward, exact
+// for unequal local batch sizes. The running averages fold in those global statistics (unbiased
+// with the global count); without running averages (Akiba et al. 2017), last_mean and last_var keep
+// the last training batch's E[x] and Var[x] over all ranks, which the forward's single all-reduce of
+// [Σx, Σx², count] already averaged, so evaluation needs no communication. Evaluation is local.
+class MultiNodeBatchNormalization : public BatchNormalization {
+ public:
+  // A layer configured by options whose statistics are summed over comm.
+  MultiNodeBatchNormalization(const BatchNormalizationOptions& options, distributed::Communicator comm);
+  // A multi-node layer sharing bn's settings, parameters and persistent values (the same arrays).
+  MultiNodeBatchNormalization(const BatchNormalization& bn, distributed::Communicator comm);
+  // The communicator the statistics are summed over.
+  const distributed::Communicator& communicator() const { return comm_; }
+
+ protected:
+  std::string type_name() const override { return "MultiNodeBatchNormalization"; }
+  std::shared_ptr<Link> shallow_clone() const override;
+  functions::BatchNormalizationResult normalize_batch(const Variable& x, const Variable& gamma,
+                                                      const Variable& beta) override;
+
+ private:
+  distributed::Communicator comm_;
+};
+
+}  // namespace kusari::links

@@ -1,0 +1,18 @@
+#pragma once
+// multi_node_batch_normalization: batch normalization whose statistics span every rank's batch.
+
+#include <kusari/distributed/communicator.h>
+#include <kusari/functions/normalization.h>
+
+namespace kusari::distributed {
+
+// functions::split_batch_normalization over the ranks of comm: x is this rank's part of the batch
+// (local batch sizes may differ); one all-reduce of [Σx, Σx², count] in forward and one of
+// [Σgy, Σgy·x̂] in backward give exactly the statistics and x-gradients of the concatenated batch,
+// while the gradients of gamma and beta are this rank's share (the optimizer averages them). Every
+// rank must call it and backpropagate through it in step.
+functions::BatchNormalizationResult multi_node_batch_normalization(const Variable& x, const Variable& gamma,
+                                                                   const Variable& beta, const Communicator& comm,
+                                                                   double eps = 2e-5);
+
+}  // namespace kusari::distributed

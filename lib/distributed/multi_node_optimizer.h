@@ -1,0 +1,42 @@
+#pragma once
+// create_multi_node_optimizer: data-parallel training with any optimizer (ChainerMN's
+// create_multi_node_optimizer): gradients averaged over the ranks, fused into buckets that are
+// all-reduced while backward still runs.
+
+#include <cstdint>
+#include <memory>
+
+#include <kusari/distributed/communicator.h>
+#include <kusari/optimizers/optimizer.h>
+
+namespace kusari::distributed {
+
+// Settings of create_multi_node_optimizer.
+struct MultiNodeOptions {
+  int64_t bucket_bytes = int64_t{25} << 20;  // gradients fused per all-reduce, in float32 bytes
+  bool double_buffering = false;             // apply the previous step's averaged gradients while this step's travel
+  bool overlap = true;                       // start each bucket's all-reduce in backward, once its last gradient is final
+};
+
+// Makes `actual` data-parallel over comm and returns it (the same object, so its learning rate,
+// hooks, loss scaling, serialization and every other setting stay where they were; a training loop
+// takes it like any optimizer). From then on (collective: every rank calls it, and every rank runs
+// the same steps):
+//  - the first update() compares the parameters' names, shapes and dtypes across ranks (throwing
+//    ValueError naming the first mismatch), broadcasts rank 0's parameters and takes no step (its
+//    gradients came from each rank's own initial parameters);
+//  - every later update() averages the gradients over the ranks before the optimizer's hooks and
+//    rules run: buckets of bucket_bytes in the order backward produced gradients in the first step,
+//    each all-reduced on a communication thread as soon as its last gradient is final (overlap),
+//    zeros standing in for gradients a rank did not produce; update() waits for the rest. Every
+//    backward through the model's parameters must happen on all ranks alike;
+//  - with double_buffering, update() applies the previous step's averaged gradients (so each step's
+//    gradients are applied one update late, and the second update takes no step either) while this
+//    step's are all-reduced during the next step's computation;
+//  - with dynamic loss scaling, whether the gradients are finite is agreed across ranks.
+// Throws ValueError for bad options.
+std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_ptr<optimizers::Optimizer> actual,
+                                                                   const Communicator& comm,
+                                                                   const MultiNodeOptions& options = {});
+
+}  // namespace kusari::distributed

@@ -1,0 +1,223 @@
+#include <kusari/distributed/multi_node_synchronizer.h>
+
+#include <cmath>
+#include <sstream>
+#include <unordered_map>
+
+#include <kusari/distributed/mpi_session.h>
+#include <kusari/distributed/parameter_agreement.h>
+
+namespace kusari::distributed {
+namespace {
+
+constexpr const char* kOp = "MultiNodeOptimizer";
+
+// The parameters that receive gradients, in sorted name order.
+std::vector<std::pair<std::string, Variable>> trainable_params(const links::Link& target) {
+  std::vector<std::pair<std::string, Variable>> out;
+  for (auto& [name, param] : target.namedparams()) {
+    if (param.requires_grad()) out.emplace_back(name, param);
+  }
+  return out;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+// `params` reordered: first those named in `order` (in that order), then the others as they come.
+std::vector<std::pair<std::string, Variable>> reorder(const std::vector<std::pair<std::string, Variable>>& params,
+                                                      const std::string& order) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < params.size(); ++i) index[params[i].first] = i;
+  std::vector<bool> taken(params.size(), false);
+  std::vector<std::pair<std::string, Variable>> out;
+  std::istringstream in(order);
+  for (std::string name; std::getline(in, name);) {
+    auto it = index.find(name);
+    if (it == index.end() || taken[it->second]) continue;
+    taken[it->second] = true;
+    out.push_back(params[it->second]);
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!taken[i]) out.push_back(params[i]);
+  }
+  return out;
+}
+
+// Whether every element of the float32 buffers is finite (plain loops: runs on the communication thread).
+bool buffers_finite(const std::vector<Array>& buffers) {
+  for (const Array& buffer : buffers) {
+    const float* data = static_cast<const float*>(buffer.raw_data());
+    for (int64_t i = 0, n = buffer.size(); i < n; ++i) {
+      if (!std::isfinite(data[i])) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+MultiNodeSynchronizer::MultiNodeSynchronizer(Communicator comm, const MultiNodeOptions& options,
+                                             std::function<bool()> needs_finite_check)
+    : comm_(std::move(comm)),
+      options_(options),
+      needs_finite_check_(std::move(needs_finite_check)),
+      thread_(mpi_thread_level() == ThreadLevel::multiple) {}
+
+MultiNodeSynchronizer::~MultiNodeSynchronizer() {
+  for (const auto& [param, id] : hooks_) param.remove_gradient_hook(id);
+}
+
+void MultiNodeSynchronizer::hook(const std::string& name, const Variable& param) {
+  if (!hooked_.insert(name).second) return;
+  const int64_t id = param.register_gradient_hook([this, name](const Variable& p) { on_gradient(name, p); });
+  hooks_.emplace_back(param, id);
+}
+
+void MultiNodeSynchronizer::attach(const std::shared_ptr<links::Link>& target) {
+  detach();
+  target_ = target;
+  for (const auto& [name, param] : trainable_params(*target_)) hook(name, param);
+}
+
+void MultiNodeSynchronizer::detach() {
+  thread_.wait_all();
+  for (const auto& [param, id] : hooks_) param.remove_gradient_hook(id);
+  hooks_.clear();
+  hooked_.clear();
+  arrival_order_.clear();
+  arrived_.clear();
+  buckets_.reset();
+  current_.reset();
+  previous_.reset();
+  installed_finite_ = true;
+  target_.reset();
+}
+
+void MultiNodeSynchronizer::on_gradient(const std::string& name, const Variable& param) {
+  if (!buckets_) {
+    if (arrived_.insert(name).second) arrival_order_.push_back(name);
+    return;
+  }
+  if (!options_.overlap || options_.double_buffering) return;
+  const std::optional<size_t> slot = buckets_->find(name);
+  if (!slot) return;
+  if (!current_) current_ = new_transfer();
+  Transfer& t = *current_;
+  if (t.repeated || t.sources[*slot].defined()) {
+    t.repeated = true;
+    return;
+  }
+  t.sources[*slot] = staged_source(param.grad());
+  const size_t bucket = buckets_->slots()[*slot].bucket;
+  if (--t.missing[bucket] == 0) send_ready(t);
+}
+
+MultiNodeSynchronizer::Transfer MultiNodeSynchronizer::new_transfer() const {
+  Transfer t;
+  t.sources.resize(buckets_->slots().size());
+  t.buffers.resize(buckets_->buckets().size());
+  for (const Bucket& b : buckets_->buckets()) t.missing.push_back(static_cast<int64_t>(b.last - b.first));
+  return t;
+}
+
+void MultiNodeSynchronizer::send_ready(Transfer& t) {
+  while (t.next < t.missing.size() && t.missing[t.next] == 0) send_bucket(t, t.next++);
+}
+
+void MultiNodeSynchronizer::send_bucket(Transfer& t, size_t b) {
+  const Bucket& bucket = buckets_->buckets()[b];
+  const Array buffer = Array::empty({bucket.elements}, Dtype::float32);
+  t.buffers[b] = buffer;
+  std::vector<Array> sources(t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.first),
+                             t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.last));
+  t.ticket = thread_.submit([buckets = buckets_.get(), comm = comm_, b, sources = std::move(sources), buffer] {
+    buckets->pack(b, sources, buffer);
+    comm.allreduce_grad({buffer});
+  });
+}
+
+void MultiNodeSynchronizer::send_rest(Transfer& t) {
+  const std::vector<BucketSlot>& slots = buckets_->slots();
+  for (size_t b = t.next; b < t.missing.size(); ++b) {
+    const Bucket& bucket = buckets_->buckets()[b];
+    for (size_t i = bucket.first; i < bucket.last; ++i) {
+      if (!t.sources[i].defined()) t.sources[i] = staged_source(slots[i].param.grad());
+    }
+    t.missing[b] = 0;
+  }
+  send_ready(t);
+  if (!needs_finite_check_()) return;
+  t.ticket = thread_.submit([comm = comm_, buffers = t.buffers, finite = t.finite] {
+    const Array flag = Array::empty({1}, Dtype::float32);
+    flag.data<float>()[0] = buffers_finite(buffers) ? 0.0f : 1.0f;
+    comm.allreduce_sum({flag});
+    *finite = flag.data<float>()[0] == 0.0f;
+  });
+}
+
+void MultiNodeSynchronizer::install(const Transfer& t) {
+  thread_.wait(t.ticket);
+  for (size_t b = 0; b < t.buffers.size(); ++b) buckets_->install(b, t.buffers[b]);
+  installed_finite_ = *t.finite;
+}
+
+void MultiNodeSynchronizer::first_update() {
+  std::vector<std::pair<std::string, Variable>> params = trainable_params(*target_);
+  std::string order;
+  thread_.run([&] {
+    require_same_parameters(comm_, target_->namedparams(), kOp);
+    order = comm_.bcast_obj(join_lines(arrival_order_), 0);
+    comm_.bcast_data(*target_, 0);
+  });
+  buckets_ = std::make_unique<GradientBuckets>(reorder(params, order), options_.bucket_bytes);
+  for (const auto& [name, param] : params) hook(name, param);
+  arrival_order_.clear();
+  arrived_.clear();
+  current_.reset();
+  target_->cleargrads();
+}
+
+void MultiNodeSynchronizer::require_unchanged_parameters() const {
+  const size_t now = trainable_params(*target_).size();
+  if (now != buckets_->slots().size()) {
+    throw ValueError(cat(kOp, ": the target had ", buckets_->slots().size(),
+                         " trainable parameters at the first update and has ", now,
+                         " now; initialise every parameter before the first update"));
+  }
+}
+
+bool MultiNodeSynchronizer::synchronize() {
+  if (!target_) throw ValueError(cat(kOp, ": no target; call setup(link) first"));
+  if (!buckets_) {
+    first_update();
+    return false;
+  }
+  require_unchanged_parameters();
+  if (options_.double_buffering) {
+    Transfer t = new_transfer();
+    send_rest(t);
+    const bool ready = previous_.has_value();
+    if (ready) {
+      install(*previous_);
+    } else {
+      target_->cleargrads();
+    }
+    previous_ = std::move(t);
+    return ready;
+  }
+  Transfer t = current_ ? std::move(*current_) : new_transfer();
+  current_.reset();
+  if (t.repeated) {
+    thread_.wait(t.ticket);
+    t = new_transfer();
+  }
+  send_rest(t);
+  install(t);
+  return true;
+}
+
+}  // namespace kusari::distributed

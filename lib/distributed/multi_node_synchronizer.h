@@ -1,0 +1,87 @@
+#pragma once
+// MultiNodeSynchronizer: the GradientSynchronizer behind create_multi_node_optimizer. Internal header.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <kusari/distributed/communication_thread.h>
+#include <kusari/distributed/communicator.h>
+#include <kusari/distributed/gradient_buckets.h>
+#include <kusari/distributed/multi_node_optimizer.h>
+#include <kusari/optimizers/gradient_synchronizer.h>
+
+namespace kusari::distributed {
+
+// Averages an optimizer's gradients over the ranks (see create_multi_node_optimizer). Every MPI call
+// it makes runs on its communication thread, over a communicator no one else uses.
+class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
+ public:
+  // comm must be this object's own; needs_finite_check says, when a step's gradients are sent,
+  // whether the optimizer will ask whether they are finite (dynamic loss scaling).
+  MultiNodeSynchronizer(Communicator comm, const MultiNodeOptions& options, std::function<bool()> needs_finite_check);
+  // Removes the gradient hooks; tasks not yet started are dropped.
+  ~MultiNodeSynchronizer() override;
+
+  // Hooks every parameter of target (forgetting any earlier target and its bucket layout).
+  void attach(const std::shared_ptr<links::Link>& target) override;
+  // The first call checks and broadcasts the parameters and returns false; later calls leave the
+  // averaged gradients in the parameters (see create_multi_node_optimizer).
+  bool synchronize() override;
+  // Whether the gradients the last synchronize() installed are finite on every rank.
+  bool agreed_finite() const { return installed_finite_; }
+
+ private:
+  // One step's gradients on their way through the buckets.
+  struct Transfer {
+    std::vector<Array> sources;             // per slot: the gradient to send (undefined: zeros)
+    std::vector<int64_t> missing;           // per bucket: gradients still to come from backward
+    std::vector<Array> buffers;             // per bucket: the averaged values, once sent
+    size_t next = 0;                        // the next bucket to send (buckets go out in order)
+    bool repeated = false;                  // a gradient became final twice (several backward passes)
+    CommunicationThread::Ticket ticket = 0; // the step's last task
+    std::shared_ptr<bool> finite = std::make_shared<bool>(true);  // agreed by the step's last task
+  };
+
+  // Gradient hook: records the order before the first update, then fills and sends buckets.
+  void on_gradient(const std::string& name, const Variable& param);
+  // Hooks `param` unless it already is.
+  void hook(const std::string& name, const Variable& param);
+  // Waits for the communication thread and forgets the target, its hooks and buckets.
+  void detach();
+  // Agreement check, broadcast of rank 0's parameters and gradient order, bucket layout.
+  void first_update();
+  // Throws ValueError if the trainable parameters are no longer those the buckets were laid out for.
+  void require_unchanged_parameters() const;
+  // An empty transfer for the current bucket layout.
+  Transfer new_transfer() const;
+  // Sends every bucket from t.next on whose gradients have all arrived.
+  void send_ready(Transfer& t);
+  // Queues the packing and all-reduce of bucket b.
+  void send_bucket(Transfer& t, size_t b);
+  // Takes the gradients backward has not delivered from the parameters, sends every remaining
+  // bucket and, when needed, the agreement on finiteness.
+  void send_rest(Transfer& t);
+  // Waits for t and puts its averaged gradients into the parameters.
+  void install(const Transfer& t);
+
+  Communicator comm_;
+  MultiNodeOptions options_;
+  std::function<bool()> needs_finite_check_;
+  std::shared_ptr<links::Link> target_;
+  std::vector<std::pair<Variable, int64_t>> hooks_;  // (parameter, hook id)
+  std::unordered_set<std::string> hooked_;
+  std::vector<std::string> arrival_order_;           // before the first update: first arrivals in order
+  std::unordered_set<std::string> arrived_;
+  std::unique_ptr<GradientBuckets> buckets_;         // null until the first update
+  std::optional<Transfer> current_;                  // this step's, started by backward (overlap)
+  std::optional<Transfer> previous_;                 // double buffering: the last step's, in flight
+  bool installed_finite_ = true;
+  CommunicationThread thread_;                       // last, so it stops before the rest goes
+};
+
+}  // namespace kusari::distributed
