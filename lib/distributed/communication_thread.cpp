@@ -11,7 +11,6 @@ CommunicationThread::~CommunicationThread() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    queue_.clear();
   }
   changed_.notify_all();
   worker_.join();
@@ -64,7 +63,7 @@ void CommunicationThread::work() {
   std::unique_lock lock(mutex_);
   while (true) {
     changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
+    if (queue_.empty()) return;
     std::function<void()> task = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();

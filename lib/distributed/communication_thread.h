@@ -14,7 +14,7 @@ namespace kusari::distributed {
 
 // A FIFO of tasks run by one worker thread (or at once, on the caller's thread, when not threaded:
 // MPI without MPI_THREAD_MULTIPLE). The first task that throws stops the queue: later tasks are
-// dropped and every wait() rethrows that exception.
+// skipped and every wait() rethrows that exception.
 class CommunicationThread {
  public:
   // Position of a task in the queue (1 for the first).
@@ -22,7 +22,9 @@ class CommunicationThread {
 
   // A queue with its own thread when `threaded`, else one that runs each task inside submit().
   explicit CommunicationThread(bool threaded);
-  // Drops the tasks not yet started and joins the thread after the running one.
+  // Runs every task already submitted, then joins the thread: ranks that destroy their queues after
+  // the same submissions all complete the same collectives (dropping the tasks that had not started
+  // would strand the ranks whose thread had started one).
   ~CommunicationThread();
   CommunicationThread(const CommunicationThread&) = delete;
   CommunicationThread& operator=(const CommunicationThread&) = delete;

@@ -24,7 +24,7 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   // comm must be this object's own; needs_finite_check says, when a step's gradients are sent,
   // whether the optimizer will ask whether they are finite (dynamic loss scaling).
   MultiNodeSynchronizer(Communicator comm, const MultiNodeOptions& options, std::function<bool()> needs_finite_check);
-  // Removes the gradient hooks; tasks not yet started are dropped.
+  // Removes the gradient hooks and completes the communication already queued.
   ~MultiNodeSynchronizer() override;
 
   // Hooks every parameter of target (forgetting any earlier target and its bucket layout).
