@@ -4,9 +4,11 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <thread>
 
 #include <kusari/distributed/mpi_session.h>
 
@@ -17,6 +19,8 @@ namespace {
   const int rank = world_rank();
   std::fprintf(stderr, "kusari: rank %d: %s\n", rank, message);
   std::fflush(stderr);
+  // Give the launcher a moment to forward the message before MPI_Abort tears the job down.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   if (rank >= 0) MPI_Abort(MPI_COMM_WORLD, 1);
   std::exit(1);
 }
