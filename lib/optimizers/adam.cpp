@@ -36,7 +36,7 @@ class AdamRule : public UpdateRule {
 };
 }  // namespace
 
-Adam::Adam(const AdamOptions& options) : Optimizer(options.lr, options.weight_decay_rate) {
+Adam::Adam(const AdamOptions& options) : AdaptiveMomentOptimizer(options.lr, options.weight_decay_rate) {
   hyperparam().define("beta1", require_unit_interval(options.beta1, "Adam", "beta1"));
   hyperparam().define("beta2", require_unit_interval(options.beta2, "Adam", "beta2"));
   hyperparam().define("eps", require_nonnegative(options.eps, "Adam", "eps"));

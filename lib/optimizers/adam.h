@@ -4,7 +4,7 @@
 //   m ← β1·m + (1 − β1)·g;  v ← β2·v + (1 − β2)·g²;  v_max ← max(v_max, v) with AMSGrad
 //   w ← w − η·(lr·m̂ / (√v̂ + ε) + λ·w [decoupled only]),  m̂ = m / (1 − β1^t), v̂ = v / (1 − β2^t)
 
-#include <kusari/optimizers/optimizer.h>
+#include <kusari/optimizers/adaptive_moments.h>
 
 namespace kusari::optimizers {
 
@@ -21,22 +21,10 @@ struct AdamOptions {
 };
 
 // Adaptive moment estimation.
-class Adam : public Optimizer {
+class Adam : public AdaptiveMomentOptimizer {
  public:
   // Throws ValueError for an option out of its range.
   explicit Adam(const AdamOptions& options = {});
-  // β1.
-  double beta1() const { return hyperparam().get("beta1"); }
-  // Sets β1.
-  void set_beta1(double beta1) { hyperparam().set("beta1", beta1); }
-  // β2.
-  double beta2() const { return hyperparam().get("beta2"); }
-  // Sets β2.
-  void set_beta2(double beta2) { hyperparam().set("beta2", beta2); }
-  // ε.
-  double eps() const { return hyperparam().get("eps"); }
-  // Sets ε.
-  void set_eps(double eps) { hyperparam().set("eps", eps); }
   // η, the schedule multiplier.
   double eta() const { return hyperparam().get("eta"); }
   // Sets η.

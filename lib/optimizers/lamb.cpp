@@ -36,7 +36,7 @@ class LAMBRule : public UpdateRule {
 };
 }  // namespace
 
-LAMB::LAMB(const LAMBOptions& options) : Optimizer(options.lr, options.weight_decay_rate) {
+LAMB::LAMB(const LAMBOptions& options) : AdaptiveMomentOptimizer(options.lr, options.weight_decay_rate) {
   hyperparam().define("beta1", require_unit_interval(options.beta1, "LAMB", "beta1"));
   hyperparam().define("beta2", require_unit_interval(options.beta2, "LAMB", "beta2"));
   hyperparam().define("eps", require_nonnegative(options.eps, "LAMB", "eps"));

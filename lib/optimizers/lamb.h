@@ -4,7 +4,7 @@
 //   r = m̂ / (√v̂ + ε);  u = r + λw;  w ← w − lr·φ(‖w‖) / ‖u‖ · u,  φ(z) = min(max(z, γ_l), γ_u)
 // The ratio is 1 when ‖w‖ or ‖u‖ is 0, and for parameters marked lars_skip (which also get λ = 0).
 
-#include <kusari/optimizers/optimizer.h>
+#include <kusari/optimizers/adaptive_moments.h>
 
 namespace kusari::optimizers {
 
@@ -20,22 +20,10 @@ struct LAMBOptions {
 };
 
 // Layer-wise adaptive moments for large batches.
-class LAMB : public Optimizer {
+class LAMB : public AdaptiveMomentOptimizer {
  public:
   // Throws ValueError for an option out of its range (including lower_bound > upper_bound).
   explicit LAMB(const LAMBOptions& options = {});
-  // β1.
-  double beta1() const { return hyperparam().get("beta1"); }
-  // Sets β1.
-  void set_beta1(double beta1) { hyperparam().set("beta1", beta1); }
-  // β2.
-  double beta2() const { return hyperparam().get("beta2"); }
-  // Sets β2.
-  void set_beta2(double beta2) { hyperparam().set("beta2", beta2); }
-  // ε.
-  double eps() const { return hyperparam().get("eps"); }
-  // Sets ε.
-  void set_eps(double eps) { hyperparam().set("eps", eps); }
 
  protected:
   std::unique_ptr<UpdateRule> create_update_rule() override;
