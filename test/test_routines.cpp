@@ -334,6 +334,21 @@ TEST_CASE("binary operations name the operation and both operands in their error
   expect_error<ValueError>([&] { ops::sub(a, Array()); }, {"sub", "undefined"});
 }
 
+TEST_CASE("axpby scales in place and adds a scaled, broadcast operand in every floating dtype") {
+  for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
+    const Array dst = Array::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3}, dtype);
+    ops::axpby(dst, 0.5, Array::from_vector<double>({2, 4, 8}, {3}, dtype), -0.25);
+    expect_values(dst, {0, 0, -0.5, 1.5, 1.5, 1});
+  }
+  const Array view = Array::zeros({4, 2}).transpose();
+  ops::axpby(view, 2, Array::ones({2, 4}), 3);
+  expect_values(view, {3, 3, 3, 3, 3, 3, 3, 3});
+  expect_error<DtypeError>([] { ops::axpby(Array::zeros({2}), 1, Array::zeros({2}, Dtype::float64), 1); },
+                           {"axpby", "float32", "float64"});
+  expect_error<DtypeError>([] { ops::axpby(Array::zeros({2}, Dtype::int32), 1, Array::zeros({2}, Dtype::int32), 1); },
+                           {"axpby", "floating", "int32"});
+}
+
 TEST_CASE("where selects with a broadcast bool condition") {
   const Array cond = Array::from_vector<bool>({true, false, true}, {3});
   const Array a = Array::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3}, Dtype::int64);

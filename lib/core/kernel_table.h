@@ -59,6 +59,11 @@ struct Binary {
   static constexpr const char* name = "binary";
   using Fn = void(BinaryOp op, const Array& a, const Array& b, const Array& out);
 };
+// dst = alpha * dst + beta * x in one pass; x already broadcast to dst's shape, one floating dtype.
+struct Axpby {
+  static constexpr const char* name = "axpby";
+  using Fn = void(double alpha, const Array& dst, double beta, const Array& x);
+};
 // out = cond ? a : b; all broadcast to out's shape.
 struct Where {
   static constexpr const char* name = "where";

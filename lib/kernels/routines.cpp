@@ -158,6 +158,14 @@ void add_to(const Array& dst, const Array& src) {
   kernel_for<kernel_ops::Binary>(dst.device())(BinaryOp::add, dst, src.broadcast_to(dst.shape()), dst);
 }
 
+void axpby(const Array& dst, double alpha, const Array& x, double beta) {
+  require_same_device(dst, x, "axpby");
+  if (dst.dtype() != x.dtype()) {
+    throw DtypeError(cat("axpby: expected x of dtype ", dst.dtype(), ", got ", x.dtype()));
+  }
+  kernel_for<kernel_ops::Axpby>(dst.device())(alpha, dst, beta, x.broadcast_to(dst.shape()));
+}
+
 Array scalar_like(double value, const Array& like) { return Array::scalar(value, like.dtype(), like.device()); }
 
 Array neg(const Array& x) { return unary(UnaryOp::neg, "neg", x, 0, false); }

@@ -41,6 +41,8 @@ Array greater_equal(const Array& a, const Array& b);
 Array where(const Array& cond, const Array& a, const Array& b);
 // dst += src in place (src broadcast to dst's shape).
 void add_to(const Array& dst, const Array& src);
+// dst = alpha * dst + beta * x in place, in one pass (x broadcasts to dst's shape; one floating dtype).
+void axpby(const Array& dst, double alpha, const Array& x, double beta);
 
 // A 0-dimensional array of `value` in like's dtype and on like's device.
 Array scalar_like(double value, const Array& like);

@@ -11,7 +11,7 @@ class SGDRule : public UpdateRule {
 
  protected:
   void update_core(const Array& data, const Array& grad) override {
-    ops::add_to(data, with_weight_decay(data, grad) * -hp("lr"));
+    ops::axpby(data, 1, with_weight_decay(data, grad), -hp("lr"));
   }
 };
 }  // namespace

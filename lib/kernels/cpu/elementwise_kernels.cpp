@@ -1,4 +1,4 @@
-// CPU unary, binary and where kernels: one strided loop per operation, computed in float for the
+// CPU unary, binary, where and axpby kernels: one strided loop per operation, computed in float for the
 // half types; contiguous runs take a branch the compiler vectorises.
 
 #include <cmath>
@@ -137,10 +137,23 @@ void where_kernel(const Array& cond, const Array& a, const Array& b, const Array
   });
 }
 
+void axpby_kernel(double alpha, const Array& dst, double beta, const Array& x) {
+  visit_dtype(dst.dtype(), [&]<class T>() {
+    using C = compute_type_t<T>;
+    if constexpr (std::is_floating_point_v<C>) {
+      const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
+      map2<T, T>(dst, x, dst, [a, b](C d, C v) { return a * d + b * v; });
+    } else {
+      throw DtypeError(cat("axpby kernel: expected a floating dtype, got ", dst.dtype()));
+    }
+  });
+}
+
 const bool registered = [] {
   register_kernel<kernel_ops::Unary>(DeviceType::cpu, unary_kernel);
   register_kernel<kernel_ops::Binary>(DeviceType::cpu, binary_kernel);
   register_kernel<kernel_ops::Where>(DeviceType::cpu, where_kernel);
+  register_kernel<kernel_ops::Axpby>(DeviceType::cpu, axpby_kernel);
   return true;
 }();
 
