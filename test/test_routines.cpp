@@ -334,6 +334,56 @@ TEST_CASE("binary operations name the operation and both operands in their error
   expect_error<ValueError>([&] { ops::sub(a, Array()); }, {"sub", "undefined"});
 }
 
+TEST_CASE("channel_sums and channel_affine work per channel of (N, C, ...) arrays in every floating dtype") {
+  // x[n, c, i] = 10 n + c + i / 4 over shape (2, 3, 5) (transposed views are made contiguous first).
+  std::vector<double> values;
+  for (int n = 0; n < 2; ++n) {
+    for (int c = 0; c < 3; ++c) {
+      for (int i = 0; i < 5; ++i) values.push_back(10 * n + c + i / 4.0);
+    }
+  }
+  const Array a = Array::from_vector<double>({1, -2, 0.5}, {3});
+  const Array b = Array::from_vector<double>({0, 1, 4}, {3});
+  const Array d = Array::from_vector<double>({3, 0, -1}, {3});
+  for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
+    const Array x = Array::from_vector(values, {2, 3, 5}, dtype);
+    const Array y = ops::mul(x, ops::scalar_like(2, x));
+    const auto [sums, products] = ops::channel_sums(x, y);
+    CHECK(sums.dtype() == Dtype::float64);
+    std::vector<double> expected_sums(3, 0), expected_products(3, 0), affine(values.size());
+    for (size_t k = 0; k < values.size(); ++k) {
+      const size_t c = (k / 5) % 3;
+      expected_sums[c] += values[k];
+      expected_products[c] += 2 * values[k] * values[k];
+      affine[k] = a.to_vector<double>()[c] * values[k] + b.to_vector<double>()[c] * 2 * values[k] +
+                  d.to_vector<double>()[c];
+    }
+    // Half an output's last place at magnitude ~110: float16 keeps 11 bits, bfloat16 8.
+    const double tolerance = dtype == Dtype::float16 ? 0.05 : dtype == Dtype::bfloat16 ? 0.3 : 1e-6;
+    expect_values(sums, expected_sums, tolerance);
+    expect_values(products, expected_products, tolerance);
+    const Array out = ops::channel_affine(x, a, y, b, d);
+    CHECK(out.dtype() == dtype);
+    expect_values(out, affine, tolerance);
+    expect_values(ops::channel_affine(x, a, Array(), Array(), d).get_item({1, 2}),
+                  {0.5 * 12 - 1, 0.5 * 12.25 - 1, 0.5 * 12.5 - 1, 0.5 * 12.75 - 1, 0.5 * 13 - 1}, tolerance);
+  }
+  // Many planes and long planes exercise the threaded and the lane-summed paths.
+  const Array big = Array::ones({64, 2, 1000});
+  expect_values(ops::channel_sums(big, big).first, {64000, 64000});
+  const Array big_out = ops::channel_affine(big.transpose({0, 1, 2}), Array::full({2}, 2), Array(), Array(),
+                                            Array::full({2}, 1));
+  CHECK(ops::amin(big_out).item<float>() == 3);
+  CHECK(ops::amax(big_out).item<float>() == 3);
+  const Array x = Array::zeros({2, 3, 4});
+  expect_error<ShapeError>([&] { ops::channel_sums(Array::zeros({3}), Array::zeros({3})); }, {"channel_sums", "(3,)"});
+  expect_error<ShapeError>([&] { ops::channel_sums(x, Array::zeros({2, 3, 5})); }, {"(2, 3, 4)", "(2, 3, 5)"});
+  expect_error<DtypeError>([&] { ops::channel_sums(Array::zeros({2, 3}, Dtype::int32), Array::zeros({2, 3}, Dtype::int32)); },
+                           {"channel_sums", "floating", "int32"});
+  expect_error<ShapeError>([&] { ops::channel_affine(x, Array::zeros({4}), Array(), Array(), Array::zeros({3})); },
+                           {"channel_affine", "(3,)", "(4,)"});
+}
+
 TEST_CASE("axpby scales in place and adds a scaled, broadcast operand in every floating dtype") {
   for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
     const Array dst = Array::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3}, dtype);

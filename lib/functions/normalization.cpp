@@ -1,5 +1,9 @@
 #include <kusari/functions/normalization.h>
 
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/broadcast.h>
@@ -22,12 +26,6 @@ Shape channel_shape(const Shape& x, int64_t channels) {
   return Shape(std::move(dims));
 }
 
-std::vector<int64_t> reduced_axes(int64_t ndim) {
-  std::vector<int64_t> axes{0};
-  for (int64_t i = 2; i < ndim; ++i) axes.push_back(i);
-  return axes;
-}
-
 void check_arguments(const Variable& x, const std::vector<const Variable*>& per_channel, const char* op) {
   if (x.ndim() < 2) throw ShapeError(cat(op, ": expected an input of shape (N, C, ...), got ", x.shape()));
   if (!is_floating(x.dtype())) throw DtypeError(cat(op, ": expected a floating input, got ", x.dtype()));
@@ -44,8 +42,9 @@ void check_arguments(const Variable& x, const std::vector<const Variable*>& per_
 // Sums per-channel arrays over the parts of a split batch (arrays in, arrays out, nothing recorded).
 Array sum_parts(const BatchSum& batch_sum, const Array& array) { return batch_sum(Variable(array, false)).data(); }
 
-// Training-mode batch normalization. Forward and the first-order backward are fused array code; when
-// the backward itself is being recorded (double backprop) it is rebuilt from differentiable functions.
+// Training-mode batch normalization. Forward and the first-order backward are fused array code (two
+// passes each: per-channel sums, then one per-channel affine map; only x and gamma are kept); when the
+// backward itself is being recorded (double backprop) it is rebuilt from differentiable functions.
 // With a batch_sum the batch is split across processes: statistics and the gradient sums that x's
 // gradient needs are summed over the parts, while gamma's and beta's gradients stay this part's share.
 class BatchNormalization final : public FunctionNode {
@@ -54,75 +53,51 @@ class BatchNormalization final : public FunctionNode {
   std::string label() const override { return "BatchNormalization"; }
 
   std::vector<Array> forward(const std::vector<Array>& in) override {
-    const Dtype compute = statistics_dtype(in[0].dtype());
-    const Array x = in[0].astype(compute);
-    const int64_t channels = x.shape()[1];
-    const std::vector<int64_t> axes = reduced_axes(x.ndim());
-    count_ = x.size() / std::max<int64_t>(1, channels);
-    if (batch_sum_) {
-      split_statistics(x, axes);
-      xhat_ = ops::mul(ops::sub(x, mean_), inv_std_);
-    } else {
-      mean_ = ops::mean(x, axes, true);
-      const Array centered = ops::sub(x, mean_);
-      var_ = ops::mean(ops::square(centered), axes, true);
-      inv_std_ = inverse_std(var_);
-      xhat_ = ops::mul(centered, inv_std_);
-    }
-    const Shape cshape = mean_.shape();
-    const Array gamma = in[1].astype(compute).reshape(cshape), beta = in[2].astype(compute).reshape(cshape);
+    const Array& x = in[0];
+    statistics_dtype_ = statistics_dtype(x.dtype());
+    count_ = x.size() / std::max<int64_t>(1, x.shape()[1]);
+    auto [sum, square_sum] = ops::channel_sums(x, x);
+    if (batch_sum_) std::tie(sum, square_sum) = split_totals(sum, square_sum);
+    const Array n = ops::scalar_like(static_cast<double>(std::max<int64_t>(count_, 1)), sum);
+    mean_ = ops::div(sum, n);
+    var_ = ops::maximum(ops::sub(ops::div(square_sum, n), ops::square(mean_)), ops::scalar_like(0.0, mean_));
+    inv_std_ = ops::reciprocal(ops::sqrt(ops::add(var_, ops::scalar_like(eps_, var_))));
+    const Array scale = ops::mul(in[1].astype(Dtype::float64), inv_std_);
+    const Array shift = ops::sub(in[2].astype(Dtype::float64), ops::mul(mean_, scale));
     retain_inputs({0, 1});
-    return {ops::add(ops::mul(xhat_, gamma), beta).astype(in[0].dtype())};
+    return {ops::channel_affine(x, scale, Array(), Array(), shift)};
   }
 
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
     const std::vector<Variable> retained = get_retained_inputs();
     const bool need_gx = targets.front() == 0;
-    std::vector<Variable> grads = is_backprop_enabled() ? recorded_backward(retained, gy[0])
-                                                        : fused_backward(retained[1].data(), gy[0].data(), need_gx);
+    std::vector<Variable> grads = is_backprop_enabled()
+                                      ? recorded_backward(retained, gy[0])
+                                      : fused_backward(retained[0].data(), retained[1].data(), gy[0].data(), need_gx);
     std::vector<Variable> out;
     for (size_t i : targets) out.push_back(grads[i]);
-    xhat_ = inv_std_ = Array();
     return out;
   }
 
-  // The statistics of the last forward, shape (C,).
-  Array mean() const { return mean_.reshape(Shape{mean_.size()}); }
-  Array var() const { return var_.reshape(Shape{var_.size()}); }
+  // The statistics of the last forward, shape (C,), in the statistics dtype.
+  Array mean() const { return mean_.astype(statistics_dtype_); }
+  Array var() const { return var_.astype(statistics_dtype_); }
   int64_t count() const { return count_; }
 
  private:
-  Array inverse_std(const Array& var) const {
-    return ops::reciprocal(ops::sqrt(ops::add(var, ops::scalar_like(eps_, var))));
-  }
-
-  // mean_, var_, inv_std_ and count_ of the whole split batch, from one sum of [Σx, Σx², count] over
-  // the parts. Each part sends Σx² as M2 + n·mean² from its own centred M2, in float64, so the
-  // variance E[x²] - E[x]² does not cancel away in the statistics dtype.
-  void split_statistics(const Array& x, const std::vector<int64_t>& axes) {
-    const Dtype compute = x.dtype();
-    const Shape cshape = channel_shape(x.shape(), x.shape()[1]);
-    const Array sum = ops::sum(x, axes, true);
-    const Array local_mean = ops::div(sum, ops::scalar_like(static_cast<double>(std::max<int64_t>(count_, 1)), sum));
-    const Array m2 = ops::sum(ops::square(ops::sub(x, local_mean)), axes, true);
-    const Array sum64 = sum.astype(Dtype::float64).reshape(Shape{sum.size()});
-    const Array mean64 = local_mean.astype(Dtype::float64).reshape(sum64.shape());
-    const Array square_sum64 = ops::add(m2.astype(Dtype::float64).reshape(sum64.shape()), ops::mul(sum64, mean64));
-    const Array totals = sum_parts(batch_sum_, ops::concatenate({sum64, square_sum64,
-                                                                 Array::full({1}, static_cast<double>(count_), Dtype::float64)}, 0));
+  // [Σx, Σx²] of the whole split batch from this part's (float64, shape (C,)), with one call of
+  // batch_sum on [Σx, Σx², count]; count_ becomes the whole batch's.
+  std::pair<Array, Array> split_totals(const Array& sum, const Array& square_sum) {
     const int64_t channels = sum.size();
+    const Array totals = sum_parts(batch_sum_, ops::concatenate({sum, square_sum,
+                                                                 Array::full({1}, static_cast<double>(count_),
+                                                                             Dtype::float64, sum.device())}, 0));
     count_ = static_cast<int64_t>(totals.get_item({int64_t{2} * channels}).item<double>());
     if (count_ < 2) {
       throw ShapeError(cat("batch_normalization: expected more than one value per channel in training mode over "
                            "all parts of the batch, got ", count_));
     }
-    const Array n = ops::scalar_like(static_cast<double>(count_), totals);
-    const Array mean = ops::div(totals.get_item({Slice{0, channels}}), n);
-    const Array mean_of_squares = ops::div(totals.get_item({Slice{channels, 2 * channels}}), n);
-    const Array var = ops::maximum(ops::sub(mean_of_squares, ops::square(mean)), ops::scalar_like(0.0, mean));
-    mean_ = mean.astype(compute).reshape(cshape);
-    var_ = var.astype(compute).reshape(cshape);
-    inv_std_ = inverse_std(var_);
+    return {totals.get_item({Slice{0, channels}}), totals.get_item({Slice{channels, 2 * channels}})};
   }
 
   // Σgy and Σgy·x̂ over the whole batch, from this part's sums (one call of batch_sum for both).
@@ -135,21 +110,19 @@ class BatchNormalization final : public FunctionNode {
             totals.get_item({Slice{channels, 2 * channels}}).reshape(ggamma.shape())};
   }
 
-  std::vector<Variable> fused_backward(const Array& gamma_in, const Array& gy_in, bool need_gx) {
-    const Dtype compute = xhat_.dtype();
-    const Array gy = gy_in.astype(compute);
-    const std::vector<int64_t> axes = reduced_axes(gy.ndim());
-    const Shape cshape = mean_.shape();
-    const Array gbeta = ops::sum(gy, axes, true);
-    const Array ggamma = ops::sum(ops::mul(gy, xhat_), axes, true);
+  // gx = a·gy + b·x + d per channel, from Σgy and Σgy·x (one pass) and one affine pass.
+  std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) {
+    const auto [gy_sum, gy_x_sum] = ops::channel_sums(gy, x);
+    const Array gbeta = gy_sum;
+    const Array ggamma = ops::mul(inv_std_, ops::sub(gy_x_sum, ops::mul(mean_, gy_sum)));
     Variable gx;
     if (need_gx) {
       const auto [gbeta_all, ggamma_all] = whole_batch_sums(gbeta, ggamma);
-      const Array m = ops::scalar_like(static_cast<double>(count_), gy);
-      const Array coefficient = ops::div(ops::mul(gamma_in.astype(compute).reshape(cshape), inv_std_), m);
-      gx = Variable(ops::mul(coefficient, ops::sub(ops::sub(ops::mul(gy, m), gbeta_all), ops::mul(xhat_, ggamma_all)))
-                        .astype(inputs()[0]->dtype),
-                    false);
+      const Array m = ops::scalar_like(static_cast<double>(count_), gbeta);
+      const Array a = ops::mul(gamma.astype(Dtype::float64), inv_std_);
+      const Array b = ops::neg(ops::div(ops::mul(ops::mul(a, ggamma_all), inv_std_), m));
+      const Array d = ops::sub(ops::neg(ops::div(ops::mul(a, gbeta_all), m)), ops::mul(b, mean_));
+      gx = Variable(ops::channel_affine(gy, a, x, b, d), false);
     }
     return {gx, Variable(ggamma.reshape(inputs()[1]->shape).astype(inputs()[1]->dtype), false),
             Variable(gbeta.reshape(inputs()[2]->shape).astype(inputs()[2]->dtype), false)};
@@ -158,10 +131,10 @@ class BatchNormalization final : public FunctionNode {
   // The same gradients as differentiable functions of (x, gamma, gy) (and of the other parts' x and
   // gy through batch_sum).
   std::vector<Variable> recorded_backward(const std::vector<Variable>& retained, const Variable& gy_in) {
-    const Dtype compute = xhat_.dtype();
+    const Dtype compute = statistics_dtype(retained[0].dtype());
     const Variable x = cast(retained[0], compute), gamma = cast(retained[1], compute);
     const Variable gy = cast(gy_in, compute);
-    const Shape cshape = mean_.shape();
+    const Shape cshape = channel_shape(x.shape(), x.shape()[1]);
     const double m = static_cast<double>(count_);
     const auto whole = [this](const Variable& v) { return batch_sum_ ? batch_sum_(v) : v; };
     const Variable mean = whole(sum_to(x, cshape)) / m;
@@ -182,7 +155,8 @@ class BatchNormalization final : public FunctionNode {
   double eps_;
   BatchSum batch_sum_;
   int64_t count_ = 0;
-  Array mean_, var_, inv_std_, xhat_;
+  Dtype statistics_dtype_ = Dtype::float32;
+  Array mean_, var_, inv_std_;  // float64, shape (C,)
 };
 
 BatchNormalizationResult apply_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,

@@ -1,0 +1,50 @@
+// The per-channel routines of routines.h (batch normalization's sums and affine map): argument checks,
+// then one kernel call each.
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/routines.h>
+
+namespace kusari::ops {
+namespace {
+
+// Throws unless x is a floating (N, C, ...) array and `other` (when defined) matches it.
+void check_channel_operands(const Array& x, const Array& other, const char* op) {
+  if (x.ndim() < 2) throw ShapeError(cat(op, ": expected an array of shape (N, C, ...), got ", x.shape()));
+  if (!is_floating(x.dtype())) throw DtypeError(cat(op, ": expected a floating dtype, got ", x.dtype()));
+  if (!other.defined()) return;
+  if (other.shape() != x.shape() || other.dtype() != x.dtype() || other.device() != x.device()) {
+    throw ShapeError(cat(op, ": expected a second operand of shape ", x.shape(), " and dtype ", x.dtype(), " on ",
+                         x.device(), ", got ", other.shape(), " and ", other.dtype(), " on ", other.device()));
+  }
+}
+
+// A per-channel coefficient as a contiguous float64 (C,) array on x's device.
+Array coefficient(const Array& c, const Array& x, const char* op) {
+  if (c.shape() != Shape{x.shape()[1]}) {
+    throw ShapeError(cat(op, ": expected per-channel coefficients of shape (", x.shape()[1], ",), got ", c.shape()));
+  }
+  return c.to(x.device()).astype(Dtype::float64).contiguous();
+}
+
+}  // namespace
+
+std::pair<Array, Array> channel_sums(const Array& x, const Array& y) {
+  check_channel_operands(x, y, "channel_sums");
+  const Array sums = Array::empty(Shape{x.shape()[1]}, Dtype::float64, x.device());
+  const Array products = Array::empty(sums.shape(), Dtype::float64, x.device());
+  kernel_for<kernel_ops::ChannelSums>(x.device())(x.contiguous(), y.contiguous(), sums, products);
+  return {sums, products};
+}
+
+Array channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d) {
+  const char* op = "channel_affine";
+  check_channel_operands(x, y, op);
+  const Array out = Array::empty(x.shape(), x.dtype(), x.device());
+  kernel_for<kernel_ops::ChannelAffine>(x.device())(x.contiguous(), coefficient(a, x, op),
+                                                      y.defined() ? y.contiguous() : y,
+                                                      y.defined() ? coefficient(b, x, op) : Array(),
+                                                      coefficient(d, x, op), out);
+  return out;
+}
+
+}  // namespace kusari::ops
