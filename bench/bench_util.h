@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -22,24 +23,37 @@ struct Options {
   double seconds = 2.0;    // --seconds S: and at least this long a timed window
 };
 
-// Reads --threads, --warmup, --steps and --seconds over `defaults`; throws std::invalid_argument on
-// anything else.
+// Reads --threads, --warmup, --steps and --seconds over `defaults`; --help prints them and exits 0,
+// anything else (an unknown flag, a missing or malformed value) exits 2 with a message on stderr.
 inline Options parse_options(int argc, char** argv, Options defaults = {}) {
+  const char* usage = "flags: --threads N, --warmup STEPS, --steps LEAST_TIMED_STEPS, --seconds LEAST_TIMED_SECONDS";
   Options options = defaults;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (i + 1 >= argc) throw std::invalid_argument("missing the value of " + flag);
+    if (flag == "--help") {
+      std::printf("%s\n", usage);
+      std::exit(0);
+    }
+    const auto fail = [&](const std::string& message) {
+      std::fprintf(stderr, "%s: %s (%s)\n", argv[0], message.c_str(), usage);
+      std::exit(2);
+    };
+    if (i + 1 >= argc) fail("missing the value of " + flag);
     const std::string value = argv[i + 1];
-    if (flag == "--threads") {
-      options.threads = std::stoi(value);
-    } else if (flag == "--warmup") {
-      options.warmup = std::stoi(value);
-    } else if (flag == "--steps") {
-      options.min_steps = std::stoi(value);
-    } else if (flag == "--seconds") {
-      options.seconds = std::stod(value);
-    } else {
-      throw std::invalid_argument("unknown flag " + flag + " (expected --threads, --warmup, --steps, --seconds)");
+    try {
+      if (flag == "--threads") {
+        options.threads = std::stoi(value);
+      } else if (flag == "--warmup") {
+        options.warmup = std::stoi(value);
+      } else if (flag == "--steps") {
+        options.min_steps = std::stoi(value);
+      } else if (flag == "--seconds") {
+        options.seconds = std::stod(value);
+      } else {
+        fail("unknown flag " + flag);
+      }
+    } catch (const std::logic_error&) {  // std::stoi / std::stod found no number, or one out of range
+      fail("expected a number after " + flag + ", got \"" + value + "\"");
     }
   }
   return options;
