@@ -17,8 +17,8 @@ namespace {
 std::vector<Array> chain_arrays(int rank) {
   const uint64_t seed = static_cast<uint64_t>(100 * rank);
   std::vector<Array> arrays;
-  for (Dtype dtype : {Dtype::float32, Dtype::float16, Dtype::bfloat16, Dtype::float64, Dtype::int32, Dtype::int64,
-                      Dtype::uint8}) {
+  for (Dtype dtype :
+       {Dtype::float32, Dtype::float16, Dtype::bfloat16, Dtype::float64, Dtype::int32, Dtype::int64, Dtype::uint8}) {
     arrays.push_back(Array::uniform({2, 3}, 0, 100, seed + arrays.size(), Dtype::float32).astype(dtype));
   }
   arrays.push_back(Array::from_vector<bool>({rank % 2 == 0, true, false}, {3}));
@@ -42,9 +42,7 @@ void expect_same_array(const Array& received, const Array& sent) {
 TEST_CASE("send and recv: arrays of every dtype, shape and layout travel along a chain of ranks") {
   const Communicator comm = create_communicator();
   const int next = (comm.rank() + 1) % comm.size(), previous = (comm.rank() + comm.size() - 1) % comm.size();
-  auto send_all = [&] {
-    for (const Array& array : chain_arrays(comm.rank())) comm.send(array, next, 7);
-  };
+  auto send_all = [&] { for (const Array& array : chain_arrays(comm.rank())) comm.send(array, next, 7); };
   auto receive_all = [&] {
     const std::vector<Array> expected = chain_arrays(previous);
     for (const Array& array : expected) expect_same_array(comm.recv(previous, 7), array);
@@ -82,11 +80,13 @@ TEST_CASE("send and recv: a received array that is not the expected one names bo
     comm.send(Array::ones({2, 3}), 1, 0);
     comm.send(Array::full({2}, 9.0, Dtype::int64), 1, 0);
   } else if (comm.rank() == 1) {
-    expect_error<ShapeError>([&] { comm.recv(0, 0, {3, 2}, Dtype::float32); },
-                             {"recv: expected an array of shape (3, 2) and dtype float32 from rank 0 (tag 0)",
-                              "got shape (2, 3) and dtype float32"});
-    expect_error<DtypeError>([&] { comm.recv(0, 0, {2, 3}, Dtype::float64); },
-                             {"expected an array of shape (2, 3) and dtype float64", "got shape (2, 3) and dtype float32"});
+    expect_error<ShapeError>(
+        [&] { comm.recv(0, 0, {3, 2}, Dtype::float32); },
+        {"recv: expected an array of shape (3, 2) and dtype float32 from rank 0 (tag 0)",
+         "got shape (2, 3) and dtype float32"});
+    expect_error<DtypeError>(
+        [&] { comm.recv(0, 0, {2, 3}, Dtype::float64); },
+        {"expected an array of shape (2, 3) and dtype float64", "got shape (2, 3) and dtype float32"});
     expect_values(comm.recv(0, 0, {2}, Dtype::int64), {9, 9});
   }
 }
@@ -96,15 +96,17 @@ TEST_CASE("send and recv: bad peers, tags and arrays throw ValueError before any
   const Array x = Array::ones({2});
   const int other = (comm.rank() + 1) % comm.size();
   for (int peer : {comm.rank(), comm.size(), -1}) {
-    expect_error<ValueError>([&] { comm.send(x, peer); },
-                             {"send: expected a peer rank in [0, " + std::to_string(comm.size()) + ") other than this rank (" +
-                                  std::to_string(comm.rank()) + "), got " + std::to_string(peer)});
+    expect_error<ValueError>(
+        [&] { comm.send(x, peer); },
+        {"send: expected a peer rank in [0, " + std::to_string(comm.size()) + ") other than this rank (" +
+         std::to_string(comm.rank()) + "), got " + std::to_string(peer)});
     expect_error<ValueError>([&] { comm.recv(peer); }, {"recv: expected a peer rank", "got " + std::to_string(peer)});
   }
   std::vector<int> bad_tags{-1};
   if (comm.max_tag() < INT_MAX) bad_tags.push_back(comm.max_tag() + 1);
   for (int tag : bad_tags) {
-    expect_error<ValueError>([&] { comm.send(x, other, tag); }, {"send: expected a tag in [0, ", "got " + std::to_string(tag)});
+    expect_error<ValueError>([&] { comm.send(x, other, tag); },
+                             {"send: expected a tag in [0, ", "got " + std::to_string(tag)});
     expect_error<ValueError>([&] { comm.recv(other, tag); }, {"recv: expected a tag in [0, "});
   }
   expect_error<ValueError>([&] { comm.send(Array(), other); }, {"send", "defined array"});
@@ -136,10 +138,13 @@ TEST_CASE("reduce_scatter: each rank gets the sum over the ranks of its own slic
     CHECK(mine.dtype() == dtype);
     expect_values(mine, expected);
   }
-  expect_error<ShapeError>([&] { comm.reduce_scatter(Array::ones({n + 1, 2})); },
-                           {"reduce_scatter: expected a leading axis of " + std::to_string(n), "got shape (" + std::to_string(n + 1) + ", 2)"});
-  expect_error<ShapeError>([&] { comm.reduce_scatter(Array::ones({n, 2 + comm.rank()})); },
-                           {"reduce_scatter", "differ across ranks", "rank 0 has", "rank 1 has"});
+  expect_error<ShapeError>(
+      [&] { comm.reduce_scatter(Array::ones({n + 1, 2})); },
+      {"reduce_scatter: expected a leading axis of " + std::to_string(n),
+       "got shape (" + std::to_string(n + 1) + ", 2)"});
+  expect_error<ShapeError>(
+      [&] { comm.reduce_scatter(Array::ones({n, 2 + comm.rank()})); },
+      {"reduce_scatter", "differ across ranks", "rank 0 has", "rank 1 has"});
 }
 
 TEST_CASE("alltoall: arrays of different shapes and dtypes reach their ranks") {

@@ -34,7 +34,8 @@ void check_collective_gradients(const Communicator& comm, const gradient_check::
   for (size_t i = 0; i < inputs.size(); ++i) {
     INFO("gradient of input ", i);
     const Array grad = xs[i].grad();
-    const Array analytic = grad.defined() ? grad.astype(Dtype::float64) : Array::zeros(inputs[i].shape(), Dtype::float64);
+    const Array analytic =
+        grad.defined() ? grad.astype(Dtype::float64) : Array::zeros(inputs[i].shape(), Dtype::float64);
     expect_close(comm.allreduce(analytic), comm.allreduce(numerical[i]), 1e-5, 1e-5);
   }
 }
@@ -230,7 +231,8 @@ TEST_CASE("send/recv: bad peers, tags and variables throw ValueError before anyt
     expect_error<ValueError>([&] { recv(comm, peer); }, {"recv: expected a peer rank", got});
   }
   for (int tag : {-1, max_p2p_tag(comm) + 1}) {
-    const std::string expected = "expected a tag in [0, " + std::to_string(max_p2p_tag(comm)) + "], got " + std::to_string(tag);
+    const std::string expected =
+        "expected a tag in [0, " + std::to_string(max_p2p_tag(comm)) + "], got " + std::to_string(tag);
     expect_error<ValueError>([&] { send(x, comm, other, tag); }, {"send: " + expected});
     expect_error<ValueError>([&] { recv(comm, other, tag); }, {"recv: " + expected});
   }
@@ -253,8 +255,9 @@ TEST_CASE("allgather: every rank's x in rank order; gradients as for a stack of 
       Variable whole_loss = F::sum(stacked * Variable(Array::zeros(stacked.shape(), dtype), false));
       for (int k = 0; k < n; ++k) {
         for (int j = 0; j < n; ++j) {
-          if (used(k, j)) whole_loss = whole_loss + F::sum(F::get_item(stacked, {int64_t{j}}) *
-                                                           Variable(grads.get_item({int64_t{k}, int64_t{j}}), false));
+          if (!used(k, j)) continue;
+          const Variable seed(grads.get_item({int64_t{k}, int64_t{j}}), false);
+          whole_loss = whole_loss + F::sum(F::get_item(stacked, {int64_t{j}}) * seed);
         }
       }
       whole_loss.backward();
@@ -265,7 +268,8 @@ TEST_CASE("allgather: every rank's x in rank order; gradients as for a stack of 
       std::vector<Variable> outputs;
       std::vector<Array> seeds;
       for (int j = 0; j < n; ++j) {
-        CHECK(gathered[static_cast<size_t>(j)].data().to_vector<double>() == whole[static_cast<size_t>(j)].data().to_vector<double>());
+        CHECK(gathered[static_cast<size_t>(j)].data().to_vector<double>() ==
+              whole[static_cast<size_t>(j)].data().to_vector<double>());
         if (!used(r, j)) continue;
         outputs.push_back(gathered[static_cast<size_t>(j)]);
         seeds.push_back(grads.get_item({int64_t{r}, int64_t{j}}).copy());
@@ -282,7 +286,9 @@ TEST_CASE("allgather: gradient and double-backward checks") {
   const auto f = [&](const std::vector<Variable>& vars) { return allgather(comm, F::get_item(vars[0], {int64_t{r}})); };
   std::vector<std::vector<Array>> all_gys(static_cast<size_t>(n));
   for (int k = 0; k < n; ++k) {
-    for (int j = 0; j < n; ++j) all_gys[static_cast<size_t>(k)].push_back(random({1, 2}, 50 + static_cast<uint64_t>(10 * k + j)));
+    for (int j = 0; j < n; ++j) {
+      all_gys[static_cast<size_t>(k)].push_back(random({1, 2}, 50 + static_cast<uint64_t>(10 * k + j)));
+    }
   }
   const Array xs = random({n, 1, 2}, 3);
   check_collective_gradients(comm, f, {xs}, all_gys[static_cast<size_t>(r)]);
@@ -345,7 +351,9 @@ TEST_CASE("alltoall: each rank receives what the others sent it, and sends back 
     for (int from = 0; from < n; ++from) all_gys[static_cast<size_t>(at)].push_back(alltoall_gradient(at, from));
   }
   std::vector<Array> ggxs;
-  for (size_t i = 0; i < inputs.size(); ++i) ggxs.push_back(random(inputs[i].shape(), 400 + i + static_cast<uint64_t>(100 * r)));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ggxs.push_back(random(inputs[i].shape(), 400 + i + static_cast<uint64_t>(100 * r)));
+  }
   check_collective_double_backward(comm, f, inputs, all_gys, ggxs);
   expect_error<ValueError>([&] { alltoall(comm, {xs[0]}); }, {"alltoall: expected one variable per rank"});
 }
@@ -364,7 +372,9 @@ TEST_CASE("bcast: root's x on every rank; root's gradient sums every rank's") {
     // One process: every rank's copy is x itself, so x's gradient is the sum of every rank's.
     const Variable whole(value.copy());
     Variable loss = F::sum(whole * Variable(Array::zeros({2, 3}, Dtype::float64), false));
-    for (int k = 0; k < n; ++k) loss = loss + F::sum(whole * Variable(random({2, 3}, 60 + static_cast<uint64_t>(k)), false));
+    for (int k = 0; k < n; ++k) {
+      loss = loss + F::sum(whole * Variable(random({2, 3}, 60 + static_cast<uint64_t>(k)), false));
+    }
     loss.backward();
     expect_close(x.grad(), whole.grad(), 1e-12, 1e-12);
   }
@@ -375,10 +385,11 @@ TEST_CASE("bcast: root's x on every rank; root's gradient sums every rank's") {
   kusari::testing::expect_values(received.data(), {7, 7, 7});
   CHECK(received.dtype() == Dtype::int64);
 
-  check_collective_gradients(
-      comm,
-      [&](const std::vector<Variable>& vars) { return std::vector<Variable>{bcast(comm, r == root ? vars[0] : Variable(), root)}; },
-      {value}, {grad});
+  check_collective_gradients(comm,
+                             [&](const std::vector<Variable>& vars) {
+                               return std::vector<Variable>{bcast(comm, r == root ? vars[0] : Variable(), root)};
+                             },
+                             {value}, {grad});
   const Communicator self = comm.split(r, 0);
   expect_error<ValueError>([&] { bcast(self, Variable(), 0); }, {"bcast: expected a defined variable on the root"});
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Arrays as point-to-point MPI messages: a header (dtype, rank, extents) followed by the elements, so
+// Arrays as point-to-point MPI messages: a header (dtype and extents) followed by the elements, so
 // the receiver learns the shape and dtype from the message itself. Internal header (includes <mpi.h>).
 
 #include <mpi.h>

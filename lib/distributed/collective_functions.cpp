@@ -48,8 +48,8 @@ class AllGather final : public FunctionNode {
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gys) override {
     const VariableNode& x = *inputs()[0];
-    const std::vector<Variable> parts = zero_filled(gys, std::vector<Shape>(gys.size(), x.shape),
-                                                    std::vector<Dtype>(gys.size(), x.dtype));
+    const std::vector<Variable> parts =
+        zero_filled(gys, std::vector<Shape>(gys.size(), x.shape), std::vector<Dtype>(gys.size(), x.dtype));
     return {functions::apply_single<ReduceScatter>({functions::stack(parts, 0)}, comm_)};
   }
 
@@ -82,7 +82,7 @@ class AllToAll final : public FunctionNode {
   std::vector<Dtype> dtypes_;
 };
 
-// What root tells the other ranks before a bcast: the dtype, whether root's x wants a gradient, the shape.
+// What root tells the other ranks before a bcast: dtype, whether root's x wants a gradient, shape.
 struct BcastHeader {
   Dtype dtype = Dtype::float32;
   bool wants_gradient = false;
@@ -101,13 +101,15 @@ BcastHeader share_header(const Communicator& comm, const Variable& x, int root) 
   bytes = comm.bcast_obj(bytes, root);
   fields.resize(bytes.size() / sizeof(int64_t));
   std::memcpy(fields.data(), bytes.data(), bytes.size());
-  return {static_cast<Dtype>(fields[0]), fields[1] != 0, Shape(std::vector<int64_t>(fields.begin() + 2, fields.end()))};
+  const Shape shape(std::vector<int64_t>(fields.begin() + 2, fields.end()));
+  return {static_cast<Dtype>(fields[0]), fields[1] != 0, shape};
 }
 
 // Input: root's x on root, a gradient anchor elsewhere.
 class Bcast final : public FunctionNode {
  public:
-  Bcast(Communicator comm, int root, BcastHeader header) : comm_(std::move(comm)), root_(root), header_(std::move(header)) {}
+  Bcast(Communicator comm, int root, BcastHeader header)
+      : comm_(std::move(comm)), root_(root), header_(std::move(header)) {}
   std::string label() const override { return "Bcast"; }
   std::vector<Array> forward(const std::vector<Array>& x) override {
     const Array y = comm_.rank() == root_ ? x[0] : Array::empty(header_.shape, header_.dtype);
@@ -141,7 +143,9 @@ std::vector<Variable> alltoall(const Communicator& comm, const std::vector<Varia
 
 Variable bcast(const Communicator& comm, const Variable& x, int root) {
   const bool is_root = comm.rank() == root;
-  if (is_root && !x.defined()) throw ValueError(cat("bcast: expected a defined variable on the root (rank ", root, ")"));
+  if (is_root && !x.defined()) {
+    throw ValueError(cat("bcast: expected a defined variable on the root (rank ", root, ")"));
+  }
   BcastHeader header = share_header(comm, x, root);
   const Variable input = is_root ? x : gradient_anchor(header.wants_gradient);
   return functions::apply_single<Bcast>({input}, comm, root, std::move(header));

@@ -15,7 +15,8 @@ void require_root(int root, int size, const char* op) {
 
 void require_peer(int peer, int self, int size, const char* op) {
   if (peer < 0 || peer >= size || peer == self) {
-    throw ValueError(cat(op, ": expected a peer rank in [0, ", size, ") other than this rank (", self, "), got ", peer));
+    throw ValueError(
+        cat(op, ": expected a peer rank in [0, ", size, ") other than this rank (", self, "), got ", peer));
   }
 }
 

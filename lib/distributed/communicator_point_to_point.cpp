@@ -23,9 +23,9 @@ Array Communicator::recv(int source, int tag) const {
 Array Communicator::recv(int source, int tag, const Shape& shape, Dtype dtype) const {
   Array received = recv(source, tag);
   if (received.shape() == shape && received.dtype() == dtype) return received;
-  const std::string message = cat("recv: expected an array of shape ", shape, " and dtype ", dtype, " from rank ",
-                                  source, " (tag ", tag, "), got shape ", received.shape(), " and dtype ",
-                                  received.dtype());
+  const std::string message =
+      cat("recv: expected an array of shape ", shape, " and dtype ", dtype, " from rank ", source, " (tag ", tag,
+          "), got shape ", received.shape(), " and dtype ", received.dtype());
   if (received.shape() == shape) throw DtypeError(message);
   throw ShapeError(message);
 }

@@ -16,6 +16,7 @@ int data_tag(int tag) { return 2 * tag; }
 // The communicator tag of gradients for a user tag.
 int gradient_tag(int tag) { return 2 * tag + 1; }
 
+// Input: the variable sent; output: the delegate, whose backward receives the variable's gradient.
 class Send final : public FunctionNode {
  public:
   Send(Communicator comm, int peer, int tag) : comm_(std::move(comm)), peer_(peer), tag_(tag) {}
@@ -41,16 +42,9 @@ class Recv final : public FunctionNode {
   Recv(Communicator comm, int peer, int tag, bool return_gradient)
       : comm_(std::move(comm)), peer_(peer), tag_(tag), return_gradient_(return_gradient) {}
   std::string label() const override { return "Recv"; }
-  std::vector<Array> forward(const std::vector<Array>&) override {
-    Array y = comm_.recv(peer_, data_tag(tag_));
-    shape_ = y.shape();
-    dtype_ = y.dtype();
-    return {y};
-  }
+  std::vector<Array> forward(const std::vector<Array>&) override { return {comm_.recv(peer_, data_tag(tag_))}; }
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
-    if (return_gradient_) {
-      comm_.send(gy[0].defined() ? gy[0].data() : Array::zeros(shape_, dtype_), peer_, gradient_tag(tag_));
-    }
+    if (return_gradient_) comm_.send(gy[0].data(), peer_, gradient_tag(tag_));
     std::vector<Variable> gxs;
     for (size_t i : targets) {
       const VariableNode& x = *inputs()[i];
@@ -63,8 +57,6 @@ class Recv final : public FunctionNode {
   Communicator comm_;
   int peer_, tag_;
   bool return_gradient_;
-  Shape shape_;
-  Dtype dtype_ = Dtype::float32;
 };
 
 }  // namespace
