@@ -5,6 +5,7 @@
 #include <kusari/links/link.h>
 #include <kusari/distributed/array_list_buffer.h>
 #include <kusari/distributed/collectives.h>
+#include <kusari/distributed/communicator_checks.h>
 #include <kusari/distributed/mpi_interop.h>
 #include <kusari/distributed/mpi_session.h>
 #include <kusari/distributed/mpi_util.h>
@@ -12,19 +13,6 @@
 
 namespace kusari::distributed {
 namespace {
-
-// Throws unless `array` is defined and in host memory.
-void require_host_array(const Array& array, const char* op) {
-  if (!array.defined()) throw ValueError(cat(op, ": expected a defined array"));
-  if (array.device().type != DeviceType::cpu) {
-    throw DeviceError(cat(op, ": expected an array on the CPU, got one on ", array.device()));
-  }
-}
-
-// Throws ValueError unless root is a rank of a communicator of `size` ranks.
-void require_root(int root, int size, const char* op) {
-  if (root < 0 || root >= size) throw ValueError(cat(op, ": expected a root in [0, ", size, "), got ", root));
-}
 
 // array itself when it is contiguous, else a contiguous copy (written back by write_back).
 Array contiguous_work(const Array& array) { return array.is_contiguous() ? array : array.copy(); }
@@ -72,6 +60,11 @@ Communicator::Impl::Impl(MPI_Comm comm, std::string name_, const CommunicatorOpt
       algorithm(make_allreduce_algorithm(name, options)),
       groups(comm, options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node_from_env()) {
   algorithm->check_topology(groups.topology());
+  check_mpi(MPI_Comm_dup(groups.all(), point_to_point.out()), "MPI_Comm_dup");
+  int* bound = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &bound, &found), "MPI_Comm_get_attr");
+  max_tag = found ? *bound : 32767;
 }
 
 int Communicator::rank() const { return topology().rank; }

@@ -1,6 +1,7 @@
 #pragma once
 // Communicator: the collective operations data-parallel training needs (gradient averaging with a
-// choice of all-reduce algorithms and wire dtypes, broadcasts, gathers), over MPI.
+// choice of all-reduce algorithms and wire dtypes, broadcasts, gathers) and the point-to-point
+// messages model parallelism needs, over MPI.
 
 #include <memory>
 #include <string>
@@ -17,9 +18,10 @@ class Link;
 
 namespace kusari::distributed {
 
-// A group of ranks and an all-reduce algorithm. Every method is collective: all ranks of the
-// communicator call it in the same order with matching arguments; sizes are compared across ranks
-// first where a mismatch could otherwise hang or corrupt, and every rank then throws the same error.
+// A group of ranks and an all-reduce algorithm. Every method but send and recv is collective: all
+// ranks of the communicator call it in the same order with matching arguments; sizes are compared
+// across ranks first where a mismatch could otherwise hang or corrupt, and every rank then throws the
+// same error.
 // Copies are handles to one communicator; one communicator must not be used by two threads at once.
 // Arrays must live on the CPU.
 class Communicator {
@@ -61,6 +63,23 @@ class Communicator {
   std::string bcast_obj(const std::string& bytes, int root = 0) const;
   // Every rank's `bytes` in rank order at root; an empty list elsewhere.
   std::vector<std::string> gather_obj(const std::string& bytes, int root = 0) const;
+  // The sum over the ranks of each rank's slice stacked[rank()]: `stacked` has the shape (size(), ...)
+  // and dtype on every rank; the result has shape stacked.shape()[1:] (float16/bfloat16 summed in float32).
+  Array reduce_scatter(const Array& stacked) const;
+  // Sends arrays[k] to rank k (size() arrays, whose shapes and dtypes may differ; at most 2 GiB in
+  // all) and returns, at index k, the array rank k sent to this rank.
+  std::vector<Array> alltoall(const std::vector<Array>& arrays) const;
+  // Sends `array`, with its shape and dtype, to rank `dest` (not this rank); blocks until `array` may be
+  // modified again, which for a large array is when dest receives it. Point-to-point messages never
+  // meet the collectives' ones; those from one rank with one tag arrive in the order they were sent.
+  void send(const Array& array, int dest, int tag = 0) const;
+  // Receives the next array rank `source` sent to this rank with `tag`, as a new contiguous array.
+  Array recv(int source, int tag = 0) const;
+  // Like recv, but throws ShapeError (DtypeError when only the dtype differs) naming the expected and
+  // the received shape and dtype unless they are `shape` and `dtype`; the message is consumed anyway.
+  Array recv(int source, int tag, const Shape& shape, Dtype dtype) const;
+  // The largest tag send and recv accept (MPI's bound, at least 32767).
+  int max_tag() const;
   // Waits until every rank has called barrier().
   void barrier() const;
   // A communicator of the ranks that passed the same color (>= 0), ordered by key then rank, with

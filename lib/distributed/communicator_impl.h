@@ -18,6 +18,8 @@ struct Communicator::Impl {
   CommunicatorOptions options;
   std::unique_ptr<AllreduceAlgorithm> algorithm;
   CommGroups groups;
+  CommHandle point_to_point;  // a duplicate of groups.all() for send and recv, apart from the collectives
+  int max_tag = 0;            // MPI's tag upper bound on point_to_point
 };
 
 }  // namespace kusari::distributed
