@@ -67,6 +67,40 @@ TEST_CASE("batch_normalization gradients, double backprop and dtypes") {
   check_forward_dtypes(bn(1e-5), {x4, g2, b2}, 10);
 }
 
+TEST_CASE("batch_normalization with a fused ReLU equals relu after batch_normalization, both ways") {
+  const Array x = random({4, 3, 2, 3}, 41), gamma = random({3}, 42, Dtype::float64, 0.5, 1.5),
+              beta = random({3}, 43), gy = random({4, 3, 2, 3}, 44);
+  Variable fused_x(x.copy()), fused_gamma(gamma.copy()), fused_beta(beta.copy());
+  auto fused = F::batch_normalization(fused_x, fused_gamma, fused_beta, 1e-5, F::Activation::relu);
+  Variable plain_x(x.copy()), plain_gamma(gamma.copy()), plain_beta(beta.copy());
+  const auto plain = F::batch_normalization(plain_x, plain_gamma, plain_beta, 1e-5);
+  Variable plain_y = F::relu(plain.y);
+  expect_close(fused.y.data(), plain_y.data(), 1e-12, 1e-12);
+  CHECK(ops::amin(fused.y.data()).item<double>() == 0);  // some outputs were rectified
+  expect_close(fused.mean, plain.mean, 1e-12, 1e-12);
+  fused.y.set_grad(gy);
+  fused.y.backward();
+  plain_y.set_grad(gy);
+  plain_y.backward();
+  expect_close(fused_x.grad(), plain_x.grad(), 1e-12, 1e-10);
+  expect_close(fused_gamma.grad(), plain_gamma.grad(), 1e-12, 1e-10);
+  expect_close(fused_beta.grad(), plain_beta.grad(), 1e-12, 1e-10);
+  const auto bn_relu = [](const std::vector<Variable>& v) {
+    return std::vector<Variable>{F::batch_normalization(v[0], v[1], v[2], 1e-5, F::Activation::relu).y};
+  };
+  // Finite differences across the kink are meaningless: shifts of ±5 keep channels 0 and 2 wholly on
+  // and channel 1 wholly off (|x̂| stays below 5 for 24 values per channel).
+  const Array away_from_kink = Array::from_vector<double>({5, -5, 5}, {3});
+  check_gradients(bn_relu, {x, gamma, away_from_kink}, true, gradient_check::CheckOptions{1e-3, 1e-4, 1e-3});
+  check_forward_dtypes(bn_relu, {x, gamma, beta}, 45);
+  // NaN passes through the fused ReLU, as through relu.
+  const Array with_nan = Array::from_vector<double>({1, 2, std::nan(""), 4}, {2, 2});
+  CHECK(std::isnan(F::batch_normalization(Variable(with_nan), Variable(Array::ones({2}, Dtype::float64)),
+                                          Variable(Array::zeros({2}, Dtype::float64)), 1e-5, F::Activation::relu)
+                       .y.data()
+                       .to_vector<double>()[2]));
+}
+
 TEST_CASE("fixed_batch_normalization uses the given statistics and differentiates them") {
   const Array x = random({2, 3, 2, 2}, 10), gamma = random({3}, 11, Dtype::float64, 0.5, 1.5);
   const Array beta = random({3}, 12), mean = random({3}, 13), var = random({3}, 14, Dtype::float64, 0.5, 2.0);
@@ -134,6 +168,23 @@ TEST_CASE("split_batch_normalization of identical parts equals batch_normalizati
     expect_close(part_gamma.grad() * parts, whole_gamma.grad(), 1e-12, 1e-10);
     expect_close(part_beta.grad() * parts, whole_beta.grad(), 1e-12, 1e-10);
   }
+}
+
+TEST_CASE("split_batch_normalization with a fused ReLU equals the whole batch's, both ways") {
+  const Array x = random({3, 2, 2}, 51, Dtype::float64, -1, 2), gamma = random({2}, 52, Dtype::float64, 0.5, 1.5),
+              beta = random({2}, 53), gy = random({3, 2, 2}, 54);
+  // identical_parts(2) stands for a second part equal to this one, in x and in gy.
+  Variable whole_x(ops::concatenate({x, x}, 0));
+  auto whole = F::batch_normalization(whole_x, Variable(gamma), Variable(beta), 2e-5, F::Activation::relu);
+  whole.y.set_grad(ops::concatenate({gy, gy}, 0));
+  whole.y.backward();
+  Variable part_x(x.copy());
+  auto part = F::split_batch_normalization(part_x, Variable(gamma), Variable(beta), identical_parts(2), 2e-5,
+                                           F::Activation::relu);
+  part.y.set_grad(gy);
+  part.y.backward();
+  expect_close(part.y.data(), whole.y.data().get_item({Slice{0, 3}}), 1e-12, 1e-10);
+  expect_close(part_x.grad(), whole_x.grad().get_item({Slice{0, 3}}), 1e-12, 1e-10);
 }
 
 TEST_CASE("split_batch_normalization gradients, double backprop, dtypes and errors") {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <kusari/core/array.h>
+#include <kusari/core/channel_gate.h>
 
 namespace kusari {
 
@@ -65,16 +66,17 @@ struct Axpby {
   using Fn = void(double alpha, const Array& dst, double beta, const Array& x);
 };
 // Per channel c of contiguous (N, C, ...) arrays x and y of one shape and floating dtype:
-// sums[c] = Σ x and products[c] = Σ x·y over every axis but 1, accumulated into float64 (C,) arrays.
+// sums[c] = Σ x and products[c] = Σ x·y over every axis but 1, x gated, accumulated into float64 (C,).
 struct ChannelSums {
   static constexpr const char* name = "channel_sums";
-  using Fn = void(const Array& x, const Array& y, const Array& sums, const Array& products);
+  using Fn = void(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums, const Array& products);
 };
-// out = a[c]·x + b[c]·y + d[c] per channel c of contiguous (N, C, ...) arrays of one dtype (y may be
-// undefined, then b is too); a, b, d are float64 of shape (C,).
+// out = a[c]·x + b[c]·y + d[c] per channel c of contiguous (N, C, ...) arrays of one dtype, x gated
+// (y may be undefined, then b is too), then max(out, 0) when relu (NaN stays); a, b, d float64 (C,).
 struct ChannelAffine {
   static constexpr const char* name = "channel_affine";
-  using Fn = void(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d, const Array& out);
+  using Fn = void(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                  const ChannelGate& gate, bool relu, const Array& out);
 };
 // out = cond ? a : b; all broadcast to out's shape.
 struct Where {

@@ -18,7 +18,7 @@ std::shared_ptr<Link> MultiNodeBatchNormalization::shallow_clone() const {
 functions::BatchNormalizationResult MultiNodeBatchNormalization::normalize_batch(const Variable& x,
                                                                                  const Variable& gamma,
                                                                                  const Variable& beta) {
-  return distributed::multi_node_batch_normalization(x, gamma, beta, comm_, eps());
+  return distributed::multi_node_batch_normalization(x, gamma, beta, comm_, eps(), activation());
 }
 
 }  // namespace kusari::links

@@ -6,9 +6,9 @@ namespace kusari::distributed {
 
 functions::BatchNormalizationResult multi_node_batch_normalization(const Variable& x, const Variable& gamma,
                                                                    const Variable& beta, const Communicator& comm,
-                                                                   double eps) {
+                                                                   double eps, functions::Activation activation) {
   return functions::split_batch_normalization(
-      x, gamma, beta, [comm](const Variable& part) { return sum_across_ranks(part, comm); }, eps);
+      x, gamma, beta, [comm](const Variable& part) { return sum_across_ranks(part, comm); }, eps, activation);
 }
 
 }  // namespace kusari::distributed

@@ -13,6 +13,8 @@ namespace kusari::distributed {
 // rank must call it and backpropagate through it in step.
 functions::BatchNormalizationResult multi_node_batch_normalization(const Variable& x, const Variable& gamma,
                                                                    const Variable& beta, const Communicator& comm,
-                                                                   double eps = 2e-5);
+                                                                   double eps = 2e-5,
+                                                                   functions::Activation activation =
+                                                                       functions::Activation::none);
 
 }  // namespace kusari::distributed

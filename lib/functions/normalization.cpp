@@ -42,14 +42,16 @@ void check_arguments(const Variable& x, const std::vector<const Variable*>& per_
 // Sums per-channel arrays over the parts of a split batch (arrays in, arrays out, nothing recorded).
 Array sum_parts(const BatchSum& batch_sum, const Array& array) { return batch_sum(Variable(array, false)).data(); }
 
-// Training-mode batch normalization. Forward and the first-order backward are fused array code (two
-// passes each: per-channel sums, then one per-channel affine map; only x and gamma are kept); when the
-// backward itself is being recorded (double backprop) it is rebuilt from differentiable functions.
+// Training-mode batch normalization, optionally followed by a ReLU. Forward and the first-order backward
+// are fused array code (two passes each: per-channel sums, then one per-channel affine map; only x and
+// gamma are kept, the ReLU's mask is recomputed from x); when the backward itself is being recorded
+// (double backprop) it is rebuilt from differentiable functions.
 // With a batch_sum the batch is split across processes: statistics and the gradient sums that x's
 // gradient needs are summed over the parts, while gamma's and beta's gradients stay this part's share.
 class BatchNormalization final : public FunctionNode {
  public:
-  BatchNormalization(double eps, BatchSum batch_sum) : eps_(eps), batch_sum_(std::move(batch_sum)) {}
+  BatchNormalization(double eps, BatchSum batch_sum, Activation activation)
+      : eps_(eps), batch_sum_(std::move(batch_sum)), activation_(activation) {}
   std::string label() const override { return "BatchNormalization"; }
 
   std::vector<Array> forward(const std::vector<Array>& in) override {
@@ -62,10 +64,10 @@ class BatchNormalization final : public FunctionNode {
     mean_ = ops::div(sum, n);
     var_ = ops::maximum(ops::sub(ops::div(square_sum, n), ops::square(mean_)), ops::scalar_like(0.0, mean_));
     inv_std_ = ops::reciprocal(ops::sqrt(ops::add(var_, ops::scalar_like(eps_, var_))));
-    const Array scale = ops::mul(in[1].astype(Dtype::float64), inv_std_);
-    const Array shift = ops::sub(in[2].astype(Dtype::float64), ops::mul(mean_, scale));
+    scale_ = ops::mul(in[1].astype(Dtype::float64), inv_std_);
+    shift_ = ops::sub(in[2].astype(Dtype::float64), ops::mul(mean_, scale_));
     retain_inputs({0, 1});
-    return {ops::channel_affine(x, scale, Array(), Array(), shift)};
+    return {ops::channel_affine(x, scale_, Array(), Array(), shift_, {}, activation_ == Activation::relu)};
   }
 
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
@@ -112,7 +114,8 @@ class BatchNormalization final : public FunctionNode {
 
   // gx = a·gy + b·x + d per channel, from Σgy and Σgy·x (one pass) and one affine pass.
   std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) {
-    const auto [gy_sum, gy_x_sum] = ops::channel_sums(gy, x);
+    const ChannelGate relu_mask = activation_ == Activation::relu ? ChannelGate{x, scale_, shift_} : ChannelGate{};
+    const auto [gy_sum, gy_x_sum] = ops::channel_sums(gy, x, relu_mask);
     const Array gbeta = gy_sum;
     const Array ggamma = ops::mul(inv_std_, ops::sub(gy_x_sum, ops::mul(mean_, gy_sum)));
     Variable gx;
@@ -122,7 +125,7 @@ class BatchNormalization final : public FunctionNode {
       const Array a = ops::mul(gamma.astype(Dtype::float64), inv_std_);
       const Array b = ops::neg(ops::div(ops::mul(ops::mul(a, ggamma_all), inv_std_), m));
       const Array d = ops::sub(ops::neg(ops::div(ops::mul(a, gbeta_all), m)), ops::mul(b, mean_));
-      gx = Variable(ops::channel_affine(gy, a, x, b, d), false);
+      gx = Variable(ops::channel_affine(gy, a, x, b, d, relu_mask), false);
     }
     return {gx, Variable(ggamma.reshape(inputs()[1]->shape).astype(inputs()[1]->dtype), false),
             Variable(gbeta.reshape(inputs()[2]->shape).astype(inputs()[2]->dtype), false)};
@@ -133,7 +136,6 @@ class BatchNormalization final : public FunctionNode {
   std::vector<Variable> recorded_backward(const std::vector<Variable>& retained, const Variable& gy_in) {
     const Dtype compute = statistics_dtype(retained[0].dtype());
     const Variable x = cast(retained[0], compute), gamma = cast(retained[1], compute);
-    const Variable gy = cast(gy_in, compute);
     const Shape cshape = channel_shape(x.shape(), x.shape()[1]);
     const double m = static_cast<double>(count_);
     const auto whole = [this](const Variable& v) { return batch_sum_ ? batch_sum_(v) : v; };
@@ -142,6 +144,11 @@ class BatchNormalization final : public FunctionNode {
     const Variable var = whole(sum_to(square(centered), cshape)) / m;
     const Variable inv_std = pow(var + eps_, -0.5);
     const Variable xhat = centered * broadcast_to(inv_std, x.shape());
+    Variable gy = cast(gy_in, compute);
+    if (activation_ == Activation::relu) {  // the ReLU's derivative: a constant 0/1 mask where the output is > 0
+      const Array y = ops::channel_affine(retained[0].data(), scale_, Array(), Array(), shift_);
+      gy = gy * select_constant(ops::greater(y, ops::scalar_like(0, y)), 1, 0, xhat.data());
+    }
     const Variable gbeta = sum_to(gy, cshape);
     const Variable ggamma = sum_to(gy * xhat, cshape);
     const Variable gamma_b = broadcast_to(reshape(gamma, cshape), x.shape());
@@ -156,12 +163,14 @@ class BatchNormalization final : public FunctionNode {
   BatchSum batch_sum_;
   int64_t count_ = 0;
   Dtype statistics_dtype_ = Dtype::float32;
+  Activation activation_;
   Array mean_, var_, inv_std_;  // float64, shape (C,)
+  Array scale_, shift_;         // float64 (C,): y = scale·x + shift before the activation
 };
 
 BatchNormalizationResult apply_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                                   double eps, BatchSum batch_sum) {
-  auto node = std::make_shared<BatchNormalization>(eps, std::move(batch_sum));
+                                                   double eps, BatchSum batch_sum, Activation activation) {
+  auto node = std::make_shared<BatchNormalization>(eps, std::move(batch_sum), activation);
   Variable y = node->apply({x, gamma, beta})[0];
   return {y, node->mean(), node->var(), node->count()};
 }
@@ -169,20 +178,20 @@ BatchNormalizationResult apply_batch_normalization(const Variable& x, const Vari
 }  // namespace
 
 BatchNormalizationResult batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                             double eps) {
+                                             double eps, Activation activation) {
   check_arguments(x, {&gamma, &beta}, "batch_normalization");
   if (x.size() / x.shape()[1] < 2 && x.size() > 0) {
     throw ShapeError(cat("batch_normalization: expected more than one value per channel in training mode, got input ",
                          x.shape()));
   }
-  return apply_batch_normalization(x, gamma, beta, eps, nullptr);
+  return apply_batch_normalization(x, gamma, beta, eps, nullptr, activation);
 }
 
 BatchNormalizationResult split_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                                   const BatchSum& batch_sum, double eps) {
+                                                   const BatchSum& batch_sum, double eps, Activation activation) {
   check_arguments(x, {&gamma, &beta}, "split_batch_normalization");
   if (!batch_sum) throw ValueError("split_batch_normalization: expected a batch_sum function, got an empty one");
-  return apply_batch_normalization(x, gamma, beta, eps, batch_sum);
+  return apply_batch_normalization(x, gamma, beta, eps, batch_sum, activation);
 }
 
 Variable fixed_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,

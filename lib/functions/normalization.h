@@ -7,10 +7,14 @@
 
 namespace kusari::functions {
 
+// What follows the normalisation inside the same node: nothing, or max(·, 0) (a ReLU fused into the
+// normalisation's passes, forward and backward).
+enum class Activation { none, relu };
+
 // What batch_normalization returns: the output and the batch statistics the link folds into its
 // running averages.
 struct BatchNormalizationResult {
-  Variable y;        // gamma * (x - mean) / sqrt(var + eps) + beta
+  Variable y;        // gamma * (x - mean) / sqrt(var + eps) + beta (then the activation)
   Array mean;        // per-channel batch mean, shape (C,), float32 (float64 for float64 input)
   Array var;         // per-channel biased batch variance, shape (C,)
   int64_t count = 0; // elements per channel (N * H * W): the unbiased variance is var * count / (count - 1)
@@ -19,7 +23,7 @@ struct BatchNormalizationResult {
 // Normalises x with its own batch statistics (training mode). gamma and beta have shape (C,). Half
 // precision inputs are normalised in float32 and the output is cast back.
 BatchNormalizationResult batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                             double eps = 2e-5);
+                                             double eps = 2e-5, Activation activation = Activation::none);
 // Sums a per-channel statistic over every part of a batch that is split across processes,
 // differentiably (kusari::distributed passes an all-reduce).
 using BatchSum = std::function<Variable(const Variable&)>;
@@ -30,7 +34,8 @@ using BatchSum = std::function<Variable(const Variable&)>;
 // (only when x needs a gradient); the gradients of gamma and beta are this part's share. Every
 // process must call it, and backpropagate through it, in step.
 BatchNormalizationResult split_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                                   const BatchSum& batch_sum, double eps = 2e-5);
+                                                   const BatchSum& batch_sum, double eps = 2e-5,
+                                                   Activation activation = Activation::none);
 // Normalises x with given statistics (evaluation mode); every argument is differentiable.
 Variable fixed_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
                                    const Variable& mean, const Variable& var, double eps = 2e-5);

@@ -26,24 +26,34 @@ Array coefficient(const Array& c, const Array& x, const char* op) {
   return c.to(x.device()).astype(Dtype::float64).contiguous();
 }
 
+// The gate with its input made contiguous and its coefficients float64 (undefined stays undefined).
+ChannelGate prepared(const ChannelGate& gate, const Array& x, const char* op) {
+  if (!gate.input.defined()) return {};
+  check_channel_operands(x, gate.input, op);
+  return {gate.input.contiguous(), coefficient(gate.scale, x, op), coefficient(gate.shift, x, op)};
+}
+
 }  // namespace
 
-std::pair<Array, Array> channel_sums(const Array& x, const Array& y) {
-  check_channel_operands(x, y, "channel_sums");
+std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const ChannelGate& gate) {
+  const char* op = "channel_sums";
+  check_channel_operands(x, y, op);
   const Array sums = Array::empty(Shape{x.shape()[1]}, Dtype::float64, x.device());
   const Array products = Array::empty(sums.shape(), Dtype::float64, x.device());
-  kernel_for<kernel_ops::ChannelSums>(x.device())(x.contiguous(), y.contiguous(), sums, products);
+  kernel_for<kernel_ops::ChannelSums>(x.device())(x.contiguous(), y.contiguous(), prepared(gate, x, op), sums,
+                                                    products);
   return {sums, products};
 }
 
-Array channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d) {
+Array channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                     const ChannelGate& gate, bool relu) {
   const char* op = "channel_affine";
   check_channel_operands(x, y, op);
   const Array out = Array::empty(x.shape(), x.dtype(), x.device());
   kernel_for<kernel_ops::ChannelAffine>(x.device())(x.contiguous(), coefficient(a, x, op),
                                                       y.defined() ? y.contiguous() : y,
                                                       y.defined() ? coefficient(b, x, op) : Array(),
-                                                      coefficient(d, x, op), out);
+                                                      coefficient(d, x, op), prepared(gate, x, op), relu, out);
   return out;
 }
 

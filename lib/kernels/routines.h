@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <kusari/core/array.h>
+#include <kusari/core/channel_gate.h>
 
 namespace kusari::ops {
 
@@ -43,11 +44,12 @@ Array where(const Array& cond, const Array& a, const Array& b);
 // dst += src in place (src broadcast to dst's shape).
 void add_to(const Array& dst, const Array& src);
 // Per channel c of (N, C, ...) arrays x and y of one shape and floating dtype: {Σx, Σx·y} over every
-// axis but 1, as float64 arrays of shape (C,) (channel_sums(x, x) gives Σx and Σx²).
-std::pair<Array, Array> channel_sums(const Array& x, const Array& y);
-// a[c]·x + b[c]·y + d[c] per channel c of (N, C, ...) arrays in x's dtype, in one pass; y and b may be
-// undefined; a, b, d have shape (C,).
-Array channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d);
+// axis but 1, x gated, as float64 arrays of shape (C,) (channel_sums(x, x) gives Σx and Σx²).
+std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const ChannelGate& gate = {});
+// a[c]·x + b[c]·y + d[c] per channel c of (N, C, ...) arrays in x's dtype, x gated, then max(·, 0) when
+// relu (NaN stays NaN), in one pass; y and b may be undefined; a, b, d have shape (C,).
+Array channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                     const ChannelGate& gate = {}, bool relu = false);
 // dst = alpha * dst + beta * x in place, in one pass (x broadcasts to dst's shape; one floating dtype).
 void axpby(const Array& dst, double alpha, const Array& x, double beta);
 

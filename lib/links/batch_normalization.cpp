@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <kusari/functions/activation.h>
 #include <kusari/functions/normalization.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/links/initializers.h>
@@ -19,7 +20,8 @@ BatchNormalization::BatchNormalization(const BatchNormalizationOptions& options)
       decay_(options.decay_),
       eps_(options.eps_),
       finetune_(options.finetune_),
-      use_running_average_(options.use_running_average_) {
+      use_running_average_(options.use_running_average_),
+      activation_(options.activation_) {
   if (size_ < 1) throw ValueError(cat("BatchNormalization: expected a size >= 1, got ", size_));
   if (!(decay_ >= 0 && decay_ <= 1)) throw ValueError(cat("BatchNormalization: expected a decay in [0, 1], got ", decay_));
   if (!(eps_ > 0)) throw ValueError(cat("BatchNormalization: expected eps > 0, got ", eps_));
@@ -55,13 +57,14 @@ Variable BatchNormalization::forward(const Variable& x) {
     return result.y;
   }
   const std::string prefix = use_running_average_ ? "avg_" : "last_";
-  return functions::fixed_batch_normalization(x, gamma, beta, Variable(persistent(prefix + "mean"), false),
-                                              Variable(persistent(prefix + "var"), false), eps_);
+  const Variable y = functions::fixed_batch_normalization(x, gamma, beta, Variable(persistent(prefix + "mean"), false),
+                                                          Variable(persistent(prefix + "var"), false), eps_);
+  return activation_ == functions::Activation::relu ? functions::relu(y) : y;
 }
 
 functions::BatchNormalizationResult BatchNormalization::normalize_batch(const Variable& x, const Variable& gamma,
                                                                         const Variable& beta) {
-  return functions::batch_normalization(x, gamma, beta, eps_);
+  return functions::batch_normalization(x, gamma, beta, eps_, activation_);
 }
 
 void BatchNormalization::update_running_averages(const Array& mean, const Array& var, int64_t m) {

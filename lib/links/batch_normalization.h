@@ -31,6 +31,8 @@ class BatchNormalizationOptions {
   BatchNormalizationOptions& zero_gamma(bool value = true);
   // Running averages as the cumulative average of the batches seen in finetune mode (decay 1 - 1/N).
   BatchNormalizationOptions& finetune(bool value = true) { finetune_ = value; return *this; }
+  // What follows the normalisation, fused into its passes (default none; relu for BN followed by ReLU).
+  BatchNormalizationOptions& activation(functions::Activation value) { activation_ = value; return *this; }
   // Whether evaluation uses the running averages (default) or the last training batch's statistics.
   BatchNormalizationOptions& use_running_average(bool value) { use_running_average_ = value; return *this; }
 
@@ -45,6 +47,7 @@ class BatchNormalizationOptions {
   Initializer initial_beta_;
   bool finetune_ = false;
   bool use_running_average_ = true;
+  functions::Activation activation_ = functions::Activation::none;
 };
 
 // Normalises each channel of x (N, C, ...). In training mode (in_training) it uses the batch statistics
@@ -66,6 +69,8 @@ class BatchNormalization : public Cloneable<BatchNormalization, Link> {
   int64_t size() const { return size_; }
   // Weight of the old running averages.
   double decay() const { return decay_; }
+  // What follows the normalisation (BatchNormalizationOptions::activation).
+  functions::Activation activation() const { return activation_; }
   // Added to the variance before the square root.
   double eps() const { return eps_; }
 
@@ -87,6 +92,7 @@ class BatchNormalization : public Cloneable<BatchNormalization, Link> {
   double eps_;
   bool finetune_;
   bool use_running_average_;
+  functions::Activation activation_;
 };
 
 }  // namespace kusari::links

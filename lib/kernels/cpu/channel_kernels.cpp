@@ -2,6 +2,8 @@
 // per-channel affine map, each in one pass over contiguous (N, C, ...) arrays. A channel's plane of
 // one sample is contiguous, so the inner loops run over plain runs the compiler vectorises.
 
+#include <type_traits>
+
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cpu/strided_loop.h>
 
@@ -17,24 +19,51 @@ struct ChannelLayout {
   int64_t offset(int64_t n, int64_t c) const { return (n * channels + c) * plane; }
 };
 
-// Σ x[i] and Σ x[i]·y[i] over one plane, in lanes of the compute type then summed in float64.
+// A gate's view of one plane: keeps element i unless scale·input[i] + shift <= 0 (NaN is kept, so it
+// propagates as through relu).
 template <class T>
-std::pair<double, double> plane_sums(const T* x, const T* y, int64_t n) {
+struct PlaneGate {
+  using C = compute_type_t<T>;
+  const T* input;  // null: every element is kept
+  C scale, shift;
+  bool keeps(int64_t i) const { return !(scale * load(input[i]) + shift <= C(0)); }
+};
+
+// The gate of sample n's plane of channel c (a null input when the gate is undefined).
+template <class T>
+PlaneGate<T> plane_gate(const ChannelGate& gate, const ChannelLayout& layout, int64_t n, int64_t c) {
+  using C = compute_type_t<T>;
+  if (!gate.input.defined()) return {nullptr, C(0), C(0)};
+  return {static_cast<const T*>(gate.input.raw_data()) + layout.offset(n, c),
+          static_cast<C>(gate.scale.data<double>()[c]), static_cast<C>(gate.shift.data<double>()[c])};
+}
+
+// Σ x[i] and Σ x[i]·y[i] over one plane, x gated, in lanes of the compute type
+// then summed in float64.
+template <bool kGated, class T>
+std::pair<double, double> plane_sums(const T* x, const T* y, const PlaneGate<T>& gate, int64_t n) {
   using C = compute_type_t<T>;
   constexpr int64_t kLanes = 16;
+  const auto value = [&](int64_t i) {
+    if constexpr (kGated) {
+      return gate.keeps(i) ? load(x[i]) : C(0);
+    } else {
+      return load(x[i]);
+    }
+  };
   C sum[kLanes] = {}, product[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     for (int64_t l = 0; l < kLanes; ++l) {
-      const C u = load(x[i + l]);
+      const C u = value(i + l);
       sum[l] += u;
       product[l] += u * load(y[i + l]);
     }
   }
   double total = 0, total_product = 0;
   for (; i < n; ++i) {
-    total += static_cast<double>(load(x[i]));
-    total_product += static_cast<double>(load(x[i])) * static_cast<double>(load(y[i]));
+    total += static_cast<double>(value(i));
+    total_product += static_cast<double>(value(i)) * static_cast<double>(load(y[i]));
   }
   for (int64_t l = 0; l < kLanes; ++l) {
     total += static_cast<double>(sum[l]);
@@ -43,7 +72,36 @@ std::pair<double, double> plane_sums(const T* x, const T* y, int64_t n) {
   return {total, total_product};
 }
 
-void channel_sums_kernel(const Array& x, const Array& y, const Array& sums, const Array& products) {
+// out[i] = scale·x[i] (x gated) + scale_y·y[i] + shift over one plane, then max(·, 0) when kRelu.
+template <bool kGated, bool kTwoOperands, bool kRelu, class T>
+void plane_affine(const T* x, const T* y, compute_type_t<T> scale, compute_type_t<T> scale_y,
+                  compute_type_t<T> shift, const PlaneGate<T>& gate, T* out, int64_t n) {
+  using C = compute_type_t<T>;
+  for (int64_t i = 0; i < n; ++i) {
+    C v = shift;
+    if constexpr (kGated) {
+      v += gate.keeps(i) ? scale * load(x[i]) : C(0);
+    } else {
+      v += scale * load(x[i]);
+    }
+    if constexpr (kTwoOperands) v += scale_y * load(y[i]);
+    if constexpr (kRelu) v = v <= C(0) ? C(0) : v;
+    out[i] = store<T>(v);
+  }
+}
+
+// Calls body(std::bool_constant<b>{}) for a runtime flag b, so the flag becomes a template argument.
+template <class Body>
+void with_flag(bool flag, Body&& body) {
+  if (flag) {
+    body(std::true_type{});
+  } else {
+    body(std::false_type{});
+  }
+}
+
+void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums,
+                         const Array& products) {
   const ChannelLayout layout(x);
   double* sum_out = sums.data<double>();
   double* product_out = products.data<double>();
@@ -56,7 +114,11 @@ void channel_sums_kernel(const Array& x, const Array& y, const Array& sums, cons
         for (int64_t c = begin; c < end; ++c) {
           double total = 0, total_product = 0;
           for (int64_t n = 0; n < layout.batch; ++n) {
-            const auto [s, p] = plane_sums(xs + layout.offset(n, c), ys + layout.offset(n, c), layout.plane);
+            const PlaneGate<T> g = plane_gate<T>(gate, layout, n, c);
+            const T* xp = xs + layout.offset(n, c);
+            const T* yp = ys + layout.offset(n, c);
+            const auto [s, p] = g.input ? plane_sums<true>(xp, yp, g, layout.plane)
+                                        : plane_sums<false>(xp, yp, g, layout.plane);
             total += s;
             total_product += p;
           }
@@ -71,7 +133,7 @@ void channel_sums_kernel(const Array& x, const Array& y, const Array& sums, cons
 }
 
 void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
-                           const Array& out) {
+                           const ChannelGate& gate, bool relu, const Array& out) {
   const ChannelLayout layout(x);
   const double* as = a.data<double>();
   const double* bs = y.defined() ? b.data<double>() : nullptr;
@@ -83,22 +145,23 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
       const T* ys = y.defined() ? static_cast<const T*>(y.raw_data()) : nullptr;
       T* os = static_cast<T*>(out.raw_data());
       const int64_t planes = layout.batch * layout.channels;
-      parallel_for(planes, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, layout.plane)), [&](int64_t begin,
-                                                                                                   int64_t end) {
+      const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, layout.plane));
+      parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
         for (int64_t k = begin; k < end; ++k) {
-          const int64_t c = k % layout.channels, offset = k * layout.plane;
+          const int64_t n = k / layout.channels, c = k % layout.channels, offset = k * layout.plane;
           const C scale = static_cast<C>(as[c]), shift = static_cast<C>(ds[c]);
+          const C scale_y = ys ? static_cast<C>(bs[c]) : C(0);
+          const PlaneGate<T> g = plane_gate<T>(gate, layout, n, c);
           const T* xp = xs + offset;
-          T* op = os + offset;
-          if (ys == nullptr) {
-            for (int64_t i = 0; i < layout.plane; ++i) op[i] = store<T>(scale * load(xp[i]) + shift);
-          } else {
-            const C scale_y = static_cast<C>(bs[c]);
-            const T* yp = ys + offset;
-            for (int64_t i = 0; i < layout.plane; ++i) {
-              op[i] = store<T>(scale * load(xp[i]) + scale_y * load(yp[i]) + shift);
-            }
-          }
+          const T* yp = ys ? ys + offset : nullptr;
+          with_flag(g.input != nullptr, [&](auto gated) {
+            with_flag(yp != nullptr, [&](auto two_operands) {
+              with_flag(relu, [&](auto rectified) {
+                plane_affine<gated(), two_operands(), rectified()>(xp, yp, scale, scale_y, shift, g, os + offset,
+                                                                    layout.plane);
+              });
+            });
+          });
         }
       });
     } else {

@@ -18,8 +18,11 @@ std::shared_ptr<Convolution2D> conv(int64_t in, int64_t out, int64_t ksize, int6
                                              .initial_w(initializers::HeNormal()));
 }
 
-std::shared_ptr<BatchNormalization> bn(int64_t size, bool zero_gamma = false) {
-  return std::make_shared<BatchNormalization>(BatchNormalizationOptions(size).zero_gamma(zero_gamma));
+// Batch normalization, followed by a fused ReLU when `activation` says so.
+std::shared_ptr<BatchNormalization> bn(int64_t size, bool zero_gamma = false,
+                                       functions::Activation activation = functions::Activation::none) {
+  return std::make_shared<BatchNormalization>(
+      BatchNormalizationOptions(size).zero_gamma(zero_gamma).activation(activation));
 }
 
 }  // namespace
@@ -32,7 +35,9 @@ ResidualBlock::ResidualBlock(int64_t in_channels, const std::vector<BranchLayer>
     const BranchLayer& layer = branch[i];
     const std::string index = std::to_string(i + 1);
     add_link("conv" + index, conv(channels, layer.out_channels, layer.ksize, layer.stride));
-    add_link("bn" + index, bn(layer.out_channels, zero_gamma && i + 1 == branch.size()));
+    const bool last = i + 1 == branch.size();  // the last BN feeds the sum with the shortcut, not a ReLU
+    add_link("bn" + index, bn(layer.out_channels, zero_gamma && last,
+                              last ? functions::Activation::none : functions::Activation::relu));
     channels = layer.out_channels;
     stride *= layer.stride;
   }
@@ -60,7 +65,6 @@ Variable ResidualBlock::forward(const Variable& x) {
   for (int64_t i = 1; i <= depth_; ++i) {
     const std::string index = std::to_string(i);
     h = child<BatchNormalization>("bn" + index)->forward(child<Convolution2D>("conv" + index)->forward(h));
-    if (i < depth_) h = functions::relu(h);
   }
   const Variable shortcut =
       projection_ ? child<BatchNormalization>("shortcut_bn")->forward(child<Convolution2D>("shortcut_conv")->forward(x))

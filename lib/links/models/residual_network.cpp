@@ -17,7 +17,8 @@ ResidualNetwork::ResidualNetwork(Convolution2DOptions stem, bool stem_max_pool,
                                  int64_t n_classes)
     : stem_max_pool_(stem_max_pool) {
   conv1_ = std::make_shared<Convolution2D>(stem.nobias().initial_w(initializers::HeNormal()));
-  bn1_ = std::make_shared<BatchNormalization>(conv1_->out_channels());
+  bn1_ = std::make_shared<BatchNormalization>(
+      BatchNormalizationOptions(conv1_->out_channels()).activation(functions::Activation::relu));
   fc_ = std::make_shared<Linear>(features, n_classes);
   add_link("conv1", conv1_);
   add_link("bn1", bn1_);
@@ -29,7 +30,7 @@ ResidualNetwork::ResidualNetwork(Convolution2DOptions stem, bool stem_max_pool,
 }
 
 Variable ResidualNetwork::forward(const Variable& x) {
-  Variable h = functions::relu(bn1_->forward(conv1_->forward(x)));
+  Variable h = bn1_->forward(conv1_->forward(x));
   if (stem_max_pool_) h = functions::max_pooling_2d(h, 3, 2, 1, false);
   for (const std::string& name : stage_names_) h = child<Sequential>(name)->forward(h);
   return fc_->forward(functions::global_average_pooling_2d(h));
