@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and trains the default recipe on Fashion-MNIST with a progress bar.
-# Extra arguments go to the training command (see `build/recipes/fashion_mnist --help`).
+# Installs what is missing, builds, and trains the default recipe on Fashion-MNIST data-parallel over two
+# processes (`mpiexec -n 2`, one thread each: the two cores of this machine) with a progress bar.
+# Extra arguments go to the training command (see `build/recipes/fashion_mnist --help`); KUSARI_RANKS
+# sets the number of processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_dependencies.sh
 [ -f build/build.ninja ] || meson setup build >/dev/null
 ninja -C build recipes/fashion_mnist
-exec ./build/recipes/fashion_mnist "$@"
+exec mpiexec -n "${KUSARI_RANKS:-2}" ./build/recipes/fashion_mnist --threads 1 "$@"

@@ -112,6 +112,38 @@ TEST_CASE("multi-node optimizer: data-parallel training equals one process on th
   }
 }
 
+TEST_CASE("multi-node optimizer: ranks that start from the same parameters step from the first update") {
+  const Communicator comm = create_communicator();
+  for (bool overlap : {true, false}) {
+    INFO("overlap ", overlap);
+    constexpr int kSteps = 3;
+    auto net = create_mnbn_model(make_net(1500), comm);
+    auto optimizer = create_multi_node_optimizer(std::make_shared<optimizers::MomentumSGD>(0.1, 0.9), comm,
+                                                 {.bucket_bytes = 64, .overlap = overlap});
+    optimizer->setup(net);
+    for (int step = 1; step <= kSteps; ++step) {
+      const Batch batch = my_batch(comm, step);
+      CHECK(optimizer->update([&] { return loss_of(*net, batch); }));
+    }
+    CHECK(optimizer->t() == kSteps);
+
+    auto reference = make_net(1500);
+    optimizers::MomentumSGD plain(0.1, 0.9);
+    plain.setup(reference);
+    for (int step = 1; step <= kSteps; ++step) {
+      const Batch batch = whole_batch(comm, step);
+      plain.update([&] { return loss_of(*reference, batch); });
+    }
+    expect_same_params(*net, *reference, 1e-5);
+    expect_identical_across_ranks(comm, *net);
+  }
+  // With double buffering the first update has nothing to apply yet, whatever the parameters.
+  auto net = make_net(1600);
+  auto optimizer = create_multi_node_optimizer(std::make_shared<optimizers::SGD>(0.1), comm, {.double_buffering = true});
+  optimizer->setup(net);
+  CHECK_FALSE(optimizer->update([&] { return loss_of(*net, my_batch(comm, 1)); }));
+}
+
 TEST_CASE("multi-node optimizer: double buffering applies each averaged gradient one step late") {
   const Communicator comm = create_communicator();
   for (bool overlap : {true, false}) {

@@ -535,3 +535,92 @@ TEST_CASE("every truncation and every flipped byte of an archive gives a kusari 
     CHECK(failures >= bytes.size());  // every truncation fails, and most flips
   }
 }
+
+TEST_CASE("DictSerializer and DictDeserializer round-trip a walk through bytes, every dtype included") {
+  Net net;
+  fill_distinct(net);
+  Array half = Array::from_vector<float>({1.5f, -2}, {2}).astype(Dtype::bfloat16);
+  Array undefined;
+  double rate = 0.25;
+  int64_t step = -3;
+  const SerializeFunction walk = [&](Serializer& s) {
+    net.serialize(s["model"]);
+    s["extra"]("half", half);
+    s["extra"]("undefined", undefined);
+    s("rate", rate);
+    s("step", step);
+  };
+  DictSerializer saved;
+  walk(saved);
+  CHECK(saved.values().size() == 10);
+  CHECK(saved.values().at("model/first/scale").shape() == Shape{3});
+  const std::string bytes = pack_array_dict(saved.values());
+  const ArrayDict unpacked = unpack_array_dict(bytes, "test bytes");
+  CHECK(unpacked.at("extra/half").dtype() == Dtype::bfloat16);
+  CHECK_FALSE(unpacked.at("extra/undefined").defined());
+
+  Net fresh;
+  Array half_back, undefined_back = Array::ones({1});
+  double rate_back = 0;
+  int64_t step_back = 0;
+  DictDeserializer loader(unpacked);
+  fresh.serialize(loader["model"]);
+  loader["extra"]("half", half_back);
+  loader["extra"]("undefined", undefined_back);
+  loader("rate", rate_back);
+  loader("step", step_back);
+  CHECK(state_of(fresh) == state_of(net));
+  CHECK(half_back.dtype() == Dtype::bfloat16);
+  expect_values(half_back.astype(Dtype::float64), {1.5, -2});
+  CHECK_FALSE(undefined_back.defined());
+  CHECK(rate_back == 0.25);
+  CHECK(step_back == -3);
+
+  // Values recorded are copies: later changes to the source do not leak into the dict.
+  net.first->param("scale").data().fill(100);
+  CHECK(saved.values().at("model/first/scale").to_vector<double>() == std::vector<double>{1, 2, 3});
+}
+
+TEST_CASE("DictDeserializer and unpack_array_dict name what is missing, mismatched or malformed") {
+  DictSerializer saved;
+  Array row = Array::zeros({2});
+  int64_t count = 4;
+  saved("row", row);
+  saved("count", count);
+  expect_error<ValueError>([&] { saved("count", count); }, {"'count' is saved twice"});
+  DictDeserializer loader(saved.values());
+  Array wrong = Array::zeros({3});
+  expect_error<ShapeError>([&] { loader("row", wrong); }, {"'row'", "(3,)", "(2,)"});
+  double scalar = 0;
+  expect_error<ShapeError>([&] { loader("row", scalar); }, {"expected a scalar", "shape (2,)"});
+  expect_error<ValueError>([&] { loader["sub"]("row", row); }, {"'sub/row' not found"});
+  const std::string bytes = pack_array_dict(saved.values());
+  expect_error<IOError>([&] { unpack_array_dict(bytes.substr(0, bytes.size() - 3), "the message"); },
+                        {"the message", "truncated"});
+  expect_error<IOError>([&] { unpack_array_dict(bytes + "x", "the message"); }, {"1 bytes follow the last entry"});
+}
+
+TEST_CASE("FilteredSerializer passes on only the accepted keys, when saving and when loading") {
+  TempDir dir;
+  Net net;
+  fill_distinct(net);
+  const KeyPredicate second_only = [](const std::string& key) { return key.starts_with("model/second/"); };
+  save_npz(dir / "part.npz", [&](Serializer& s) {
+    FilteredSerializer filtered(s, second_only);
+    net.serialize(filtered["model"]);
+  });
+  CHECK(ZipReader(dir / "part.npz").names() ==
+        std::vector<std::string>{"model/second/calls.npy", "model/second/scale.npy", "model/second/shift.npy"});
+
+  save_npz(dir / "all.npz", [&](Serializer& s) { net.serialize(s["model"]); });
+  Net fresh;
+  load_npz(dir / "all.npz", [&](Serializer& s) {
+    FilteredSerializer filtered(s, second_only);
+    CHECK(filtered.is_loading());
+    fresh.serialize(filtered["model"]);
+  });
+  CHECK(fresh.second->param("scale").data().to_vector<double>() == net.second->param("scale").data().to_vector<double>());
+  CHECK(fresh.first->param("scale").data().to_vector<double>() == std::vector<double>{1, 1, 1});
+  DictSerializer sink;
+  expect_error<ValueError>([&] { FilteredSerializer(sink, KeyPredicate()); }, {"expected a key predicate"});
+}

@@ -47,7 +47,7 @@ TEST_CASE("report writes doubles, 0-d arrays and variables into the innermost sc
   CHECK(reporter.observation().empty());
 }
 
-TEST_CASE("DictSummary gives weighted means per key and round-trips through NPZ") {
+TEST_CASE("DictSummary gives weighted means per key, merges another summary and round-trips through NPZ") {
   T::DictSummary summary;
   summary.add({{"loss", 1.0}, {"accuracy", 0.5}}, 3);
   summary.add({{"loss", 3.0}}, 1);
@@ -61,6 +61,10 @@ TEST_CASE("DictSummary gives weighted means per key and round-trips through NPZ"
   CHECK(loaded.compute_mean() == summary.compute_mean());
   loaded.add({{"loss", 5.5}}, 4);
   CHECK(loaded.compute_mean().at("loss") == doctest::Approx((6.0 + 22.0) / 8));
+  T::DictSummary other;
+  other.add({{"loss", 7.0}, {"extra", 2.0}}, 2);
+  summary.merge(other);
+  CHECK(summary.compute_mean() == T::Observation{{"accuracy", 0.5}, {"extra", 2.0}, {"loss", (3.0 + 3.0 + 14.0) / 6}});
   summary.clear();
   CHECK(summary.empty());
 }

@@ -23,8 +23,10 @@ struct MultiNodeOptions {
 // takes it like any optimizer). From then on (collective: every rank calls it, and every rank runs
 // the same steps):
 //  - the first update() compares the parameters' names, shapes and dtypes across ranks (throwing
-//    ValueError naming the first mismatch), broadcasts rank 0's parameters and takes no step (its
-//    gradients came from each rank's own initial parameters);
+//    ValueError naming the first mismatch) and broadcasts rank 0's parameters. When that changed a
+//    rank's values, it takes no step (the gradients came from each rank's own initial parameters);
+//    when every rank already held the same values (the same seed, a loaded snapshot, one rank), it
+//    steps like any later update, so a resumed run continues exactly where the saved one stopped;
 //  - every later update() averages the gradients over the ranks before the optimizer's hooks and
 //    rules run: buckets of bucket_bytes in the order backward produced gradients in the first step,
 //    each all-reduced on a communication thread as soon as its last gradient is final (overlap),
@@ -32,7 +34,7 @@ struct MultiNodeOptions {
 //    backward through the model's parameters must happen on all ranks alike;
 //  - with double_buffering, update() applies the previous step's averaged gradients (so each step's
 //    gradients are applied one update late, and the second update takes no step either) while this
-//    step's are all-reduced during the next step's computation;
+//    step's are all-reduced during the next step's computation (the first update never steps then);
 //  - with dynamic loss scaling, whether the gradients are finite is agreed across ranks.
 // Throws ValueError for bad options.
 std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_ptr<optimizers::Optimizer> actual,

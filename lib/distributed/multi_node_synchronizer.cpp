@@ -1,6 +1,7 @@
 #include <kusari/distributed/multi_node_synchronizer.h>
 
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <unordered_map>
 
@@ -54,6 +55,25 @@ bool buffers_finite(const std::vector<Array>& buffers) {
     for (int64_t i = 0, n = buffer.size(); i < n; ++i) {
       if (!std::isfinite(data[i])) return false;
     }
+  }
+  return true;
+}
+
+// Copies of the parameters' values (undefined where a parameter is not initialised yet).
+std::vector<Array> copy_values(const std::vector<std::pair<std::string, Variable>>& params) {
+  std::vector<Array> values;
+  for (const auto& [name, param] : params) values.push_back(param.data().defined() ? param.data().copy() : Array());
+  return values;
+}
+
+// Whether every parameter holds exactly the bytes of `before` (both undefined counts as equal).
+bool unchanged(const std::vector<std::pair<std::string, Variable>>& params, const std::vector<Array>& before) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Array now = params[i].second.data();
+    if (now.defined() != before[i].defined()) return false;
+    if (!now.defined()) continue;
+    const Array bytes = now.contiguous();
+    if (std::memcmp(bytes.raw_data(), before[i].raw_data(), static_cast<size_t>(bytes.nbytes())) != 0) return false;
   }
   return true;
 }
@@ -165,20 +185,25 @@ void MultiNodeSynchronizer::install(const Transfer& t) {
   installed_finite_ = *t.finite;
 }
 
-void MultiNodeSynchronizer::first_update() {
+bool MultiNodeSynchronizer::first_update() {
   std::vector<std::pair<std::string, Variable>> params = trainable_params(*target_);
+  const std::vector<std::pair<std::string, Variable>> all_params = target_->namedparams();
+  const std::vector<Array> own = copy_values(all_params);
   std::string order;
+  bool identical = false;
   thread_.run([&] {
-    require_same_parameters(comm_, target_->namedparams(), kOp);
+    require_same_parameters(comm_, all_params, kOp);
     order = comm_.bcast_obj(join_lines(arrival_order_), 0);
     comm_.bcast_data(*target_, 0);
+    const Array changed = Array::full({1}, unchanged(all_params, own) ? 0.0 : 1.0, Dtype::float32);
+    identical = comm_.allreduce(changed).data<float>()[0] == 0.0f;
   });
   buckets_ = std::make_unique<GradientBuckets>(reorder(params, order), options_.bucket_bytes);
   for (const auto& [name, param] : params) hook(name, param);
   arrival_order_.clear();
   arrived_.clear();
   current_.reset();
-  target_->cleargrads();
+  return identical;
 }
 
 void MultiNodeSynchronizer::require_unchanged_parameters() const {
@@ -193,8 +218,16 @@ void MultiNodeSynchronizer::require_unchanged_parameters() const {
 bool MultiNodeSynchronizer::synchronize() {
   if (!target_) throw ValueError(cat(kOp, ": no target; call setup(link) first"));
   if (!buckets_) {
-    first_update();
-    return false;
+    // Gradients computed from parameters that the broadcast changed on some rank are discarded;
+    // when every rank already held rank 0's values they are as good as any later step's.
+    if (!first_update() || options_.double_buffering) {
+      target_->cleargrads();
+      return false;
+    }
+    Transfer t = new_transfer();
+    send_rest(t);
+    install(t);
+    return true;
   }
   require_unchanged_parameters();
   if (options_.double_buffering) {

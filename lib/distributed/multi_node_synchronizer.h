@@ -29,8 +29,9 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
 
   // Hooks every parameter of target (forgetting any earlier target and its bucket layout).
   void attach(const std::shared_ptr<links::Link>& target) override;
-  // The first call checks and broadcasts the parameters and returns false; later calls leave the
-  // averaged gradients in the parameters (see create_multi_node_optimizer).
+  // The first call checks and broadcasts the parameters and returns false unless every rank already
+  // held rank 0's values (and double buffering is off); the calls that return true leave the averaged
+  // gradients in the parameters (see create_multi_node_optimizer).
   bool synchronize() override;
   // Whether the gradients the last synchronize() installed are finite on every rank.
   bool agreed_finite() const { return installed_finite_; }
@@ -53,8 +54,9 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   void hook(const std::string& name, const Variable& param);
   // Waits for the communication thread and forgets the target, its hooks and buckets.
   void detach();
-  // Agreement check, broadcast of rank 0's parameters and gradient order, bucket layout.
-  void first_update();
+  // Agreement check, broadcast of rank 0's parameters and gradient order, bucket layout; returns
+  // whether every rank's parameters already were bitwise rank 0's (agreed across ranks).
+  bool first_update();
   // Throws ValueError if the trainable parameters are no longer those the buckets were laid out for.
   void require_unchanged_parameters() const;
   // An empty transfer for the current bucket layout.

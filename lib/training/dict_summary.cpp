@@ -16,6 +16,14 @@ void DictSummary::add(const Observation& observation, double weight) {
   }
 }
 
+void DictSummary::merge(const DictSummary& other) {
+  for (const auto& [key, total] : other.totals_) {
+    Total& mine = totals_[key];
+    mine.weighted_sum += total.weighted_sum;
+    mine.weight += total.weight;
+  }
+}
+
 Observation DictSummary::compute_mean() const {
   Observation means;
   for (const auto& [key, total] : totals_) means[key] = total.weighted_sum / total.weight;

@@ -14,6 +14,8 @@ class DictSummary {
  public:
   // Adds every value of `observation` with `weight` (> 0; e.g. a batch size); keys may differ between calls.
   void add(const Observation& observation, double weight = 1);
+  // Adds `other`'s weighted sums and weights key by key, as if its observations had been added here.
+  void merge(const DictSummary& other);
   // Σ weight·value / Σ weight for every key seen since the last clear().
   Observation compute_mean() const;
   // Forgets everything.

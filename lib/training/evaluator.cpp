@@ -3,7 +3,6 @@
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/core/config.h>
 #include <kusari/data/concat_examples.h>
-#include <kusari/training/dict_summary.h>
 
 namespace kusari::training {
 namespace {
@@ -35,7 +34,7 @@ Evaluator::Evaluator(std::shared_ptr<data::Iterator> iterator, LossFunction eval
   if (!eval_fn_) throw ValueError("Evaluator: expected an evaluation function, got an empty one");
 }
 
-Observation Evaluator::evaluate() {
+DictSummary Evaluator::summarize() {
   EvaluationMode model_mode(model_.get());
   auto train_mode = using_train_mode(false);
   auto no_graph = no_backprop_mode();
@@ -51,6 +50,12 @@ Observation Evaluator::evaluate() {
     }
     summary.add(observed, static_cast<double>(batch.size()));
   } while (!iterator_->is_new_epoch());
+  return summary;
+}
+
+Observation Evaluator::evaluate() { return prefixed_means(summarize()); }
+
+Observation Evaluator::prefixed_means(const DictSummary& summary) const {
   Observation result;
   for (const auto& [key, mean] : summary.compute_mean()) result[options_.prefix + "/" + key] = mean;
   return result;

@@ -9,6 +9,7 @@
 #include <kusari/core/device.h>
 #include <kusari/data/iterator.h>
 #include <kusari/links/link.h>
+#include <kusari/training/dict_summary.h>
 #include <kusari/training/extension.h>
 #include <kusari/training/loss_function.h>
 
@@ -33,9 +34,13 @@ class Evaluator : public Extension {
       : Evaluator(std::move(iterator), supervised_loss(model), model, std::move(options)) {}
 
   // Resets the iterator and goes through one epoch of it with the model's set_train(false),
-  // using_train_mode(false) and no_backprop_mode, returning each reported key's mean weighted by the
-  // batch sizes, prefixed ("validation/main/loss"). The model's train flag is restored afterwards.
+  // using_train_mode(false) and no_backprop_mode, returning what was reported, key by key (unprefixed),
+  // weighted by the batch sizes. The model's train flag is restored afterwards.
+  DictSummary summarize();
+  // The means of summarize(), prefixed ("validation/main/loss").
   Observation evaluate();
+  // The means of `summary`, prefixed.
+  Observation prefixed_means(const DictSummary& summary) const;
   // Reports evaluate() into the trainer's observation.
   void operator()(Trainer& trainer) override;
   std::string default_name() const override { return options_.prefix; }

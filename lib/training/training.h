@@ -10,6 +10,8 @@
 #include <kusari/training/log_report.h>
 #include <kusari/training/loss_function.h>
 #include <kusari/training/manual_schedule_trigger.h>
+#include <kusari/training/multi_node_evaluator.h>
+#include <kusari/training/multi_node_snapshot.h>
 #include <kusari/training/plot_report.h>
 #include <kusari/training/print_report.h>
 #include <kusari/training/progress_bar.h>
