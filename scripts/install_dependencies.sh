@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kusari builds and tests with (only those missing).
 set -euo pipefail
-packages=(meson ninja-build g++ pkg-config python3 python3-numpy libopenblas-openmp-dev doctest-dev zlib1g-dev
+packages=(meson ninja-build g++ pkg-config python3 python3-numpy libopenblas-openmp-dev libdnnl-dev doctest-dev zlib1g-dev
   libturbojpeg0-dev dataset-fashion-mnist mpich libmpich-dev)
 missing=()
 for p in "${packages[@]}"; do

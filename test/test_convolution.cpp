@@ -1,4 +1,5 @@
 #include <cmath>
+#include <functional>
 
 #include "testing.h"
 
@@ -122,6 +123,16 @@ const std::vector<Case> kCases = {
     {"1x1 strided", {2, 3, 5, 5}, {2, 3, 1, 1}, {.stride = 2}},
     {"large batch", {7, 2, 4, 4}, {3, 2, 2, 2}, {.pad = 1}},
     {"images in parallel", {4, 8, 12, 12}, {16, 4, 3, 3}, {.pad = 1, .groups = 2}},
+    // Sizes at which float32 runs in oneDNN's blocked layouts (16 channels and more, not all multiples of 16).
+    {"wide", {2, 20, 9, 7}, {24, 20, 3, 3}, {.pad = 1}},
+    {"wide, batch 1, strided, odd extents", {1, 17, 11, 9}, {33, 17, 3, 3}, {.stride = 2, .pad = 1}, false},
+    {"wide cover_all with dilation", {3, 16, 10, 13}, {16, 16, 3, 2},
+     {.stride = {2, 3}, .pad = {1, 0}, .dilation = {2, 1}, .cover_all = true}},
+    {"wide groups", {2, 32, 7, 7}, {48, 16, 3, 3}, {.pad = 1, .groups = 2}, false},
+    {"wide depthwise", {2, 32, 8, 8}, {32, 1, 3, 3}, {.stride = 2, .pad = 1, .groups = 32}},
+    {"wide 1x1", {2, 32, 5, 5}, {16, 32, 1, 1}, {}},
+    {"wide 1x1 strided", {2, 16, 7, 7}, {32, 16, 1, 1}, {.stride = 2}, false},
+    {"7x7 stem", {2, 3, 15, 13}, {16, 3, 7, 7}, {.stride = 2, .pad = 3}},
 };
 
 Variable conv(const Variable& x, const Variable& w, const Variable& b, const Convolution2DParams& p) {
@@ -246,6 +257,38 @@ TEST_CASE("convolution forward in float32, float16 and bfloat16") {
         return std::vector<Variable>{F::convolution_2d_grad_weight(in[0], in[1], w.shape(), p)};
       },
       {x, random({2, 4, 3, 3}, 25)});
+}
+
+TEST_CASE("float32 convolutions and their data and filter gradients match float64 in every geometry") {
+  // float32 runs in oneDNN and float64 by im2col and GEMM; deconvolution_2d is the data gradient with a bias.
+  auto expect_float32_matches = [](const std::function<Variable(const std::vector<Variable>&)>& f,
+                                   const std::vector<Array>& inputs) {
+    std::vector<Variable> doubles, floats;
+    for (const Array& a : inputs) {
+      doubles.push_back(a.defined() ? Variable(a, false) : Variable());
+      floats.push_back(a.defined() ? Variable(a.astype(Dtype::float32), false) : Variable());
+    }
+    const Variable y = f(floats);
+    CHECK(y.dtype() == Dtype::float32);
+    expect_close(y.data(), f(doubles).data(), 1e-4, 1e-4);
+  };
+  for (const Case& c : kCases) {
+    INFO("case ", c.name);
+    const Array x = random(c.x, 1), w = random(c.w, 2);
+    const Array gy = random(naive_convolution(x, w, Array(), c.params).shape(), 3);
+    const Convolution2DParams p = c.params;
+    const F::Int2 outsize{c.x[2], c.x[3]};
+    expect_float32_matches([&](const auto& in) { return conv(in[0], in[1], in[2], p); },
+                           {x, w, c.bias ? random(Shape{c.w[0]}, 4) : Array()});
+    expect_float32_matches(
+        [&](const auto& in) {
+          return in[2].defined() ? F::deconvolution_2d(in[0], in[1], in[2], p, outsize)
+                                 : F::deconvolution_2d(in[0], in[1], p, outsize);
+        },
+        {gy, w, c.bias ? random(Shape{c.x[1]}, 5) : Array()});
+    expect_float32_matches([&](const auto& in) { return F::convolution_2d_grad_weight(in[0], in[1], c.w, p); },
+                           {x, gy});
+  }
 }
 
 TEST_CASE("convolution errors name the shapes") {

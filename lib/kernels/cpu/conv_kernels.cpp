@@ -1,163 +1,45 @@
-// CPU 2-D convolution: one column matrix per image (im2col.h) multiplied by the filters through the Gemm
-// kernel, one GEMM per group. Images are spread over the thread pool (each thread's GEMMs then run on
-// one core; a single image leaves the threads to BLAS). The half types are computed in float.
-
-#include <algorithm>
+// CPU 2-D convolution: float64 (the gradient checks' precision) by im2col and GEMM (gemm_convolution.h),
+// every other floating dtype in float32 through oneDNN (dnnl_convolution.h), the half types converted to
+// float32 and back.
 
 #include <kusari/core/kernel_table.h>
-#include <kusari/core/parallel.h>
-#include <kusari/kernels/cpu/im2col.h>
-#include <kusari/kernels/cpu/strided_loop.h>
+#include <kusari/kernels/cpu/dnnl_convolution.h>
+#include <kusari/kernels/cpu/gemm_convolution.h>
 
 namespace kusari::kernels::cpu {
 namespace {
 
-// The (rows, cols) row-major block of contiguous `a` that starts `offset` elements past its first element.
-Array block(const Array& a, int64_t offset, int64_t rows, int64_t cols) {
-  return a.as_strided(Shape{rows, cols}, {cols, 1}, a.offset() + offset);
-}
-
-// Sizes shared by the three kernels, read from x (N, C, H, W), w (O, C/groups, kh, kw), y (N, O, oh, ow).
-struct ConvSizes {
-  ColumnLayout image;
-  int64_t batch, out_channels;
-  int64_t group_out;   // O / groups: output channels of one group
-  int64_t group_rows;  // C / groups * kh * kw: column rows of one group
-
-  ConvSizes(const Shape& x, const Shape& w, const Shape& y, const Conv2dGeometry& g)
-      : image{x[1], x[2], x[3], w[2], w[3], y[2], y[3], g},
-        batch(x[0]),
-        out_channels(w[0]),
-        group_out(w[0] / g.groups),
-        group_rows(w[1] * w[2] * w[3]) {}
-  // Elements of one input image.
-  int64_t image_size() const { return image.channels * image.height * image.width; }
-  // Elements of one output image.
-  int64_t output_size() const { return out_channels * image.cols(); }
-  // Group `group`'s filters as a (group_out, group_rows) matrix.
-  Array filters(const Array& w, int64_t group) const {
-    return block(w, group * group_out * group_rows, group_out, group_rows);
-  }
-  // Group `group`'s rows of a column matrix.
-  Array columns(const Array& col, int64_t group) const {
-    return block(col, group * group_rows * image.cols(), group_rows, image.cols());
-  }
-  // Group `group`'s channels of output image n as a (group_out, oh * ow) matrix.
-  Array outputs(const Array& y, int64_t n, int64_t group) const {
-    return block(y, n * output_size() + group * group_out * image.cols(), group_out, image.cols());
-  }
-  // Image n of x as its column matrix: x itself for an identity layout, else im2col written to `col`.
-  template <class T>
-  Array column_matrix(const Array& x, int64_t n, const Array& col) const {
-    if (image.is_identity()) return block(x, n * image_size(), image.rows(), image.cols());
-    im2col(static_cast<const T*>(x.raw_data()) + n * image_size(), image, static_cast<T*>(col.raw_data()));
-    return col;
-  }
-  // Images per parallel task: enough that a task does at least kGrain multiply-adds.
-  int64_t image_grain() const {
-    return std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_channels * group_rows * image.cols()));
-  }
-  // Scratch space for one column matrix (undefined when the layout is the identity).
-  Array column_buffer(Dtype dtype) const {
-    return image.is_identity() ? Array() : Array::empty(Shape{image.rows(), image.cols()}, dtype);
-  }
-};
-
-// Runs body<T>(operands, result) with T = double for float64 and float otherwise: the operands are
-// `inputs` converted to T and made contiguous (undefined ones stay so), the result is `out` or a
-// float buffer copied into it afterwards.
+// Runs body(operands, result): the operands are `inputs` converted to the compute dtype (float64 for a
+// float64 `out`, float32 otherwise) and made contiguous (undefined ones stay so); the result is `out`, or
+// a float32 buffer copied into it afterwards.
 template <class Body>
-void compute_in_blas_type(const std::vector<Array>& inputs, const Array& out, Body&& body) {
+void compute(const std::vector<Array>& inputs, const Array& out, Body&& body) {
   const Dtype work = out.dtype() == Dtype::float64 ? Dtype::float64 : Dtype::float32;
   std::vector<Array> operands;
   for (const Array& a : inputs) operands.push_back(a.defined() ? a.astype(work).contiguous() : a);
   const bool direct = out.dtype() == work;
   const Array result = direct ? out : Array::empty(out.shape(), work);
-  if (work == Dtype::float64) {
-    body.template operator()<double>(operands, result);
-  } else {
-    body.template operator()<float>(operands, result);
-  }
+  body(operands, result);
   if (!direct) out.assign(result);
 }
 
-// Adds bias[c] to every element of channel c of one contiguous (channels, plane) image.
-template <class T>
-void add_channel_bias(const Array& bias, int64_t plane, T* image) {
-  const T* b = static_cast<const T*>(bias.raw_data());
-  for (int64_t c = 0; c < bias.size(); ++c) {
-    for (int64_t i = 0; i < plane; ++i) image[c * plane + i] += b[c];
-  }
-}
-
 void conv2d_kernel(const Array& x, const Array& w, const Array& b, const Conv2dGeometry& g, const Array& y) {
-  const ConvSizes s(x.shape(), w.shape(), y.shape(), g);
-  auto gemm = kernel_for<kernel_ops::Gemm>(Device::cpu());
-  compute_in_blas_type({x, w, b}, y, [&]<class T>(const std::vector<Array>& in, const Array& out) {
-    parallel_for(s.batch, s.image_grain(), [&](int64_t begin, int64_t end) {
-      const Array col = s.column_buffer(out.dtype());
-      for (int64_t n = begin; n < end; ++n) {
-        const Array columns = s.column_matrix<T>(in[0], n, col);
-        for (int64_t group = 0; group < g.groups; ++group) {
-          gemm(s.filters(in[1], group), false, s.columns(columns, group), false, 1, 0, s.outputs(out, n, group));
-        }
-        T* image = static_cast<T*>(out.raw_data()) + n * s.output_size();
-        if (in[2].defined()) add_channel_bias(in[2], s.image.cols(), image);
-      }
-    });
+  compute({x, w, b}, y, [&](const std::vector<Array>& in, const Array& out) {
+    (out.dtype() == Dtype::float64 ? gemm_conv2d : dnnl_conv2d)(in[0], in[1], in[2], g, out);
   });
 }
 
 void conv2d_backward_data_kernel(const Array& gy, const Array& w, const Array& b, const Conv2dGeometry& g,
                                  const Array& gx) {
-  const ConvSizes s(gx.shape(), w.shape(), gy.shape(), g);
-  auto gemm = kernel_for<kernel_ops::Gemm>(Device::cpu());
-  compute_in_blas_type({gy, w, b}, gx, [&]<class T>(const std::vector<Array>& in, const Array& out) {
-    parallel_for(s.batch, s.image_grain(), [&](int64_t begin, int64_t end) {
-      const Array col = s.column_buffer(out.dtype());
-      for (int64_t n = begin; n < end; ++n) {
-        T* image = static_cast<T*>(out.raw_data()) + n * s.image_size();
-        const Array columns = col.defined() ? col : block(out, n * s.image_size(), s.image.rows(), s.image.cols());
-        for (int64_t group = 0; group < g.groups; ++group) {
-          gemm(s.filters(in[1], group), true, s.outputs(in[0], n, group), false, 1, 0, s.columns(columns, group));
-        }
-        if (col.defined()) col2im(static_cast<const T*>(col.raw_data()), s.image, image);
-        if (in[2].defined()) add_channel_bias(in[2], s.image.height * s.image.width, image);
-      }
-    });
+  compute({gy, w, b}, gx, [&](const std::vector<Array>& in, const Array& out) {
+    (out.dtype() == Dtype::float64 ? gemm_conv2d_backward_data : dnnl_conv2d_backward_data)(in[0], in[1], in[2], g,
+                                                                                            out);
   });
 }
 
-// Each chunk of the batch (at most one per thread) accumulates its own filter gradient; the partial sums
-// are then added in chunk order, so the result does not depend on thread timing.
 void conv2d_backward_filter_kernel(const Array& x, const Array& gy, const Conv2dGeometry& g, const Array& gw) {
-  const ConvSizes s(x.shape(), gw.shape(), gy.shape(), g);
-  auto gemm = kernel_for<kernel_ops::Gemm>(Device::cpu());
-  const int64_t chunks = std::clamp<int64_t>(s.batch / s.image_grain(), 1, get_num_threads());
-  const int64_t filter_size = gw.size();
-  compute_in_blas_type({x, gy}, gw, [&]<class T>(const std::vector<Array>& in, const Array& out) {
-    const Array partial = chunks == 1 ? out : Array::empty(Shape{chunks, filter_size}, out.dtype());
-    parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
-      const Array col = s.column_buffer(out.dtype());
-      for (int64_t chunk = begin; chunk < end; ++chunk) {
-        const Array sum = block(partial, chunk * filter_size, s.out_channels, s.group_rows);
-        std::fill_n(static_cast<T*>(sum.raw_data()), filter_size, T(0));
-        for (int64_t n = s.batch * chunk / chunks; n < s.batch * (chunk + 1) / chunks; ++n) {
-          const Array columns = s.column_matrix<T>(in[0], n, col);
-          for (int64_t group = 0; group < g.groups; ++group) {
-            gemm(s.outputs(in[1], n, group), false, s.columns(columns, group), true, 1, 1, s.filters(sum, group));
-          }
-        }
-      }
-    });
-    if (chunks == 1) return;
-    const T* parts = static_cast<const T*>(partial.raw_data());
-    T* total = static_cast<T*>(out.raw_data());
-    for (int64_t i = 0; i < filter_size; ++i) {
-      T acc = 0;
-      for (int64_t chunk = 0; chunk < chunks; ++chunk) acc += parts[chunk * filter_size + i];
-      total[i] = acc;
-    }
+  compute({x, gy}, gw, [&](const std::vector<Array>& in, const Array& out) {
+    (out.dtype() == Dtype::float64 ? gemm_conv2d_backward_filter : dnnl_conv2d_backward_filter)(in[0], in[1], g, out);
   });
 }
 

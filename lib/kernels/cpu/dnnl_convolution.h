@@ -1,0 +1,17 @@
+#pragma once
+// Internal to the CPU backend: 2-D convolutions of contiguous float32 NCHW arrays through oneDNN, with
+// the operands and results of the Conv2d kernel ops (lib/core/kernel_table.h).
+
+#include <kusari/core/kernel_table.h>
+
+namespace kusari::kernels::cpu {
+
+// y = x correlated with w, plus b when defined.
+void dnnl_conv2d(const Array& x, const Array& w, const Array& b, const Conv2dGeometry& geometry, const Array& y);
+// gx = the transposed convolution of gy with w, plus b (one value per channel of gx) when defined.
+void dnnl_conv2d_backward_data(const Array& gy, const Array& w, const Array& b, const Conv2dGeometry& geometry,
+                               const Array& gx);
+// gw = the correlation of x with gy.
+void dnnl_conv2d_backward_filter(const Array& x, const Array& gy, const Conv2dGeometry& geometry, const Array& gw);
+
+}  // namespace kusari::kernels::cpu
