@@ -38,38 +38,20 @@ PlaneGate<T> plane_gate(const ChannelGate& gate, const ChannelLayout& layout, in
           static_cast<C>(gate.scale.data<double>()[c]), static_cast<C>(gate.shift.data<double>()[c])};
 }
 
-// Σ x[i] and Σ x[i]·y[i] over one plane, x gated, in lanes of the compute type
-// then summed in float64.
+// Σ x[i] and Σ x[i]·y[i] over one plane, x gated, summed in the compute type (vectorised: the
+// simd reduction lets the compiler reorder the additions) and returned in float64.
 template <bool kGated, class T>
 std::pair<double, double> plane_sums(const T* x, const T* y, const PlaneGate<T>& gate, int64_t n) {
   using C = compute_type_t<T>;
-  constexpr int64_t kLanes = 16;
-  const auto value = [&](int64_t i) {
-    if constexpr (kGated) {
-      return gate.keeps(i) ? load(x[i]) : C(0);
-    } else {
-      return load(x[i]);
-    }
-  };
-  C sum[kLanes] = {}, product[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) {
-      const C u = value(i + l);
-      sum[l] += u;
-      product[l] += u * load(y[i + l]);
-    }
+  C sum = 0, product = 0;
+#pragma omp simd reduction(+ : sum, product)
+  for (int64_t i = 0; i < n; ++i) {
+    C u = load(x[i]);
+    if constexpr (kGated) u = gate.keeps(i) ? u : C(0);
+    sum += u;
+    product += u * load(y[i]);
   }
-  double total = 0, total_product = 0;
-  for (; i < n; ++i) {
-    total += static_cast<double>(value(i));
-    total_product += static_cast<double>(value(i)) * static_cast<double>(load(y[i]));
-  }
-  for (int64_t l = 0; l < kLanes; ++l) {
-    total += static_cast<double>(sum[l]);
-    total_product += static_cast<double>(product[l]);
-  }
-  return {total, total_product};
+  return {static_cast<double>(sum), static_cast<double>(product)};
 }
 
 // out[i] = scale·x[i] (x gated) + scale_y·y[i] + shift over one plane, then max(·, 0) when kRelu.
@@ -77,6 +59,7 @@ template <bool kGated, bool kTwoOperands, bool kRelu, class T>
 void plane_affine(const T* x, const T* y, compute_type_t<T> scale, compute_type_t<T> scale_y,
                   compute_type_t<T> shift, const PlaneGate<T>& gate, T* out, int64_t n) {
   using C = compute_type_t<T>;
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     C v = shift;
     if constexpr (kGated) {
