@@ -9,24 +9,12 @@
 #include <kusari/distributed/reduce_buffer.h>
 
 namespace kusari::distributed {
-namespace {
-
-constexpr int64_t kBlockBytes = int64_t{1} << 30;  // bytes per MPI call
-
-// Calls body(offset, count) over [0, nbytes) in blocks of at most kBlockBytes.
-template <class Body>
-void for_each_block(int64_t nbytes, Body&& body) {
-  for (int64_t at = 0; at < nbytes; at += kBlockBytes) body(at, static_cast<int>(std::min(kBlockBytes, nbytes - at)));
-}
-
-}  // namespace
-
 void send_array(const Array& array, int dest, int tag, MPI_Comm comm) {
   std::vector<int64_t> header{static_cast<int64_t>(array.dtype())};
   for (int64_t extent : array.shape()) header.push_back(extent);
   check_mpi(MPI_Send(header.data(), static_cast<int>(header.size()), MPI_INT64_T, dest, tag, comm), "MPI_Send");
   const Array work = array.contiguous();
-  for_each_block(work.nbytes(), [&](int64_t at, int count) {
+  for_each_mpi_block(work.nbytes(), [&](int64_t at, int count) {
     check_mpi(MPI_Send(advance(work.raw_data(), at, 1), count, MPI_BYTE, dest, tag, comm), "MPI_Send");
   });
 }
@@ -41,7 +29,7 @@ Array recv_array(int source, int tag, MPI_Comm comm) {
   check_mpi(MPI_Mrecv(header.data(), length, MPI_INT64_T, &message, MPI_STATUS_IGNORE), "MPI_Mrecv");
   Array out =
       Array::empty(Shape(std::vector<int64_t>(header.begin() + 1, header.end())), static_cast<Dtype>(header[0]));
-  for_each_block(out.nbytes(), [&](int64_t at, int count) {
+  for_each_mpi_block(out.nbytes(), [&](int64_t at, int count) {
     check_mpi(MPI_Recv(advance(out.raw_data(), at, 1), count, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE),
               "MPI_Recv");
   });

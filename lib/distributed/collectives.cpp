@@ -8,22 +8,10 @@
 #include <kusari/distributed/reduce_buffer.h>
 
 namespace kusari::distributed {
-namespace {
-
-constexpr int64_t kBlock = int64_t{1} << 30;  // elements per MPI call
-
-// Calls body(offset, count) over [0, n) in blocks of at most kBlock.
-template <class Body>
-void for_each_block(int64_t n, Body&& body) {
-  for (int64_t at = 0; at < n; at += kBlock) body(at, static_cast<int>(std::min(kBlock, n - at)));
-}
-
-}  // namespace
-
 void allreduce_elements(void* data, int64_t n, Dtype dtype, ReduceOp op, MPI_Comm comm) {
   const MPI_Datatype type = mpi_datatype(dtype);
   const MPI_Op mpi_reduction = mpi_op(op, dtype);
-  for_each_block(n, [&](int64_t at, int count) {
+  for_each_mpi_block(n, [&](int64_t at, int count) {
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, advance(data, at, itemsize(dtype)), count, type, mpi_reduction, comm),
               "MPI_Allreduce");
   });
@@ -33,7 +21,7 @@ void reduce_elements(void* data, int64_t n, Dtype dtype, ReduceOp op, int root, 
   const MPI_Datatype type = mpi_datatype(dtype);
   const MPI_Op mpi_reduction = mpi_op(op, dtype);
   const bool is_root = comm_rank(comm) == root;
-  for_each_block(n, [&](int64_t at, int count) {
+  for_each_mpi_block(n, [&](int64_t at, int count) {
     void* block = advance(data, at, itemsize(dtype));
     check_mpi(MPI_Reduce(is_root ? MPI_IN_PLACE : block, is_root ? block : nullptr, count, type, mpi_reduction, root,
                          comm),
@@ -42,7 +30,7 @@ void reduce_elements(void* data, int64_t n, Dtype dtype, ReduceOp op, int root, 
 }
 
 void bcast_bytes(void* data, int64_t nbytes, int root, MPI_Comm comm) {
-  for_each_block(nbytes, [&](int64_t at, int count) {
+  for_each_mpi_block(nbytes, [&](int64_t at, int count) {
     check_mpi(MPI_Bcast(advance(data, at, 1), count, MPI_BYTE, root, comm), "MPI_Bcast");
   });
 }
