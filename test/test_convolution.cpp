@@ -1,5 +1,6 @@
 #include <cmath>
 #include <functional>
+#include <thread>
 
 #include "testing.h"
 
@@ -288,6 +289,31 @@ TEST_CASE("float32 convolutions and their data and filter gradients match float6
         {gy, w, c.bias ? random(Shape{c.x[1]}, 5) : Array()});
     expect_float32_matches([&](const auto& in) { return F::convolution_2d_grad_weight(in[0], in[1], c.w, p); },
                            {x, gy});
+  }
+}
+
+TEST_CASE("float32 convolutions running in several threads at once give the results of one thread") {
+  // Every thread runs the same three cached oneDNN plans on its own images.
+  const Convolution2DParams p{.stride = 2, .pad = 1};
+  const Variable w(random({32, 16, 3, 3}, 30, Dtype::float32), false);
+  auto passes = [&](uint64_t seed) {
+    const Variable x(random({3, 16, 9, 9}, seed, Dtype::float32), false);
+    const Variable y = F::convolution_2d(x, w, p);
+    return std::vector<Array>{y.data(), F::deconvolution_2d(y, w, p, F::Int2{9, 9}).data(),
+                              F::convolution_2d_grad_weight(x, y, w.shape(), p).data()};
+  };
+  constexpr int kThreads = 4;
+  std::vector<std::vector<Array>> concurrent(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int repeat = 0; repeat < 5; ++repeat) concurrent[t] = passes(40 + t);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    const std::vector<Array> alone = passes(40 + t);
+    for (size_t k = 0; k < alone.size(); ++k) expect_close(concurrent[t][k], alone[k], 1e-5, 1e-5);
   }
 }
 

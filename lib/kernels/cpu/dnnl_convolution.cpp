@@ -20,7 +20,7 @@ using Tag = memory::format_tag;
 // Which primitive a plan runs.
 enum class Pass : int64_t { forward, backward_data, backward_filter };
 
-// Input channels per group below which the data gradient runs in the plain layout.
+// Input channels below which the data gradient runs in the plain layout.
 constexpr int64_t kFewChannels = 16;
 
 memory::desc plain_desc(const memory::dims& dims, Tag tag) { return memory::desc(dims, memory::data_type::f32, tag); }
@@ -42,7 +42,7 @@ class ConvProblem {
         pad_l_{g.pad_h, g.pad_w},
         pad_r_{end_padding(x[2], w[2], y[2], g.stride_h, g.pad_h, g.dilation_h),
                end_padding(x[3], w[3], y[3], g.stride_w, g.pad_w, g.dilation_w)},
-        plain_((w[2] == 1 && w[3] == 1) || (pass == Pass::backward_data && w[1] < kFewChannels)),
+        plain_((w[2] == 1 && w[3] == 1) || (pass == Pass::backward_data && x[1] < kFewChannels)),
         key_{static_cast<int64_t>(pass), plain_, bias, get_num_threads(), x[0], x[1], x[2], x[3], w[0], w[1], w[2],
              w[3], y[2], y[3], g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, g.groups} {}
 
