@@ -119,8 +119,9 @@ struct Conv2dBackwardFilter {
   static constexpr const char* name = "conv2d_backward_filter";
   using Fn = void(const Array& x, const Array& gy, const Conv2dGeometry& geometry, const Array& gw);
 };
-// y = the maximum of each window of x (padding never wins); indexes (y's shape) = the flat position
-// h * W + w of that maximum in its (H, W) plane, or -1 (with y = -inf) for a window wholly in padding.
+// y = the maximum of each window of x (padding never wins); indexes (y's shape, int32) = the flat
+// position h * W + w of that maximum in its (H, W) plane, or -1 (with y = -inf) for a window wholly in
+// padding.
 struct MaxPool2d {
   static constexpr const char* name = "max_pool2d";
   using Fn = void(const Array& x, const Pool2dGeometry& geometry, const Array& y, const Array& indexes);

@@ -1,5 +1,7 @@
 #include <kusari/functions/pooling.h>
 
+#include <limits>
+
 #include <kusari/core/kernel_table.h>
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/reduction.h>
@@ -61,7 +63,7 @@ std::vector<Array> MaxPooling2D::forward(const std::vector<Array>& in) {
   const Array& x = in[0];
   const Shape shape{x.shape()[0], x.shape()[1], outsize_.h, outsize_.w};
   Array y = Array::empty(shape, x.dtype(), x.device());
-  indexes_ = Array::empty(shape, Dtype::int64, x.device());
+  indexes_ = Array::empty(shape, Dtype::int32, x.device());
   kernel_for<kernel_ops::MaxPool2d>(x.device())(x, geometry_, y, indexes_);
   return {y};
 }
@@ -142,6 +144,9 @@ Variable max_pooling_2d(const Variable& x, Int2 ksize) { return max_pooling_2d(x
 
 Variable max_pooling_2d(const Variable& x, Int2 ksize, Int2 stride, Int2 pad, bool cover_all) {
   const Int2 out = pooled_extents("max_pooling_2d", x, ksize, stride, pad, cover_all);
+  if (x.shape()[2] * x.shape()[3] > std::numeric_limits<int32_t>::max()) {  // the winners are int32 plane positions
+    throw ShapeError(cat("max_pooling_2d: expected an (H, W) plane of at most 2^31 - 1 elements, got x ", x.shape()));
+  }
   return apply_single<MaxPooling2D>({x}, geometry_of(ksize, stride, pad), out);
 }
 

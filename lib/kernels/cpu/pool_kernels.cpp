@@ -51,7 +51,7 @@ void max_pool2d_kernel(const Array& x, const Pool2dGeometry& g, const Array& y, 
   visit_floating_dtype(x.dtype(), "max_pool2d", [&]<class T>() {
     const T* src = static_cast<const T*>(in.raw_data());
     T* dst = static_cast<T*>(y.raw_data());
-    int64_t* winners = static_cast<int64_t*>(indexes.raw_data());
+    int32_t* winners = static_cast<int32_t*>(indexes.raw_data());
     for_each_plane<T>(p, p.out_size() * g.kernel_h * g.kernel_w, 0, [&](int64_t plane, auto&) {
       const T* image = src + plane * p.in_size();
       for (int64_t oy = 0; oy < p.out_h; ++oy) {
@@ -70,7 +70,7 @@ void max_pool2d_kernel(const Array& x, const Pool2dGeometry& g, const Array& y, 
           }
           const int64_t o = plane * p.out_size() + oy * p.out_w + ox;
           dst[o] = store<T>(best_value);
-          winners[o] = best;
+          winners[o] = static_cast<int32_t>(best);
         }
       }
     });
@@ -82,7 +82,7 @@ void max_pool2d_scatter_kernel(const Array& gy, const Array& indexes, const Arra
   const Array g = gy.contiguous(), winners = indexes.contiguous();
   visit_floating_dtype(gy.dtype(), "max_pool2d_scatter", [&]<class T>() {
     const T* src = static_cast<const T*>(g.raw_data());
-    const int64_t* at = static_cast<const int64_t*>(winners.raw_data());
+    const int32_t* at = static_cast<const int32_t*>(winners.raw_data());
     T* dst = static_cast<T*>(gx.raw_data());
     for_each_plane<T>(p, p.out_size() + p.in_size(), p.in_size(), [&](int64_t plane, auto& sum) {
       std::fill(sum.begin(), sum.end(), 0);
@@ -99,7 +99,7 @@ void max_pool2d_gather_kernel(const Array& x, const Array& indexes, const Array&
   const Array in = x.contiguous(), winners = indexes.contiguous();
   visit_floating_dtype(x.dtype(), "max_pool2d_gather", [&]<class T>() {
     const T* src = static_cast<const T*>(in.raw_data());
-    const int64_t* at = static_cast<const int64_t*>(winners.raw_data());
+    const int32_t* at = static_cast<const int32_t*>(winners.raw_data());
     T* dst = static_cast<T*>(y.raw_data());
     for_each_plane<T>(p, p.out_size(), 0, [&](int64_t plane, auto&) {
       for (int64_t o = plane * p.out_size(); o < (plane + 1) * p.out_size(); ++o) {
