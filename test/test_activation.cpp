@@ -52,6 +52,29 @@ TEST_CASE("relu passes the gradient only where the input is positive") {
   expect_values(x.grad(), {0, 20, 0, 40});
 }
 
+TEST_CASE("add_relu equals relu of the sum, forward and backward, and checks its operands") {
+  Variable a(Array::from_vector<double>({-1, 2, -3, 4, 0.5, std::nan("")}, {2, 3}));
+  Variable b(Array::from_vector<double>({0.5, -3, 1, 1, -1, 0}, {2, 3}));
+  Variable y = F::add_relu(a, b);
+  const std::vector<double> values = y.data().to_vector<double>();
+  CHECK(std::isnan(values[5]));  // NaN propagates as through relu
+  expect_values(y.data().get_item({Slice{0, 2}, Slice{0, 2}}), {0, 0, 5, 0});
+  y.set_grad(Array::from_vector<double>({10, 20, 30, 40, 50, 60}, {2, 3}));
+  y.backward();
+  expect_values(a.grad().get_item({0}), {0, 0, 0});
+  expect_values(b.grad().get_item({1, Slice{0, 2}}), {40, 0});
+  const Array x1 = away_from_zero({3, 4}, 2), x2 = away_from_zero({3, 4}, 3);
+  // Sums away from the kink: a + b with b a small multiple of a keeps the sign of a.
+  const auto join = [](const std::vector<Variable>& v) { return std::vector<Variable>{F::add_relu(v[0], v[0] * 0.5 + v[1] * 0.01)}; };
+  check_gradients(join, {x1, x2});
+  check_forward_dtypes([](const std::vector<Variable>& v) { return std::vector<Variable>{F::add_relu(v[0], v[1])}; },
+                       {x1, x2});
+  expect_error<ShapeError>([] { F::add_relu(Variable(Array::zeros({2, 3})), Variable(Array::zeros({3}))); },
+                           {"add_relu", "(2, 3)", "(3,)"});
+  expect_error<DtypeError>([] { F::add_relu(Variable(Array::zeros({2}, Dtype::int32)), Variable(Array::zeros({2}, Dtype::int32))); },
+                           {"add_relu", "int32"});
+}
+
 TEST_CASE("elu's gradient is differentiable, giving alpha e^x below zero") {
   Variable x(Array::from_vector<double>({-1.0, 2.0}, {2}));
   Variable y = F::elu(x, 2.0);

@@ -16,9 +16,10 @@ enum class UnaryOp {
   neg, exp, log, sqrt, square, abs, sign, reciprocal, sigmoid, tanh, relu, leaky_relu, elu, pow_scalar,
   logical_not
 };
-// Elementwise operations of two inputs; the comparisons write bool. relu_grad(g, y) = y > 0 ? g : 0.
-enum class BinaryOp { add, sub, mul, div, pow, maximum, minimum, relu_grad, equal, not_equal, less, less_equal, greater,
-                      greater_equal };
+// Elementwise operations of two inputs; the comparisons write bool. relu_grad(g, y) = y > 0 ? g : 0,
+// add_relu(a, b) = max(a + b, 0).
+enum class BinaryOp { add, sub, mul, div, pow, maximum, minimum, relu_grad, add_relu, equal, not_equal, less,
+                      less_equal, greater, greater_equal };
 // Reductions over a set of axes; arg* reduce over exactly one axis and write int64.
 enum class ReduceOp { sum, max, min, argmax, argmin };
 // Distributions the random kernel draws from.

@@ -28,6 +28,23 @@ class ReLU final : public FunctionNode {
   }
 };
 
+// relu(a + b) for a and b of one shape as one node: one forward pass, and the ReLU's gradient handed
+// to both inputs.
+class AddReLU final : public FunctionNode {
+ public:
+  std::string label() const override { return "AddReLU"; }
+  std::vector<Array> forward(const std::vector<Array>& x) override {
+    retain_outputs({0});
+    return {ops::add_relu(x[0], x[1])};
+  }
+  std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
+    const Array y = get_retained_outputs()[0].data();
+    const Variable g = is_backprop_enabled() ? mul(gy[0], select_constant(positive(y), 1, 0, y))
+                                             : Variable(ops::relu_grad(gy[0].data(), y), false);
+    return std::vector<Variable>(targets.size(), g);
+  }
+};
+
 class LeakyReLU final : public FunctionNode {
  public:
   explicit LeakyReLU(double slope) : slope_(slope) {}
@@ -162,6 +179,14 @@ Variable along_axis(const Variable& x, int64_t axis, const char* op) {
 }  // namespace
 
 Variable relu(const Variable& x) { return elementwise<ReLU>(x, "relu"); }
+Variable add_relu(const Variable& a, const Variable& b) {
+  require_floating(a, "add_relu");
+  require_same_dtype_and_device(a, b, "add_relu");
+  if (a.shape() != b.shape()) {
+    throw ShapeError(cat("add_relu: expected operands of one shape, got ", a.shape(), " and ", b.shape()));
+  }
+  return apply_single<AddReLU>({a, b});
+}
 Variable leaky_relu(const Variable& x, double slope) { return elementwise<LeakyReLU>(x, "leaky_relu", slope); }
 Variable elu(const Variable& x, double alpha) { return elementwise<ELU>(x, "elu", alpha); }
 Variable sigmoid(const Variable& x) { return elementwise<Sigmoid>(x, "sigmoid"); }

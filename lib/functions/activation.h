@@ -9,6 +9,8 @@ namespace kusari::functions {
 
 // max(x, 0); the gradient passes where x > 0.
 Variable relu(const Variable& x);
+// relu(a + b) in one pass and one graph node (the join of a residual block); a and b have one shape.
+Variable add_relu(const Variable& a, const Variable& b);
 // x where x > 0, slope * x elsewhere.
 Variable leaky_relu(const Variable& x, double slope = 0.2);
 // x where x > 0, alpha * (e^x - 1) elsewhere.

@@ -17,6 +17,7 @@ const char* binary_name(BinaryOp op) {
     case BinaryOp::maximum: return "maximum";
     case BinaryOp::minimum: return "minimum";
     case BinaryOp::relu_grad: return "relu_grad";
+    case BinaryOp::add_relu: return "add_relu";
     case BinaryOp::equal: return "equal";
     case BinaryOp::not_equal: return "not_equal";
     case BinaryOp::less: return "less";
@@ -129,6 +130,7 @@ Array power(const Array& a, const Array& b) { return binary(BinaryOp::pow, a, b)
 Array maximum(const Array& a, const Array& b) { return binary(BinaryOp::maximum, a, b); }
 Array minimum(const Array& a, const Array& b) { return binary(BinaryOp::minimum, a, b); }
 Array relu_grad(const Array& gy, const Array& y) { return binary(BinaryOp::relu_grad, gy, y); }
+Array add_relu(const Array& a, const Array& b) { return binary(BinaryOp::add_relu, a, b); }
 Array equal(const Array& a, const Array& b) { return binary(BinaryOp::equal, a, b); }
 Array not_equal(const Array& a, const Array& b) { return binary(BinaryOp::not_equal, a, b); }
 Array less(const Array& a, const Array& b) { return binary(BinaryOp::less, a, b); }

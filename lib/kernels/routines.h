@@ -27,6 +27,8 @@ Array maximum(const Array& a, const Array& b);
 Array minimum(const Array& a, const Array& b);
 // gy where y > 0, else 0 (the backward of relu given its output y).
 Array relu_grad(const Array& gy, const Array& y);
+// max(a + b, 0) in one pass, NaN propagating (a residual join followed by its ReLU).
+Array add_relu(const Array& a, const Array& b);
 // a == b as bool, with broadcasting.
 Array equal(const Array& a, const Array& b);
 // a != b as bool, with broadcasting.

@@ -97,6 +97,11 @@ void binary_typed(BinaryOp op, const Array& a, const Array& b, const Array& out)
     case BinaryOp::minimum:
       return map2<T, T>(a, b, out, [](C x, C y) { return (x != x || x < y) ? x : y; });
     case BinaryOp::relu_grad: return map2<T, T>(a, b, out, [](C g, C y) { return y > C(0) ? g : C(0); });
+    case BinaryOp::add_relu:
+      return map2<T, T>(a, b, out, [](C x, C y) {
+        const C s = C(x + y);
+        return s <= C(0) ? C(0) : s;
+      });
     case BinaryOp::equal: return map2<T, bool>(a, b, out, [](C x, C y) { return x == y; });
     case BinaryOp::not_equal: return map2<T, bool>(a, b, out, [](C x, C y) { return x != y; });
     case BinaryOp::less: return map2<T, bool>(a, b, out, [](C x, C y) { return x < y; });

@@ -1,7 +1,6 @@
 #include <kusari/links/models/residual_block.h>
 
 #include <kusari/functions/activation.h>
-#include <kusari/functions/arithmetic.h>
 #include <kusari/links/batch_normalization.h>
 #include <kusari/links/convolution_2d.h>
 #include <kusari/links/initializers.h>
@@ -69,7 +68,7 @@ Variable ResidualBlock::forward(const Variable& x) {
   const Variable shortcut =
       projection_ ? child<BatchNormalization>("shortcut_bn")->forward(child<Convolution2D>("shortcut_conv")->forward(x))
                   : x;
-  return functions::relu(h + shortcut);
+  return functions::add_relu(h, shortcut);
 }
 
 }  // namespace kusari::links::models
