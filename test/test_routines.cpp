@@ -384,6 +384,24 @@ TEST_CASE("channel_sums and channel_affine work per channel of (N, C, ...) array
                            {"channel_affine", "(3,)", "(4,)"});
 }
 
+TEST_CASE("momentum_step updates velocity and weights in one pass in every floating dtype") {
+  for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
+    const Array w = Array::from_vector<double>({1, 2, 3, 4}, {2, 2}, dtype);
+    const Array v = Array::from_vector<double>({0.5, -1, 0, 2}, {2, 2}, dtype);
+    ops::momentum_step(w, v, Array::from_vector<double>({2, -4}, {2}, dtype), 0.5, 0.25);
+    expect_values(v, {-0.25, 0.5, -0.5, 2});  // 0.5 v - 0.25 g, g broadcast over rows
+    expect_values(w, {0.75, 2.5, 2.5, 6});
+  }
+  const Array w = Array::zeros({3, 2}).transpose(), v = Array::ones({2, 3});
+  ops::momentum_step(w, v, Array::ones({2, 3}), 0.9, 0.1);
+  expect_values(w, {0.8, 0.8, 0.8, 0.8, 0.8, 0.8}, 1e-6);
+  expect_error<ShapeError>([] { ops::momentum_step(Array::zeros({2}), Array::zeros({3}), Array::zeros({2}), 0.9, 0.1); },
+                           {"momentum_step", "(2,)", "(3,)"});
+  expect_error<DtypeError>(
+      [] { ops::momentum_step(Array::zeros({2}), Array::zeros({2}), Array::zeros({2}, Dtype::float64), 0.9, 0.1); },
+      {"momentum_step", "float32", "float64"});
+}
+
 TEST_CASE("axpby scales in place and adds a scaled, broadcast operand in every floating dtype") {
   for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
     const Array dst = Array::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3}, dtype);

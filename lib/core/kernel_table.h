@@ -61,6 +61,12 @@ struct Binary {
   static constexpr const char* name = "binary";
   using Fn = void(BinaryOp op, const Array& a, const Array& b, const Array& out);
 };
+// The momentum SGD step in one pass: v = momentum * v - lr * g, then w += v; w, v, g of one shape and
+// floating dtype (g may be a broadcast view).
+struct MomentumStep {
+  static constexpr const char* name = "momentum_step";
+  using Fn = void(const Array& w, const Array& v, const Array& g, double momentum, double lr);
+};
 // dst = alpha * dst + beta * x in one pass; x already broadcast to dst's shape, one floating dtype.
 struct Axpby {
   static constexpr const char* name = "axpby";

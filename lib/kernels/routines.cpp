@@ -168,6 +168,19 @@ void axpby(const Array& dst, double alpha, const Array& x, double beta) {
   kernel_for<kernel_ops::Axpby>(dst.device())(alpha, dst, beta, x.broadcast_to(dst.shape()));
 }
 
+void momentum_step(const Array& w, const Array& v, const Array& g, double momentum, double lr) {
+  require_same_device(w, v, "momentum_step");
+  require_same_device(w, g, "momentum_step");
+  if (v.shape() != w.shape()) {
+    throw ShapeError(cat("momentum_step: expected a velocity of shape ", w.shape(), ", got ", v.shape()));
+  }
+  if (v.dtype() != w.dtype() || g.dtype() != w.dtype()) {
+    throw DtypeError(cat("momentum_step: expected velocity and gradient of dtype ", w.dtype(), ", got ", v.dtype(),
+                         " and ", g.dtype()));
+  }
+  kernel_for<kernel_ops::MomentumStep>(w.device())(w, v, g.broadcast_to(w.shape()), momentum, lr);
+}
+
 Array scalar_like(double value, const Array& like) { return Array::scalar(value, like.dtype(), like.device()); }
 
 Array neg(const Array& x) { return unary(UnaryOp::neg, "neg", x, 0, false); }

@@ -52,6 +52,9 @@ std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const Chann
 // relu (NaN stays NaN), in one pass; y and b may be undefined; a, b, d have shape (C,).
 Array channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
                      const ChannelGate& gate = {}, bool relu = false);
+// The momentum SGD step in place, in one pass: v = momentum * v - lr * g, then w += v (w, v of one
+// shape; g broadcasts to it; one floating dtype).
+void momentum_step(const Array& w, const Array& v, const Array& g, double momentum, double lr);
 // dst = alpha * dst + beta * x in place, in one pass (x broadcasts to dst's shape; one floating dtype).
 void axpby(const Array& dst, double alpha, const Array& x, double beta);
 

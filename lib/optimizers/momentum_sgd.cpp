@@ -22,8 +22,7 @@ class MomentumSGDRule : public UpdateRule {
     // Momentum correction folds the lr ratio into the decay of v (v holds lr-scaled steps).
     if (hp("momentum_correction") != 0 && last_lr_ > 0) m *= lr / last_lr_;
     last_lr_ = lr;
-    ops::axpby(v, m, with_weight_decay(data, grad), -lr);
-    ops::add_to(data, v);
+    ops::momentum_step(data, v, with_weight_decay(data, grad), m, lr);
   }
 
  private:

@@ -1,4 +1,4 @@
-// CPU unary, binary, where and axpby kernels: one strided loop per operation, computed in float for the
+// CPU unary, binary, where, axpby and momentum-step kernels: one strided loop per operation, computed in float for the
 // half types; contiguous runs take a branch the compiler vectorises.
 
 #include <cmath>
@@ -154,11 +154,41 @@ void axpby_kernel(double alpha, const Array& dst, double beta, const Array& x) {
   });
 }
 
+void momentum_step_kernel(const Array& w, const Array& v, const Array& g, double momentum, double lr) {
+  visit_dtype(w.dtype(), [&]<class T>() {
+    using C = compute_type_t<T>;
+    if constexpr (std::is_floating_point_v<C>) {
+      const C mu = static_cast<C>(momentum), rate = static_cast<C>(lr);
+      strided_loop<T, T, T>({&w, &v, &g}, [mu, rate](std::tuple<T*, T*, T*> p, const std::array<int64_t, 3>& s,
+                                                     int64_t n) {
+        auto [weights, velocity, grads] = p;
+        if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i) {
+            const C step = mu * load(velocity[i]) - rate * load(grads[i]);
+            velocity[i] = store<T>(step);
+            weights[i] = store<T>(load(weights[i]) + load(velocity[i]));
+          }
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const C step = mu * load(velocity[i * s[1]]) - rate * load(grads[i * s[2]]);
+          velocity[i * s[1]] = store<T>(step);
+          weights[i * s[0]] = store<T>(load(weights[i * s[0]]) + load(velocity[i * s[1]]));
+        }
+      });
+    } else {
+      throw DtypeError(cat("momentum_step kernel: expected a floating dtype, got ", w.dtype()));
+    }
+  });
+}
+
 const bool registered = [] {
   register_kernel<kernel_ops::Unary>(DeviceType::cpu, unary_kernel);
   register_kernel<kernel_ops::Binary>(DeviceType::cpu, binary_kernel);
   register_kernel<kernel_ops::Where>(DeviceType::cpu, where_kernel);
   register_kernel<kernel_ops::Axpby>(DeviceType::cpu, axpby_kernel);
+  register_kernel<kernel_ops::MomentumStep>(DeviceType::cpu, momentum_step_kernel);
   return true;
 }();
 
