@@ -1,5 +1,7 @@
 """Prints "N passed, N failed" over every doctest case in a meson test log (one case per test
-executable that prints no doctest summary, e.g. a crashed suite or a shell-script test)."""
+executable that prints no doctest summary, e.g. a crashed suite or a shell-script test). An MPI test
+prints one summary per rank, and the launcher may interleave their lines: its cases count once, with
+the largest counts any rank reported."""
 import json
 import re
 import sys
@@ -15,13 +17,12 @@ def main(path):
             ok = entry["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
             counts = SUMMARY.findall(entry.get("stdout", "") or "")
             if counts and ok:
-                for _, p, f, s in counts:
-                    passed += int(p)
-                    failed += int(f)
-                    skipped += int(s or 0)
+                passed += max(int(p) for _, p, _, _ in counts)
+                failed += max(int(f) for _, _, f, _ in counts)
+                skipped += max(int(s or 0) for _, _, _, s in counts)
             elif counts:
-                case_failures = sum(int(f) for _, _, f, _ in counts)
-                passed += sum(int(p) for _, p, _, _ in counts)
+                case_failures = max(int(f) for _, _, f, _ in counts)
+                passed += max(int(p) for _, p, _, _ in counts)
                 failed += max(1, case_failures)
             elif entry["result"] == "SKIP":
                 skipped += 1
