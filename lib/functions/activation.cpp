@@ -14,6 +14,13 @@ namespace {
 // Where the input is positive: the side of the kink each piecewise activation takes.
 Array positive(const Array& x) { return ops::greater(x, ops::scalar_like(0, x)); }
 
+// The gradient of relu given its output y: gy where y > 0. Fused array code, rebuilt from differentiable
+// functions when the backward itself is recorded.
+Variable relu_backward(const Variable& gy, const Array& y) {
+  if (!is_backprop_enabled()) return Variable(ops::relu_grad(gy.data(), y), false);
+  return mul(gy, select_constant(positive(y), 1, 0, y));
+}
+
 class ReLU final : public FunctionNode {
  public:
   std::string label() const override { return "ReLU"; }
@@ -22,9 +29,7 @@ class ReLU final : public FunctionNode {
     return {ops::relu(x[0])};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
-    const Array y = get_retained_outputs()[0].data();
-    if (!is_backprop_enabled()) return {Variable(ops::relu_grad(gy[0].data(), y), false)};
-    return {mul(gy[0], select_constant(positive(y), 1, 0, y))};
+    return {relu_backward(gy[0], get_retained_outputs()[0].data())};
   }
 };
 
@@ -38,10 +43,7 @@ class AddReLU final : public FunctionNode {
     return {ops::add_relu(x[0], x[1])};
   }
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
-    const Array y = get_retained_outputs()[0].data();
-    const Variable g = is_backprop_enabled() ? mul(gy[0], select_constant(positive(y), 1, 0, y))
-                                             : Variable(ops::relu_grad(gy[0].data(), y), false);
-    return std::vector<Variable>(targets.size(), g);
+    return std::vector<Variable>(targets.size(), relu_backward(gy[0], get_retained_outputs()[0].data()));
   }
 };
 

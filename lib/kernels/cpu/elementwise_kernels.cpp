@@ -1,5 +1,5 @@
-// CPU unary, binary, where, axpby and momentum-step kernels: one strided loop per operation, computed in float for the
-// half types; contiguous runs take a branch the compiler vectorises.
+// CPU unary, binary, where, axpby and momentum-step kernels: one strided loop per operation, computed
+// in float for the half types; contiguous runs take a branch the compiler vectorises.
 
 #include <cmath>
 
@@ -162,19 +162,15 @@ void momentum_step_kernel(const Array& w, const Array& v, const Array& g, double
       strided_loop<T, T, T>({&w, &v, &g}, [mu, rate](std::tuple<T*, T*, T*> p, const std::array<int64_t, 3>& s,
                                                      int64_t n) {
         auto [weights, velocity, grads] = p;
+        const auto update = [mu, rate](T& w_i, T& v_i, const T& g_i) {
+          v_i = store<T>(mu * load(v_i) - rate * load(g_i));
+          w_i = store<T>(load(w_i) + load(v_i));
+        };
         if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
 #pragma omp simd
-          for (int64_t i = 0; i < n; ++i) {
-            const C step = mu * load(velocity[i]) - rate * load(grads[i]);
-            velocity[i] = store<T>(step);
-            weights[i] = store<T>(load(weights[i]) + load(velocity[i]));
-          }
-          return;
-        }
-        for (int64_t i = 0; i < n; ++i) {
-          const C step = mu * load(velocity[i * s[1]]) - rate * load(grads[i * s[2]]);
-          velocity[i * s[1]] = store<T>(step);
-          weights[i * s[0]] = store<T>(load(weights[i * s[0]]) + load(velocity[i * s[1]]));
+          for (int64_t i = 0; i < n; ++i) update(weights[i], velocity[i], grads[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i) update(weights[i * s[0]], velocity[i * s[1]], grads[i * s[2]]);
         }
       });
     } else {
