@@ -486,6 +486,29 @@ TEST_CASE("rules are created for parameters initialised after setup") {
   expect_values(link->param("late").data(), {1 - 1e-3}, 1e-9);
 }
 
+TEST_CASE("parameters and children added or replaced between updates are picked up by the next one") {
+  auto net = std::make_shared<L::Chain>();
+  net->add_link("first", std::make_shared<TwoParams>());
+  O::SGD opt(0.5);
+  opt.setup(net);
+  set_fixed_grads(*net->child<TwoParams>("first"));
+  opt.update();
+  expect_params(*net->child<TwoParams>("first"), {0.75, -2.5}, {1.0});
+
+  net->add_link("second", std::make_shared<TwoParams>());
+  for (const char* name : {"first", "second"}) set_fixed_grads(*net->child<TwoParams>(name));
+  opt.update();
+  expect_params(*net->child<TwoParams>("first"), {0.5, -3}, {1.5});
+  expect_params(*net->child<TwoParams>("second"), {0.75, -2.5}, {1.0});
+
+  auto replacement = std::make_shared<TwoParams>();
+  net->replace_child("second", replacement);
+  set_fixed_grads(*replacement);
+  opt.update();
+  expect_params(*replacement, {0.75, -2.5}, {1.0});
+  CHECK(opt.update_rules().size() == 4);
+}
+
 TEST_CASE("exclude_from_weight_decay marks biases and normalisation parameters, or any 1-D one") {
   auto net = std::make_shared<L::Chain>();
   auto linear = std::make_shared<L::Link>();

@@ -15,6 +15,7 @@ void Chain::register_child(const std::string& name, std::shared_ptr<Link> link, 
   }
   if (children_.contains(name)) throw ValueError(cat(type_name(), ": child '", name, "' is already registered"));
   children_[name] = Child{std::move(link), std::move(rebind)};
+  structure_changed();
 }
 
 void Chain::add_link(const std::string& name, std::shared_ptr<Link>&& link) {
@@ -33,6 +34,7 @@ void Chain::replace_child(const std::string& name, std::shared_ptr<Link> link) {
   if (it == children_.end()) throw ValueError(cat(type_name(), ": no child named '", name, "' to replace"));
   if (it->second.rebind) it->second.rebind(*this, link);
   it->second.link = std::move(link);
+  structure_changed();
 }
 
 void Chain::deepen_children() {
@@ -45,6 +47,7 @@ void Chain::deepen_children() {
 void ChainList::append(std::shared_ptr<Link> link) {
   if (!link) throw ValueError("ChainList::append: the link is null");
   links_.push_back(std::move(link));
+  structure_changed();
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<Link>>> ChainList::children() const {
@@ -58,6 +61,7 @@ void ChainList::replace_child(const std::string& name, std::shared_ptr<Link> lin
   for (size_t i = 0; i < links_.size(); ++i) {
     if (std::to_string(i) == name) {
       links_[i] = std::move(link);
+      structure_changed();
       return;
     }
   }

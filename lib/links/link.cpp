@@ -1,10 +1,19 @@
 #include <kusari/links/link.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include <kusari/autograd/backprop_mode.h>
 
 namespace kusari::links {
+
+namespace {
+std::atomic<uint64_t> structure_counter{0};
+}  // namespace
+
+uint64_t Link::structure_version() { return structure_counter.load(std::memory_order_acquire); }
+
+void Link::structure_changed() { structure_counter.fetch_add(1, std::memory_order_acq_rel); }
 
 Variable Link::forward(const Variable&) {
   throw ValueError(cat(type_name(), ": this link defines no one-input forward"));
@@ -24,6 +33,7 @@ Variable Link::add_param(const std::string& name, Array data) {
   Variable v(std::move(data));
   v.set_name(name);
   params_[name] = ParamSlot{v, nullptr, v.dtype()};
+  structure_changed();
   return v;
 }
 
@@ -35,6 +45,7 @@ Variable Link::add_param(const std::string& name, const Shape& shape, const Init
 void Link::add_uninitialized_param(const std::string& name, Initializer init, Dtype dtype) {
   require_new_name(name);
   params_[name] = ParamSlot{Variable(), std::move(init), dtype};
+  structure_changed();
 }
 
 Variable Link::initialize_param(const std::string& name, const Shape& shape) {
@@ -49,6 +60,7 @@ Variable Link::initialize_param(const std::string& name, const Shape& shape) {
   if (slot.init) slot.init(data);
   slot.variable = Variable(std::move(data));
   slot.variable.set_name(name);
+  structure_changed();
   return slot.variable;
 }
 
@@ -114,12 +126,19 @@ std::vector<std::pair<std::string, const Link*>> Link::namedlinks(bool skip_self
   return out;
 }
 
+void Link::for_each_param(const std::function<void(Variable&)>& visit) {
+  for (auto& [name, slot] : params_) {
+    if (slot.variable.defined()) visit(slot.variable);
+  }
+  for (const auto& [name, link] : children()) link->for_each_param(visit);
+}
+
 void Link::cleargrads() {
-  for (Variable& v : params()) v.cleargrad();
+  for_each_param([](Variable& v) { v.cleargrad(); });
 }
 
 void Link::zerograds() {
-  for (Variable& v : params()) v.set_grad(Array::zeros(v.shape(), v.dtype(), v.device()));
+  for_each_param([](Variable& v) { v.set_grad(Array::zeros(v.shape(), v.dtype(), v.device())); });
 }
 
 int64_t Link::count_params() const {
@@ -141,6 +160,7 @@ void Link::serialize(Serializer& serializer) {
       if (!loaded.defined()) continue;
       slot.variable = Variable(loaded.astype(slot.dtype));
       slot.variable.set_name(name);
+      structure_changed();
       continue;
     }
     Array data = slot.variable.data();
@@ -188,6 +208,7 @@ std::shared_ptr<Link> Link::copy() const {
     fresh.set_name(name);
     slot.variable = fresh;
   }
+  structure_changed();
   for (auto& [name, value] : clone->persistents_) {
     if (value.defined()) value = value.copy();
   }

@@ -66,6 +66,9 @@ class Link {
   void zerograds();
   // Number of scalar parameters (initialised ones).
   int64_t count_params() const;
+  // A number that changes whenever any link gains or initialises a parameter or gains or replaces a
+  // child, so a cached parameter list (an optimizer's) knows when to rebuild.
+  static uint64_t structure_version();
 
   // Whether the link is in training mode (batch statistics, dropout); set_train propagates to children.
   bool is_train() const { return train_; }
@@ -90,6 +93,9 @@ class Link {
   virtual void deepen_children() {}
   // A short description for messages: the class name given by the link.
   virtual std::string type_name() const { return "Link"; }
+  // Moves structure_version() on; subclasses that override children() call it whenever their
+  // children change.
+  static void structure_changed();
 
  private:
   struct ParamSlot {
@@ -100,6 +106,8 @@ class Link {
   void collect_params(const std::string& prefix, bool include_uninitialized,
                       std::vector<std::pair<std::string, Variable>>& out) const;
   void collect_links(const std::string& prefix, std::vector<std::pair<std::string, const Link*>>& out) const;
+  // Calls `visit` on every initialised parameter of this link and its descendants (unsorted, no paths).
+  void for_each_param(const std::function<void(Variable&)>& visit);
   void require_new_name(const std::string& name) const;
 
   std::map<std::string, ParamSlot> params_;

@@ -1,7 +1,7 @@
 #include <kusari/optimizers/optimizer.h>
 
 #include <algorithm>
-#include <set>
+#include <tuple>
 #include <utility>
 
 #include <kusari/autograd/backprop_mode.h>
@@ -43,6 +43,7 @@ void Optimizer::setup(std::shared_ptr<links::Link> target) {
   if (!target) throw ValueError("Optimizer::setup: expected a link, got null");
   target_ = std::move(target);
   rules_.clear();
+  parameters_version_.reset();
   create_missing_rules();
   if (synchronizer_) synchronizer_->attach(target_);
 }
@@ -81,27 +82,45 @@ std::vector<std::pair<std::string, UpdateRule*>> Optimizer::update_rules() {
   return out;
 }
 
-std::vector<GradientEntry> Optimizer::gather_gradients() {
+void Optimizer::refresh_parameters() {
+  const uint64_t version = links::Link::structure_version();
+  if (parameters_version_ == version) return;
   create_missing_rules();
+  parameters_.clear();
+  for (auto& [path, param] : target_->namedparams()) parameters_.push_back({path, param, rules_.at(path).get()});
+  parameters_version_ = version;
+}
+
+std::vector<GradientEntry> Optimizer::gather_gradients() {
+  refresh_parameters();
   const double scale = loss_scale();
   std::vector<GradientEntry> entries;
-  std::set<std::pair<const Storage*, int64_t>> seen;
-  for (auto& [path, param] : target_->namedparams()) {
-    Array grad = param.grad();
-    if (!grad.defined()) continue;
-    // Hooks and the unscaling modify gradients in place, but backward may hand one array to several
-    // parameters (y = a + b) or a broadcast view: each parameter gets its own contiguous gradient.
-    const bool shared = !seen.insert({grad.storage().get(), grad.offset()}).second;
-    if (shared || !grad.is_contiguous()) {
-      grad = grad.copy();
-      param.set_grad(grad);
+  entries.reserve(parameters_.size());
+  for (ParameterRecord& record : parameters_) {
+    Array grad = record.param.grad();
+    if (grad.defined()) entries.push_back({record.path, record.param, std::move(grad), record.rule});
+  }
+  // Hooks and the unscaling modify gradients in place, but backward may hand one array to several
+  // parameters (y = a + b) or a broadcast view: each parameter gets its own contiguous gradient
+  // (the first in path order keeps a shared one).
+  std::vector<std::tuple<const Storage*, int64_t, size_t>> places;
+  places.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) places.emplace_back(entries[i].grad.storage().get(), entries[i].grad.offset(), i);
+  std::sort(places.begin(), places.end());
+  for (size_t k = 0; k < places.size(); ++k) {
+    GradientEntry& e = entries[std::get<2>(places[k])];
+    const bool shared = k > 0 && std::get<0>(places[k]) == std::get<0>(places[k - 1]) &&
+                        std::get<1>(places[k]) == std::get<1>(places[k - 1]);
+    if (shared || !e.grad.is_contiguous()) {
+      e.grad = e.grad.copy();
+      e.param.set_grad(e.grad);
     }
-    UpdateRule* rule = rules_.at(path).get();
-    if (is_half_precision(grad.dtype()) && (loss_scaler_ || rule->fp32_update())) {
-      grad = grad.astype(Dtype::float32, true);
+  }
+  for (GradientEntry& e : entries) {
+    if (is_half_precision(e.grad.dtype()) && (loss_scaler_ || e.rule->fp32_update())) {
+      e.grad = e.grad.astype(Dtype::float32, true);
     }
-    if (scale != 1) grad.assign(grad / scale);
-    entries.push_back({path, param, grad, rule});
+    if (scale != 1) e.grad.assign(e.grad / scale);
   }
   return entries;
 }

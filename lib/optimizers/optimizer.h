@@ -122,11 +122,22 @@ class Optimizer {
   void require_target(const char* op) const;
   // Creates the missing rules for the target's current parameters.
   void create_missing_rules();
+  // Rebuilds the parameter list when the links' structure changed since it was built.
+  void refresh_parameters();
   std::vector<GradientEntry> gather_gradients();
+
+  // An initialised parameter of the target with its path and rule.
+  struct ParameterRecord {
+    std::string path;
+    Variable param;
+    UpdateRule* rule;
+  };
 
   std::shared_ptr<Hyperparameter> hyperparam_;
   std::shared_ptr<links::Link> target_;
   std::map<std::string, std::unique_ptr<UpdateRule>> rules_;
+  std::vector<ParameterRecord> parameters_;  // namedparams() of the target with rules, in path order
+  std::optional<uint64_t> parameters_version_;  // Link::structure_version() when parameters_ was built
   HookList<OptimizerHook> hooks_;
   std::optional<LossScaler> loss_scaler_;
   FiniteCheck finite_check_ = [](bool locally_finite) { return locally_finite; };
