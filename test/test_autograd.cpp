@@ -139,3 +139,42 @@ TEST_CASE("gradient_check reports a wrong backward") {
       [&] { gradient_check::check_backward(f, {random({3}, 1)}, {random({3}, 2)}); },
       {"input 0", "finite differences"});
 }
+
+namespace {
+// Passes its input through and hands back no gradient for it (as a function of integer results would).
+class GradientBlocker final : public FunctionNode {
+ public:
+  std::string label() const override { return "GradientBlocker"; }
+  std::vector<Array> forward(const std::vector<Array>& x) override { return {x[0].copy()}; }
+  std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>&) override {
+    return {Variable()};
+  }
+};
+}  // namespace
+
+TEST_CASE("a variable's gradient becomes final even when one of its consumers receives no gradient") {
+  Variable x(Array::from_vector<double>({1.0, 2.0}, {2}));
+  Variable h = x * 2.0;
+  Variable blocked = std::make_shared<GradientBlocker>()->apply({F::exp(h)})[0];  // exp(h) gets no gradient
+  Variable loss = F::sum(blocked) + F::sum(h * 3.0);                                // d loss / dx = 3 * 2
+  int hook_calls = 0;
+  h.register_gradient_hook([&](const Variable& v) {
+    ++hook_calls;
+    expect_values(v.grad(), {3.0, 3.0});
+  });
+  loss.backward(BackwardOptions{.retain_grad = true});
+  expect_values(x.grad(), {6.0, 6.0});
+  CHECK(hook_calls == 1);
+}
+
+TEST_CASE("backward from a hook over the graph still being walked is refused") {
+  Variable x(Array::from_vector<double>({1.0}, {}));
+  Variable h = x * 2.0;
+  Variable loss = h * h;
+  h.register_gradient_hook([&](const Variable&) { loss.backward(); });
+  expect_error<ValueError>([&] { loss.backward(); }, {"unfinished backward"});
+  Variable fresh = x * 5.0;  // a later, separate graph works
+  x.cleargrad();
+  fresh.backward();
+  expect_values(x.grad(), {5.0});
+}

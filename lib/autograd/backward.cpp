@@ -2,9 +2,9 @@
 // gradients, calling hooks the moment a variable's gradient is final, and releasing what each
 // function retained as soon as it has run.
 
+#include <algorithm>
+#include <atomic>
 #include <queue>
-#include <unordered_map>
-#include <unordered_set>
 
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/autograd/function_node.h>
@@ -35,21 +35,57 @@ struct ByGeneration {
   }
 };
 
-// Number of edges from reachable functions into each variable node: its gradient is final once that
-// many contributions have been accounted for.
-std::unordered_map<VariableNode*, int64_t> count_consumers(const std::vector<FunctionNode*>& roots) {
-  std::unordered_map<VariableNode*, int64_t> consumers;
-  std::unordered_set<FunctionNode*> seen(roots.begin(), roots.end());
-  std::vector<FunctionNode*> stack = roots;
+std::atomic<uint64_t> pass_counter{0};
+// The numbers of the backward() passes running on this thread, innermost last.
+thread_local std::vector<uint64_t> running_passes;
+
+// One backward() pass: its number, and the variable nodes whose scratch it uses (their summed
+// gradients are dropped when the pass ends, normally or by an exception).
+class Pass {
+ public:
+  Pass() : number_(pass_counter.fetch_add(1, std::memory_order_relaxed) + 1) { running_passes.push_back(number_); }
+  ~Pass() {
+    for (const auto& node : nodes_) node->pass_grad = Variable();
+    running_passes.pop_back();
+  }
+  Pass(const Pass&) = delete;
+  Pass& operator=(const Pass&) = delete;
+
+  uint64_t number() const { return number_; }
+  // Gives `node` fresh scratch for this pass (once); throws when an enclosing pass still uses it.
+  void enter(const std::shared_ptr<VariableNode>& node) {
+    if (node->pass == number_) return;
+    if (std::find(running_passes.begin(), running_passes.end() - 1, node->pass) != running_passes.end() - 1) {
+      throw ValueError("backward: called (from a hook) on a graph that an unfinished backward() is still walking");
+    }
+    node->pass = number_;
+    node->pending = 0;
+    node->root = false;
+    node->pass_grad = Variable();
+    nodes_.push_back(node);
+  }
+
+ private:
+  uint64_t number_;
+  std::vector<std::shared_ptr<VariableNode>> nodes_;
+};
+
+// Counts, on each variable node, the edges from functions reachable from `roots` into it: its
+// gradient is final once that many contributions have been accounted for.
+void count_consumers(const std::vector<FunctionNode*>& roots, Pass& pass) {
+  std::vector<FunctionNode*> stack;
+  for (FunctionNode* f : roots) {
+    if (f->mark_reached(pass.number())) stack.push_back(f);
+  }
   while (!stack.empty()) {
     FunctionNode* f = stack.back();
     stack.pop_back();
     for (const auto& x : f->inputs()) {
-      ++consumers[x.get()];
-      if (x->creator && seen.insert(x->creator.get()).second) stack.push_back(x->creator.get());
+      pass.enter(x);
+      ++x->pending;
+      if (x->creator && x->creator->mark_reached(pass.number())) stack.push_back(x->creator.get());
     }
   }
-  return consumers;
 }
 
 void run_hooks(const VariableNode& node, const Variable& variable) {
@@ -92,43 +128,48 @@ void backward(const std::vector<Variable>& outputs, const std::vector<Variable>&
     throw ValueError(cat("backward: expected ", outputs.size(), " output gradients, got ", grad_outputs.size()));
   }
   BackpropModeGuard mode(options.enable_double_backprop);
-  std::unordered_map<VariableNode*, Variable> grads;
-  std::unordered_set<VariableNode*> roots;
+  Pass pass;
   std::priority_queue<std::shared_ptr<FunctionNode>, std::vector<std::shared_ptr<FunctionNode>>, ByGeneration> queue;
-  std::unordered_set<FunctionNode*> queued;
   std::vector<FunctionNode*> root_functions;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Variable& y = outputs[i];
     if (!y.defined()) throw ValueError(cat("backward: output ", i, " is undefined"));
     seed_gradient(y, grad_outputs.empty() ? Variable() : grad_outputs[i], options.loss_scale);
-    grads[y.node().get()] = accumulate(grads[y.node().get()], y.grad_var());
-    roots.insert(y.node().get());
-    const std::shared_ptr<FunctionNode>& creator = y.node()->creator;
-    if (creator && queued.insert(creator.get()).second) {
+    const std::shared_ptr<VariableNode>& node = y.node();
+    pass.enter(node);
+    node->root = true;
+    node->pass_grad = accumulate(node->pass_grad, y.grad_var());
+    const std::shared_ptr<FunctionNode>& creator = node->creator;
+    if (creator && creator->mark_queued(pass.number())) {
       queue.push(creator);
       root_functions.push_back(creator.get());
     }
   }
-  std::unordered_map<VariableNode*, int64_t> pending = count_consumers(root_functions);
+  count_consumers(root_functions, pass);
 
   while (!queue.empty()) {
     std::shared_ptr<FunctionNode> f = queue.top();
     queue.pop();
     std::vector<Variable> grad_outputs;
+    grad_outputs.reserve(f->outputs().size());
     bool any_grad = false;
     for (const auto& weak : f->outputs()) {
       std::shared_ptr<VariableNode> y = weak.lock();
-      auto it = y ? grads.find(y.get()) : grads.end();
-      grad_outputs.push_back(it == grads.end() ? Variable() : it->second);
-      any_grad = any_grad || grad_outputs.back().defined();
-      if (it == grads.end()) continue;
-      if (options.retain_grad && !roots.contains(y.get())) {
-        if (auto impl = y->variable.lock()) impl->grad = it->second;
+      if (!y || y->pass != pass.number()) {  // dropped, or consumed by nothing this pass reaches
+        grad_outputs.emplace_back();
+        continue;
       }
-      grads.erase(it);
+      grad_outputs.push_back(std::move(y->pass_grad));
+      y->pass_grad = Variable();
+      if (!grad_outputs.back().defined()) continue;
+      any_grad = true;
+      if (options.retain_grad && !y->root) {
+        if (auto impl = y->variable.lock()) impl->grad = grad_outputs.back();
+      }
     }
     const std::vector<std::shared_ptr<VariableNode>> inputs = f->inputs();
     std::vector<size_t> targets;
+    targets.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i]->requires_grad) targets.push_back(i);
     }
@@ -140,35 +181,35 @@ void backward(const std::vector<Variable>& outputs, const std::vector<Variable>&
                              grad_inputs.size()));
       }
     }
-    if (!options.enable_double_backprop) f->release_retained();  // the new graph may still read them
+    // The new graph of a double backprop may still read the retained arrays.
+    if (any_grad && !options.enable_double_backprop) f->release_retained();
 
-    for (size_t k = 0; k < targets.size(); ++k) {
-      VariableNode* x = inputs[targets[k]].get();
-      if (k < grad_inputs.size() && grad_inputs[k].defined()) {
-        check_gradient(*f, targets[k], *x, grad_inputs[k]);
-        grads[x] = accumulate(grads[x], grad_inputs[k]);
-      }
+    for (size_t k = 0; k < grad_inputs.size(); ++k) {
+      if (!grad_inputs[k].defined()) continue;
+      VariableNode& x = *inputs[targets[k]];
+      check_gradient(*f, targets[k], x, grad_inputs[k]);
+      x.pass_grad = accumulate(x.pass_grad, grad_inputs[k]);
     }
     for (const auto& x : inputs) {
-      if (--pending[x.get()] > 0) continue;
-      auto it = grads.find(x.get());
-      if (it == grads.end() || !it->second.defined()) continue;
-      if (x->creator) {
-        if (queued.insert(x->creator.get()).second) queue.push(x->creator);
-        if (!x->hooks.empty()) {
+      if (--x->pending > 0) continue;
+      const Variable& gx = x->pass_grad;
+      if (x->creator) {  // runs even without a gradient, so the nodes behind it learn they get none from it
+        if (x->creator->mark_queued(pass.number())) queue.push(x->creator);
+        if (gx.defined() && !x->hooks.empty()) {
           if (auto impl = x->variable.lock()) {
-            if (options.retain_grad) impl->grad = it->second;
+            if (options.retain_grad) impl->grad = gx;
             run_hooks(*x, Variable::from_impl(impl));
           }
         }
         continue;
       }
+      if (!gx.defined()) continue;
       if (auto impl = x->variable.lock()) {  // a leaf: its gradient is final, accumulate into .grad
         // A root's own seed is already in the sum; other leaves add to what earlier backward calls left.
-        impl->grad = roots.contains(x.get()) ? it->second : accumulate(impl->grad, it->second);
+        impl->grad = x->root ? gx : accumulate(impl->grad, gx);
         run_hooks(*x, Variable::from_impl(impl));
       }
-      grads.erase(it);
+      x->pass_grad = Variable();
     }
   }
 }

@@ -97,6 +97,16 @@ std::vector<Variable> FunctionNode::get_retained_outputs() {
   return out;
 }
 
+const Array& FunctionNode::retained_input(size_t k) const {
+  require_not_released("inputs");
+  return retained_input_arrays_.at(k);
+}
+
+const Array& FunctionNode::retained_output(size_t k) const {
+  require_not_released("outputs");
+  return retained_output_arrays_.at(k);
+}
+
 void FunctionNode::release_retained() {
   retained_input_arrays_.clear();
   retained_output_arrays_.clear();

@@ -38,6 +38,10 @@ class FunctionNode : public std::enable_shared_from_this<FunctionNode> {
   void release_retained();
   // Forgets the inputs so the graph behind this node can be freed.
   void unchain_inputs();
+  // Marks this node as found by the backward() pass numbered `pass`; false if it already was.
+  bool mark_reached(uint64_t pass) { return mark(reached_pass_, pass); }
+  // Marks this node as queued to run in the backward() pass numbered `pass`; false if it already was.
+  bool mark_queued(uint64_t pass) { return mark(queued_pass_, pass); }
 
  protected:
   // Keeps the input arrays at these indexes for backward.
@@ -48,9 +52,18 @@ class FunctionNode : public std::enable_shared_from_this<FunctionNode> {
   std::vector<Variable> get_retained_inputs();
   // The retained outputs as variables connected to the graph (in retain_outputs order).
   std::vector<Variable> get_retained_outputs();
+  // Retained input array k (in retain_inputs order), for backward code that needs no graph.
+  const Array& retained_input(size_t k) const;
+  // Retained output array k (in retain_outputs order), for backward code that needs no graph.
+  const Array& retained_output(size_t k) const;
 
  private:
   void require_not_released(const char* what) const;
+  static bool mark(uint64_t& slot, uint64_t pass) {
+    if (slot == pass) return false;
+    slot = pass;
+    return true;
+  }
 
   std::vector<std::shared_ptr<VariableNode>> inputs_;
   std::vector<std::weak_ptr<VariableNode>> outputs_;
@@ -60,6 +73,7 @@ class FunctionNode : public std::enable_shared_from_this<FunctionNode> {
   std::vector<Array> retained_input_arrays_;
   std::vector<Array> retained_output_arrays_;
   bool released_ = false;
+  uint64_t reached_pass_ = 0, queued_pass_ = 0;
 };
 
 }  // namespace kusari

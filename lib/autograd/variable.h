@@ -14,23 +14,10 @@ namespace kusari {
 class FunctionNode;
 class Variable;
 struct VariableImpl;
+struct VariableNode;
 
 // Called with a variable once its gradient is final during backward().
 using GradientHook = std::function<void(const Variable&)>;
-
-// The graph-side record of a variable: what created it and what backward() needs, without the data
-// (so an intermediate array is freed once no variable and no retaining function holds it).
-struct VariableNode {
-  std::weak_ptr<VariableImpl> variable;   // the user-facing variable, while it lives
-  std::shared_ptr<FunctionNode> creator;  // null for leaves and unchained variables
-  Shape shape;
-  Dtype dtype = Dtype::float32;
-  Device device;
-  int64_t generation = 0;       // creator's generation + 1; leaves are 0
-  bool requires_grad = true;
-  std::string name;
-  std::vector<std::pair<int64_t, GradientHook>> hooks;  // (id, hook) in registration order
-};
 
 // Options of Variable::backward.
 struct BackwardOptions {
@@ -115,6 +102,26 @@ class Variable {
  private:
   void require_defined(const char* op) const;
   std::shared_ptr<VariableImpl> impl_;
+};
+
+// The graph-side record of a variable: what created it and what backward() needs, without the data
+// (so an intermediate array is freed once no variable and no retaining function holds it).
+struct VariableNode {
+  std::weak_ptr<VariableImpl> variable;   // the user-facing variable, while it lives
+  std::shared_ptr<FunctionNode> creator;  // null for leaves and unchained variables
+  Shape shape;
+  Dtype dtype = Dtype::float32;
+  Device device;
+  int64_t generation = 0;       // creator's generation + 1; leaves are 0
+  bool requires_grad = true;
+  std::string name;
+  std::vector<std::pair<int64_t, GradientHook>> hooks;  // (id, hook) in registration order
+  // Scratch of the backward() pass numbered `pass` (backward.cpp): consumers still to contribute,
+  // whether the node is one of the pass's roots, and the gradient summed so far.
+  uint64_t pass = 0;
+  int64_t pending = 0;
+  bool root = false;
+  Variable pass_grad;
 };
 
 // The state a Variable handle shares.

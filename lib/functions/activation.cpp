@@ -29,7 +29,7 @@ class ReLU final : public FunctionNode {
     return {ops::relu(x[0])};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
-    return {relu_backward(gy[0], get_retained_outputs()[0].data())};
+    return {relu_backward(gy[0], retained_output(0))};
   }
 };
 
@@ -43,7 +43,7 @@ class AddReLU final : public FunctionNode {
     return {ops::add_relu(x[0], x[1])};
   }
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
-    return std::vector<Variable>(targets.size(), relu_backward(gy[0], get_retained_outputs()[0].data()));
+    return std::vector<Variable>(targets.size(), relu_backward(gy[0], retained_output(0)));
   }
 };
 
@@ -56,7 +56,7 @@ class LeakyReLU final : public FunctionNode {
     return {ops::leaky_relu(x[0], slope_)};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
-    const Array x = get_retained_inputs()[0].data();
+    const Array x = retained_input(0);
     return {mul(gy[0], select_constant(positive(x), 1, slope_, x))};
   }
 
@@ -75,7 +75,7 @@ class ELU final : public FunctionNode {
   }
   // dy/dx is 1 where x > 0 and alpha e^x = y + alpha elsewhere; y keeps the second derivative.
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
-    const Array x = get_retained_inputs()[0].data();
+    const Array x = retained_input(0);
     const Variable y = get_retained_outputs()[0];
     const Variable linear_side = select_constant(positive(x), 1, 0, x);
     const Variable exponential_side = select_constant(positive(x), 0, 1, x);

@@ -64,7 +64,7 @@ class Abs final : public FunctionNode {
     return {ops::abs(x[0])};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
-    return {mul(gy[0], Variable(ops::sign(get_retained_inputs()[0].data()), false))};
+    return {mul(gy[0], Variable(ops::sign(retained_input(0)), false))};
   }
 };
 

@@ -51,19 +51,21 @@ class Linear final : public FunctionNode {
     return {y};
   }
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
-    const std::vector<Variable> xw = get_retained_inputs();
-    const bool recorded = is_backprop_enabled();
     std::vector<Variable> grads;
-    for (size_t i : targets) {
-      if (recorded) {
-        grads.push_back(i == 0 ? matmul(gy[0], xw[1]) : i == 1 ? matmul(gy[0], xw[0], true, false) : sum(gy[0], {0}));
-      } else {
-        const Array& g = gy[0].data();
-        grads.emplace_back(i == 0   ? ops::matmul(g, xw[1].data())
-                           : i == 1 ? ops::matmul(g, xw[0].data(), true, false)
+    grads.reserve(targets.size());
+    if (!is_backprop_enabled()) {
+      const Array& g = gy[0].data();
+      for (size_t i : targets) {
+        grads.emplace_back(i == 0   ? ops::matmul(g, retained_input(1))
+                           : i == 1 ? ops::matmul(g, retained_input(0), true, false)
                                     : ops::sum(g, {0}),
                            false);
       }
+      return grads;
+    }
+    const std::vector<Variable> xw = get_retained_inputs();
+    for (size_t i : targets) {
+      grads.push_back(i == 0 ? matmul(gy[0], xw[1]) : i == 1 ? matmul(gy[0], xw[0], true, false) : sum(gy[0], {0}));
     }
     return grads;
   }

@@ -50,8 +50,8 @@ class ReduceExtremum final : public ReductionNode {
     return {take_max_ ? ops::amax(x[0], axes_, keepdims_) : ops::amin(x[0], axes_, keepdims_)};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
-    const Array x = get_retained_inputs()[0].data();
-    const Array y = get_retained_outputs()[0].data().reshape(ops::reduced_shape(x.shape(), axes_, true));
+    const Array x = retained_input(0);
+    const Array y = retained_output(0).reshape(ops::reduced_shape(x.shape(), axes_, true));
     const Variable is_extreme(ops::equal(x, y).astype(x.dtype()), false);
     return {mul(spread(gy[0]), is_extreme)};
   }
