@@ -2,6 +2,8 @@
 // memory, and its counters return to where they started.
 
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "testing.h"
 
@@ -87,4 +89,29 @@ TEST_CASE("allocations from several threads keep the counters consistent") {
   });
   set_num_threads(original);
   CHECK(host().stats().bytes_in_use == start.bytes_in_use);
+}
+
+TEST_CASE("the object pool reuses a freed block for its size class, on any thread") {
+  void* a = pool_allocate(40);
+  pool_deallocate(a, 40);
+  CHECK(pool_allocate(48) == a);  // 40 and 48 bytes share the 48-byte class
+  void* b = pool_allocate(49);    // the next class up is a different block
+  CHECK(b != a);
+  pool_deallocate(b, 49);
+  pool_deallocate(a, 48);
+  void* big = pool_allocate(1 << 20);  // beyond the pooled sizes: straight to the system
+  static_cast<char*>(big)[(1 << 20) - 1] = 1;
+  pool_deallocate(big, 1 << 20);
+
+  // Blocks made on a worker thread outlive it and are freed (and then reused) here.
+  std::vector<void*> made(64);
+  std::thread worker([&] {
+    for (void*& p : made) p = pool_allocate(24);
+    void* cached = pool_allocate(24);
+    pool_deallocate(cached, 24);  // stays in the worker's cache until the worker ends
+  });
+  worker.join();
+  for (void* p : made) pool_deallocate(p, 24);
+  CHECK(pool_allocate(24) == made.back());
+  pool_deallocate(made.back(), 24);
 }

@@ -26,7 +26,7 @@ class GradientSum final : public FunctionNode {
 Variable accumulate(const Variable& existing, const Variable& addition) {
   if (!existing.defined()) return addition;
   if (!addition.defined()) return existing;
-  return std::make_shared<GradientSum>()->apply({existing, addition})[0];
+  return std::allocate_shared<GradientSum>(PoolAllocator<GradientSum>())->apply({existing, addition})[0];
 }
 
 struct ByGeneration {
@@ -67,7 +67,7 @@ class Pass {
 
  private:
   uint64_t number_;
-  std::vector<std::shared_ptr<VariableNode>> nodes_;
+  PooledVector<std::shared_ptr<VariableNode>> nodes_;
 };
 
 // Counts, on each variable node, the edges from functions reachable from `roots` into it: its
@@ -167,7 +167,7 @@ void backward(const std::vector<Variable>& outputs, const std::vector<Variable>&
         if (auto impl = y->variable.lock()) impl->grad = grad_outputs.back();
       }
     }
-    const std::vector<std::shared_ptr<VariableNode>> inputs = f->inputs();
+    const PooledVector<std::shared_ptr<VariableNode>> inputs = f->inputs();
     std::vector<size_t> targets;
     targets.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -27,16 +27,20 @@ std::vector<Variable> FunctionNode::apply(const std::vector<Variable>& inputs) {
   }
   generation_ = 0;
   inputs_.clear();
+  inputs_.reserve(inputs.size());
   for (const Variable& x : inputs) {
     inputs_.push_back(x.node());
     generation_ = std::max(generation_, x.node()->generation);
   }
   retained_input_arrays_.clear();
+  retained_input_arrays_.reserve(retained_input_indexes_.size());
   for (size_t i : retained_input_indexes_) retained_input_arrays_.push_back(arrays[i]);
   retained_output_arrays_.clear();
+  retained_output_arrays_.reserve(retained_output_indexes_.size());
   for (size_t i : retained_output_indexes_) retained_output_arrays_.push_back(outputs[i].data());
   auto self = shared_from_this();
   outputs_.clear();
+  outputs_.reserve(outputs.size());
   for (const Variable& y : outputs) {
     y.node()->creator = self;
     y.node()->generation = generation_ + 1;
@@ -45,9 +49,9 @@ std::vector<Variable> FunctionNode::apply(const std::vector<Variable>& inputs) {
   return outputs;
 }
 
-void FunctionNode::retain_inputs(std::vector<size_t> indexes) { retained_input_indexes_ = std::move(indexes); }
+void FunctionNode::retain_inputs(const SmallVector<size_t, 4>& indexes) { retained_input_indexes_ = indexes; }
 
-void FunctionNode::retain_outputs(std::vector<size_t> indexes) { retained_output_indexes_ = std::move(indexes); }
+void FunctionNode::retain_outputs(const SmallVector<size_t, 4>& indexes) { retained_output_indexes_ = indexes; }
 
 void FunctionNode::require_not_released(const char* what) const {
   if (released_) {
@@ -61,7 +65,7 @@ namespace {
 Variable variable_of(const std::shared_ptr<VariableNode>& node, const Array& data) {
   std::shared_ptr<VariableImpl> impl = node->variable.lock();
   if (!impl || impl->data.storage() != data.storage()) {
-    impl = std::make_shared<VariableImpl>(VariableImpl{data, Variable(), node});
+    impl = std::allocate_shared<VariableImpl>(PoolAllocator<VariableImpl>(), VariableImpl{data, Variable(), node});
     node->variable = impl;
   }
   return Variable::from_impl(std::move(impl));

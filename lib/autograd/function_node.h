@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <kusari/autograd/variable.h>
+#include <kusari/core/object_pool.h>
+#include <kusari/core/small_vector.h>
 
 namespace kusari {
 
@@ -29,9 +31,9 @@ class FunctionNode : public std::enable_shared_from_this<FunctionNode> {
   std::vector<Variable> apply(const std::vector<Variable>& inputs);
 
   // Graph nodes of the inputs (shapes and dtypes stay readable after the data is gone).
-  const std::vector<std::shared_ptr<VariableNode>>& inputs() const { return inputs_; }
+  const PooledVector<std::shared_ptr<VariableNode>>& inputs() const { return inputs_; }
   // Graph nodes of the outputs, while they live.
-  const std::vector<std::weak_ptr<VariableNode>>& outputs() const { return outputs_; }
+  const PooledVector<std::weak_ptr<VariableNode>>& outputs() const { return outputs_; }
   // Graph depth: the largest generation among the inputs.
   int64_t generation() const { return generation_; }
   // Drops retained arrays; backward() calls it after this node ran. Reading them later throws.
@@ -45,9 +47,9 @@ class FunctionNode : public std::enable_shared_from_this<FunctionNode> {
 
  protected:
   // Keeps the input arrays at these indexes for backward.
-  void retain_inputs(std::vector<size_t> indexes);
+  void retain_inputs(const SmallVector<size_t, 4>& indexes);
   // Keeps the output arrays at these indexes for backward.
-  void retain_outputs(std::vector<size_t> indexes);
+  void retain_outputs(const SmallVector<size_t, 4>& indexes);
   // The retained inputs as variables connected to the graph (in retain_inputs order).
   std::vector<Variable> get_retained_inputs();
   // The retained outputs as variables connected to the graph (in retain_outputs order).
@@ -65,13 +67,13 @@ class FunctionNode : public std::enable_shared_from_this<FunctionNode> {
     return true;
   }
 
-  std::vector<std::shared_ptr<VariableNode>> inputs_;
-  std::vector<std::weak_ptr<VariableNode>> outputs_;
+  PooledVector<std::shared_ptr<VariableNode>> inputs_;
+  PooledVector<std::weak_ptr<VariableNode>> outputs_;
   int64_t generation_ = 0;
-  std::vector<size_t> retained_input_indexes_;
-  std::vector<size_t> retained_output_indexes_;
-  std::vector<Array> retained_input_arrays_;
-  std::vector<Array> retained_output_arrays_;
+  SmallVector<size_t, 4> retained_input_indexes_;
+  SmallVector<size_t, 4> retained_output_indexes_;
+  PooledVector<Array> retained_input_arrays_;
+  PooledVector<Array> retained_output_arrays_;
   bool released_ = false;
   uint64_t reached_pass_ = 0, queued_pass_ = 0;
 };

@@ -3,18 +3,20 @@
 #include <ostream>
 
 #include <kusari/autograd/function_node.h>
+#include <kusari/core/object_pool.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari {
 
 Variable::Variable(Array data, bool requires_grad) {
   if (!data.defined()) throw ValueError("Variable: expected defined data, got an undefined array");
-  auto node = std::make_shared<VariableNode>();
+  auto node = std::allocate_shared<VariableNode>(PoolAllocator<VariableNode>());
   node->shape = data.shape();
   node->dtype = data.dtype();
   node->device = data.device();
   node->requires_grad = requires_grad;
-  impl_ = std::make_shared<VariableImpl>(VariableImpl{std::move(data), Variable(), std::move(node)});
+  impl_ = std::allocate_shared<VariableImpl>(PoolAllocator<VariableImpl>(),
+                                         VariableImpl{std::move(data), Variable(), std::move(node)});
   impl_->node->variable = impl_;
 }
 

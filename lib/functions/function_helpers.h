@@ -11,13 +11,13 @@ namespace kusari::functions {
 // Applies a new Node(args...) to the inputs and returns its only output.
 template <class Node, class... Args>
 Variable apply_single(const std::vector<Variable>& inputs, Args&&... args) {
-  return std::make_shared<Node>(std::forward<Args>(args)...)->apply(inputs)[0];
+  return std::allocate_shared<Node>(PoolAllocator<Node>(), std::forward<Args>(args)...)->apply(inputs)[0];
 }
 
 // Applies a new Node(args...) to the inputs and returns all of its outputs.
 template <class Node, class... Args>
 std::vector<Variable> apply_multi(const std::vector<Variable>& inputs, Args&&... args) {
-  return std::make_shared<Node>(std::forward<Args>(args)...)->apply(inputs);
+  return std::allocate_shared<Node>(PoolAllocator<Node>(), std::forward<Args>(args)...)->apply(inputs);
 }
 
 // A constant (no gradient) holding `value` in like's dtype and on like's device, shape ().

@@ -170,7 +170,7 @@ class BatchNormalization final : public FunctionNode {
 
 BatchNormalizationResult apply_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
                                                    double eps, BatchSum batch_sum, Activation activation) {
-  auto node = std::make_shared<BatchNormalization>(eps, std::move(batch_sum), activation);
+  auto node = std::allocate_shared<BatchNormalization>(PoolAllocator<BatchNormalization>(), eps, std::move(batch_sum), activation);
   Variable y = node->apply({x, gamma, beta})[0];
   return {y, node->mean(), node->var(), node->count()};
 }
