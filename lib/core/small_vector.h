@@ -29,11 +29,13 @@ class SmallVector {
   }
   // The elements of a std::vector.
   SmallVector(const std::vector<T>& values) { assign(values.begin(), values.end()); }  // NOLINT: implicit on purpose
-  SmallVector(const SmallVector& other) { assign(other.begin(), other.end()); }
+  SmallVector(const SmallVector& other) { copy_from(other); }
   SmallVector& operator=(const SmallVector& other) {
     if (this != &other) {
+      heap_.reset();
+      capacity_ = N;
       size_ = 0;
-      assign(other.begin(), other.end());
+      copy_from(other);
     }
     return *this;
   }
@@ -114,13 +116,22 @@ class SmallVector {
     std::copy(first, last, data());
     size_ = n;
   }
+  // Copies other into this fresh (inline) vector; the whole inline buffer at once, as a fixed-size copy.
+  void copy_from(const SmallVector& other) {
+    if (other.heap_) {
+      assign(other.begin(), other.end());
+      return;
+    }
+    std::copy(other.inline_, other.inline_ + N, inline_);
+    size_ = other.size_;
+  }
   void take(SmallVector&& other) {
     size_ = other.size_;
     capacity_ = other.capacity_;
     if (other.heap_) {
       heap_ = std::move(other.heap_);
     } else {
-      std::copy(other.inline_, other.inline_ + other.size_, inline_);
+      std::copy(other.inline_, other.inline_ + N, inline_);
     }
     other.size_ = 0;
     other.capacity_ = N;

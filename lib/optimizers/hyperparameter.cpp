@@ -18,7 +18,7 @@ void Hyperparameter::set(const std::string& name, double value) {
   values_[name] = value;
 }
 
-double Hyperparameter::get(const std::string& name) const {
+double Hyperparameter::get(std::string_view name) const {
   for (const Hyperparameter* level = this; level; level = level->parent_.get()) {
     auto it = level->values_.find(name);
     if (it != level->values_.end()) return it->second;
@@ -47,7 +47,7 @@ std::vector<std::string> Hyperparameter::names() const {
   return {all.begin(), all.end()};
 }
 
-void Hyperparameter::throw_unknown(const std::string& name) const {
+void Hyperparameter::throw_unknown(std::string_view name) const {
   std::string known;
   for (const std::string& n : names()) known += (known.empty() ? "" : ", ") + n;
   throw ValueError(cat("Hyperparameter: unknown name '", name, "'; expected one of: ", known));

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kusari::optimizers {
@@ -20,7 +21,7 @@ class Hyperparameter {
   // Sets (or overrides, when the name comes from the parent) a known name; throws ValueError otherwise.
   void set(const std::string& name, double value);
   // The value here, else the parent's; throws ValueError naming the known names if none has it.
-  double get(const std::string& name) const;
+  double get(std::string_view name) const;
   // Whether this set or an ancestor knows the name.
   bool contains(const std::string& name) const;
   // Whether this level sets the name itself (rather than inheriting it).
@@ -34,10 +35,10 @@ class Hyperparameter {
   const std::shared_ptr<const Hyperparameter>& parent() const { return parent_; }
 
  private:
-  [[noreturn]] void throw_unknown(const std::string& name) const;
+  [[noreturn]] void throw_unknown(std::string_view name) const;
 
   std::shared_ptr<const Hyperparameter> parent_;
-  std::map<std::string, double> values_;
+  std::map<std::string, double, std::less<>> values_;
 };
 
 }  // namespace kusari::optimizers

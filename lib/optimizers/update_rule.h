@@ -73,7 +73,7 @@ class UpdateRule {
   // The state `name`, created as zeros shaped like `like` (and of its dtype) at first use.
   const Array& state(const std::string& name, const Array& like);
   // The hyperparameter `name` of this rule.
-  double hp(const std::string& name) const { return hyperparam_.get(name); }
+  double hp(std::string_view name) const { return hyperparam_.get(name); }
   // grad + weight_decay_rate · data (coupled L2), or grad itself when the rate is 0.
   Array with_weight_decay(const Array& data, const Array& grad) const;
 
