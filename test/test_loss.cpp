@@ -1,3 +1,7 @@
+#include <cmath>
+
+#include <kusari/core/kernel_table.h>
+
 #include "testing.h"
 
 using namespace kusari;
@@ -94,6 +98,108 @@ TEST_CASE("softmax_cross_entropy rejects bad labels, shapes, dtypes and options"
                            {"softmax_cross_entropy", "floating", "int64"});
   expect_error<ValueError>([&] { F::softmax_cross_entropy(x, labels({0, 0}), {.label_smoothing = 1.5}); },
                            {"label_smoothing", "1.5"});
+}
+
+namespace {
+
+// log_p, per-sample losses and the gradient for gy = 1 per sample, composed from array operations:
+// the definitions the fused kernels must match.
+struct ComposedCrossEntropy {
+  Array log_p, loss, gx;
+};
+
+ComposedCrossEntropy composed_cross_entropy(const Array& x, const std::vector<int64_t>& labels, double smoothing,
+                                            int64_t ignore_label) {
+  const int64_t n = x.shape()[0], c = x.shape()[1];
+  std::vector<double> target(static_cast<size_t>(n * c), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (labels[static_cast<size_t>(i)] == ignore_label) continue;
+    for (int64_t j = 0; j < c; ++j) target[static_cast<size_t>(i * c + j)] = smoothing / static_cast<double>(c);
+    target[static_cast<size_t>(i * c + labels[static_cast<size_t>(i)])] += 1 - smoothing;
+  }
+  const Array t = Array::from_vector(target, {n, c}, Dtype::float64);
+  const Array x64 = x.astype(Dtype::float64);
+  const Array shifted = ops::sub(x64, ops::amax(x64, {1}, true));
+  const Array log_p = ops::sub(shifted, ops::log(ops::sum(ops::exp(shifted), {1}, true)));
+  const Array loss = ops::neg(ops::sum(ops::mul(t, log_p), {1}));
+  const Array gx = ops::sub(ops::mul(ops::exp(log_p), ops::sum(t, {1}, true)), t);
+  return {log_p, loss, gx};
+}
+
+}  // namespace
+
+TEST_CASE("the fused softmax cross-entropy kernels match the composed operations") {
+  auto forward = kernel_for<kernel_ops::SoftmaxCrossEntropy>(Device::cpu());
+  auto gradient = kernel_for<kernel_ops::SoftmaxCrossEntropyGrad>(Device::cpu());
+  const std::vector<int64_t> labels{3, 0, 7, 4, 7, 1};
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (double smoothing : {0.0, 0.25}) {
+      for (Dtype label_dtype : {Dtype::int32, Dtype::int64}) {
+        INFO(dtype, " smoothing ", smoothing, " labels ", label_dtype);
+        const double tol = dtype == Dtype::float32 ? 1e-5 : 1e-12;
+        // Logits read through a transposed view, labels through a stepped one; 7 is ignored.
+        const Array x = random({5, 6}, 21, dtype, -3, 3).transpose();
+        std::vector<int64_t> stored;
+        for (int64_t label : labels) stored.insert(stored.end(), {label, 99});
+        const Array t = Array::from_vector(stored, {12}, label_dtype).get_item({Slice{std::nullopt, std::nullopt, 2}});
+        const ComposedCrossEntropy expected = composed_cross_entropy(x, labels, smoothing, 7);
+        const CrossEntropyTargets per_sample{.ignore_label = 7, .label_smoothing = smoothing, .mean = false};
+        const Array log_p = Array::empty({6, 5}, dtype), loss = Array::empty({6}, dtype);
+        forward(x, t, per_sample, log_p, loss);
+        expect_close(log_p, expected.log_p, tol, tol);
+        expect_close(loss, expected.loss, tol, tol);
+        const Array gy = random({6}, 22, dtype);
+        const Array gx = Array::empty({6, 5}, dtype);
+        gradient(log_p, t, gy, per_sample, gx);
+        expect_close(gx, ops::mul(expected.gx, gy.astype(Dtype::float64).reshape({6, 1})), tol, tol);
+
+        const CrossEntropyTargets mean{.ignore_label = 7, .label_smoothing = smoothing, .mean = true};
+        const Array mean_loss = Array::empty({}, dtype);
+        forward(x, t, mean, log_p, mean_loss);
+        expect_values(mean_loss, {ops::sum(expected.loss).item<double>() / 4}, tol);
+        gradient(log_p, t, Array::full({}, 2.0, dtype), mean, gx);
+        expect_close(gx, ops::mul(expected.gx, Array::scalar(2.0 / 4, Dtype::float64)), tol, tol);
+      }
+    }
+  }
+}
+
+TEST_CASE("the fused softmax cross-entropy kernels: every label ignored, and bad labels") {
+  auto forward = kernel_for<kernel_ops::SoftmaxCrossEntropy>(Device::cpu());
+  auto gradient = kernel_for<kernel_ops::SoftmaxCrossEntropyGrad>(Device::cpu());
+  const Array x = random({2, 3}, 23);
+  const Array log_p = Array::empty({2, 3}, Dtype::float64), loss = Array::empty({}, Dtype::float64);
+  const Array ignored = Array::from_vector<int64_t>({-1, -1}, {2});
+  forward(x, ignored, {}, log_p, loss);
+  expect_values(loss, {0});
+  const Array gx = Array::full({2, 3}, NAN, Dtype::float64);
+  gradient(log_p, ignored, Array::scalar(1.0, Dtype::float64), {}, gx);
+  expect_values(gx, std::vector<double>(6, 0));
+  expect_error<IndexError>([&] { forward(x, Array::from_vector<int32_t>({0, 3}, {2}), {}, log_p, loss); },
+                           {"softmax_cross_entropy", "label 3", "sample 1", "[0, 3)"});
+  expect_error<IndexError>([&] { forward(x, Array::from_vector<int64_t>({-5, 0}, {2}), {}, log_p, loss); },
+                           {"label -5", "sample 0"});
+  expect_error<DtypeError>([&] { forward(x, Array::zeros({2}), {}, log_p, loss); }, {"int32 or int64", "float32"});
+}
+
+TEST_CASE("softmax_cross_entropy's backward under double backprop still differentiates through softmax") {
+  Variable x(random({3, 4}, 24), true);
+  const Variable t(Array::from_vector<int32_t>({1, -1, 3}, {3}), false);
+  const std::vector<F::SoftmaxCrossEntropyOptions> variants{{}, {.label_smoothing = 0.3, .reduce = F::Reduction::none}};
+  for (const F::SoftmaxCrossEntropyOptions& options : variants) {
+    x.cleargrad();
+    Variable loss = F::softmax_cross_entropy(x, t, options);
+    if (options.reduce == F::Reduction::none) loss = F::sum(loss);
+    backward({loss}, {}, {.enable_double_backprop = true});
+    const Variable first = x.grad_var();
+    CHECK(first.creator() != nullptr);
+    // The differentiable gradient equals the kernel's.
+    Variable fresh(x.data(), true);
+    Variable again = F::softmax_cross_entropy(fresh, t, options);
+    if (options.reduce == F::Reduction::none) again = F::sum(again);
+    again.backward();
+    expect_close(first.data(), fresh.grad(), 1e-12, 1e-12);
+  }
 }
 
 TEST_CASE("mean_squared_error is the mean of the squared differences") {

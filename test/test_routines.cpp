@@ -2,6 +2,7 @@
 // broadcasting and strided operands, reductions (both loop orders of the CPU kernel), matmul,
 // concatenate, and the thread-count independence of the parallel paths.
 
+#include <array>
 #include <cmath>
 #include <functional>
 
@@ -570,6 +571,45 @@ TEST_CASE("matmul of 2-D arrays, transposed views and transpose flags") {
   expect_values(ops::matmul(row, stepped.transpose()), reference_matmul(row, stepped.transpose()), 1e-5);
   expect_values(ops::matmul(a.get_item({Slice{}, Slice{0, 1}}), a.get_item({Slice{0, 1}})),
                 reference_matmul(a.get_item({Slice{}, Slice{0, 1}}), a.get_item({Slice{0, 1}})));
+}
+
+TEST_CASE("the gemm kernel keeps alpha, beta and strided operands exact on both sides of its plain-loop limit") {
+  auto gemm = kernel_for<kernel_ops::Gemm>(Device::cpu());
+  // (m, n, k): the plain loop's shapes (whole column blocks and leftovers) and OpenBLAS's.
+  const std::vector<std::array<int64_t, 3>> shapes{{1, 16, 16}, {1, 4, 16}, {16, 16, 1}, {16, 1, 16}, {8, 20, 12},
+                                                   {3, 5, 0}, {40, 24, 16}};
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (const auto& [m, n, k] : shapes) {
+      for (int transposes = 0; transposes < 4; ++transposes) {
+        const bool ta = transposes & 1, tb = transposes & 2;
+        INFO(dtype, " m ", m, " n ", n, " k ", k, " transposes ", transposes);
+        // Operands stored transposed when their flag is set, read through every-other-column views.
+        const Array a_store = random(ta ? Shape{k, 2 * m} : Shape{m, 2 * k}, 11, dtype);
+        const Array b_store = random(tb ? Shape{n, 2 * k} : Shape{k, 2 * n}, 12, dtype);
+        const Array a = a_store.get_item({Slice{}, Slice{none, none, 2}});
+        const Array b = b_store.get_item({Slice{}, Slice{none, none, 2}});
+        const std::vector<double> product = reference_matmul(ta ? a.transpose() : a, tb ? b.transpose() : b);
+        const double tol = dtype == Dtype::float32 ? 1e-5 : 1e-12;
+        // beta = 0 overwrites (NaN in out does not survive); a transposed out is written through its strides.
+        const Array out = Array::full({n, m}, NAN, dtype).transpose();
+        gemm(a, ta, b, tb, 2.0, 0.0, out);
+        std::vector<double> expected;
+        for (double v : product) expected.push_back(2 * v);
+        expect_values(out, expected, tol);
+        const Array start = random({m, n}, 13, dtype);
+        const Array accumulated = start.copy();
+        gemm(a, ta, b, tb, -0.5, 3.0, accumulated);
+        const std::vector<double> before = values(start);
+        for (size_t i = 0; i < expected.size(); ++i) expected[i] = -0.5 * product[i] + 3 * before[i];
+        expect_values(accumulated, expected, tol);
+      }
+    }
+  }
+  // alpha = 0 reads neither operand: NaN there does not reach out.
+  const Array nan_a = Array::full({2, 3}, NAN), nan_b = Array::full({3, 16}, NAN);
+  const Array out = Array::ones({2, 16});
+  gemm(nan_a, false, nan_b, false, 0.0, 2.0, out);
+  expect_values(out, std::vector<double>(32, 2));
 }
 
 TEST_CASE("matmul broadcasts batch axes") {

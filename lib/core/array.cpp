@@ -144,6 +144,7 @@ Array Array::transpose(std::vector<int64_t> axes) const {
 
 Array Array::broadcast_to(const Shape& target) const {
   require_defined("Array::broadcast_to");
+  if (target == shape_) return *this;
   const int64_t lead = target.ndim() - ndim();
   if (lead < 0) {
     throw ShapeError(cat("broadcast_to: cannot broadcast shape ", shape_, " to fewer axes ", target));

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <kusari/autograd/backprop_mode.h>
+#include <kusari/core/kernel_table.h>
 #include <kusari/functions/activation.h>
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/broadcast.h>
@@ -15,8 +16,8 @@
 namespace kusari::functions {
 namespace {
 
-// Throws unless x is (N, C) floating and t is (N,) int32/int64; returns C.
-int64_t check_classification_inputs(const Variable& x, const Variable& t, const char* op) {
+// Throws unless x is (N, C) floating and t is (N,) int32/int64.
+void check_classification_inputs(const Variable& x, const Variable& t, const char* op) {
   require_floating(x, op);
   if (!t.defined()) throw ValueError(cat(op, ": the labels are undefined"));
   if (t.dtype() != Dtype::int32 && t.dtype() != Dtype::int64) {
@@ -25,74 +26,59 @@ int64_t check_classification_inputs(const Variable& x, const Variable& t, const 
   if (x.ndim() != 2 || t.ndim() != 1 || t.shape()[0] != x.shape()[0]) {
     throw ShapeError(cat(op, ": expected x of shape (N, C) and t of shape (N,), got ", x.shape(), " and ", t.shape()));
   }
-  return x.shape()[1];
 }
 
 // The (N, C) target distribution in like's dtype and on its device: (1 - ε) one_hot(t) + ε / C, zero on
-// the rows of ignored samples. Throws IndexError for the first label outside [0, classes) that is not
-// ignore_label. `valid` receives how many samples are not ignored.
-Array target_distribution(const Array& t, int64_t classes, const SoftmaxCrossEntropyOptions& options,
-                          const Array& like, int64_t& valid, const char* op) {
+// the rows of ignored samples (whose labels the forward kernel has checked). `counted` receives how many
+// samples are not ignored.
+Array target_distribution(const Array& t, int64_t classes, const CrossEntropyTargets& targets, const Array& like,
+                          int64_t& counted) {
   const std::vector<int64_t> labels = t.to_vector<int64_t>();
-  const double uniform = options.label_smoothing / static_cast<double>(classes);
+  const double uniform = targets.label_smoothing / static_cast<double>(classes);
   std::vector<double> target(labels.size() * static_cast<size_t>(classes), 0.0);
-  valid = 0;
+  counted = 0;
   for (size_t i = 0; i < labels.size(); ++i) {
-    if (labels[i] == options.ignore_label) continue;
-    if (labels[i] < 0 || labels[i] >= classes) {
-      throw IndexError(cat(op, ": label ", labels[i], " of sample ", i, " is outside [0, ", classes,
-                           ") for C = ", classes, " classes"));
-    }
-    ++valid;
+    if (labels[i] == targets.ignore_label) continue;
+    ++counted;
     double* row = target.data() + i * static_cast<size_t>(classes);
     std::fill(row, row + classes, uniform);
-    row[labels[i]] += 1 - options.label_smoothing;
+    row[labels[i]] += 1 - targets.label_smoothing;
   }
   return Array::from_vector(target, Shape{t.shape()[0], classes}, like.dtype(), like.device());
 }
 
-// Cross entropy against a fixed target distribution as one node. Forward keeps log softmax(x); backward
-// is (Σ_c target) softmax(x) - target per sample (zero on ignored rows), times the loss's gradient.
+// Cross entropy against the labels' targets as one node, forward and backward one kernel each. Forward
+// keeps log softmax(x); backward is softmax(x) - target per counted sample (zero on ignored rows), times
+// the loss's gradient. Under double backprop, backward is built from differentiable functions instead.
 class SoftmaxCrossEntropy final : public FunctionNode {
  public:
-  // scale multiplies the summed loss under Reduction::mean (1 / the number of counted samples).
-  SoftmaxCrossEntropy(Array target, Reduction reduce, double scale)
-      : target_(std::move(target)), reduce_(reduce), scale_(scale) {}
+  SoftmaxCrossEntropy(Array labels, CrossEntropyTargets targets) : labels_(std::move(labels)), targets_(targets) {}
   std::string label() const override { return "SoftmaxCrossEntropy"; }
   std::vector<Array> forward(const std::vector<Array>& x) override {
     retain_inputs({0});
-    const Array shifted = ops::sub(x[0], ops::amax(x[0], {1}, true));
-    log_p_ = ops::sub(shifted, ops::log(ops::sum(ops::exp(shifted), {1}, true)));
-    const Array per_sample = ops::neg(ops::sum(ops::mul(target_, log_p_), {1}));
-    if (reduce_ == Reduction::none) return {per_sample};
-    return {ops::mul(ops::sum(per_sample), ops::scalar_like(scale_, per_sample))};
+    const Array& logits = x[0];
+    log_p_ = Array::empty(logits.shape(), logits.dtype(), logits.device());
+    Array loss = Array::empty(targets_.mean ? Shape{} : Shape{logits.shape()[0]}, logits.dtype(), logits.device());
+    kernel_for<kernel_ops::SoftmaxCrossEntropy>(logits.device())(logits, labels_, targets_, log_p_, loss);
+    return {loss};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
-    const Array mass = ops::sum(target_, {1}, true);
     if (!is_backprop_enabled()) {
-      const Array gx = ops::sub(ops::mul(ops::exp(log_p_), mass), target_);
-      return {Variable(ops::mul(gx, per_sample_gradient(gy[0].data())), false)};
+      Array gx = Array::empty(log_p_.shape(), log_p_.dtype(), log_p_.device());
+      kernel_for<kernel_ops::SoftmaxCrossEntropyGrad>(gx.device())(log_p_, labels_, gy[0].data(), targets_, gx);
+      return {Variable(gx, false)};
     }
+    int64_t counted = 0;
+    const Array target = target_distribution(labels_, log_p_.shape()[1], targets_, log_p_, counted);
     const Variable p = softmax(get_retained_inputs()[0], 1);
-    const Variable gx = sub(mul(p, Variable(mass, false)), Variable(target_, false));
-    return {mul(gx, per_sample_gradient(gy[0]))};
+    const Variable gx = sub(mul(p, Variable(ops::sum(target, {1}, true), false)), Variable(target, false));
+    if (!targets_.mean) return {mul(gx, reshape(gy[0], Shape{log_p_.shape()[0], 1}))};
+    return {mul(gx, reshape(gy[0] * (1.0 / static_cast<double>(std::max<int64_t>(counted, 1))), Shape{1, 1}))};
   }
 
  private:
-  // The loss's gradient as an (N, 1) or (1, 1) factor of each sample's row, with the mean's scale.
-  Array per_sample_gradient(const Array& gy) const {
-    if (reduce_ == Reduction::none) return gy.reshape(Shape{target_.shape()[0], 1});
-    return ops::mul(gy, ops::scalar_like(scale_, gy)).reshape(Shape{1, 1});
-  }
-  // The same for the differentiable path.
-  Variable per_sample_gradient(const Variable& gy) const {
-    if (reduce_ == Reduction::none) return reshape(gy, Shape{target_.shape()[0], 1});
-    return reshape(gy * scale_, Shape{1, 1});
-  }
-
-  Array target_;
-  Reduction reduce_;
-  double scale_;
+  Array labels_;
+  CrossEntropyTargets targets_;
   Array log_p_;
 };
 
@@ -100,14 +86,14 @@ class SoftmaxCrossEntropy final : public FunctionNode {
 
 Variable softmax_cross_entropy(const Variable& x, const Variable& t, const SoftmaxCrossEntropyOptions& options) {
   const char* op = "softmax_cross_entropy";
-  const int64_t classes = check_classification_inputs(x, t, op);
+  check_classification_inputs(x, t, op);
   if (!(options.label_smoothing >= 0 && options.label_smoothing <= 1)) {
     throw ValueError(cat(op, ": expected label_smoothing in [0, 1], got ", options.label_smoothing));
   }
-  int64_t valid = 0;
-  Array target = target_distribution(t.data(), classes, options, x.data(), valid, op);
-  const double scale = 1.0 / static_cast<double>(std::max<int64_t>(valid, 1));
-  return apply_single<SoftmaxCrossEntropy>({x}, std::move(target), options.reduce, scale);
+  const CrossEntropyTargets targets{.ignore_label = options.ignore_label,
+                                    .label_smoothing = options.label_smoothing,
+                                    .mean = options.reduce == Reduction::mean};
+  return apply_single<SoftmaxCrossEntropy>({x}, t.data().to(x.device()), targets);
 }
 
 Variable mean_squared_error(const Variable& a, const Variable& b) {

@@ -244,6 +244,12 @@ Array matmul(const Array& a, const Array& b, bool transpose_a, bool transpose_b)
     throw ShapeError(cat("matmul: inner dimensions differ (", ka, " vs ", kb, ") for shapes ", a.shape(), " and ",
                          b.shape(), transpose_a ? " (a transposed)" : "", transpose_b ? " (b transposed)" : ""));
   }
+  auto gemm = kernel_for<kernel_ops::Gemm>(a.device());
+  if (a.ndim() == 2 && b.ndim() == 2) {
+    Array out = Array::empty(Shape{m, n}, a.dtype(), a.device());
+    gemm(a, transpose_a, b, transpose_b, 1.0, 0.0, out);
+    return out;
+  }
   const Shape batch_a(a.shape().begin(), a.shape().end() - 2);
   const Shape batch_b(b.shape().begin(), b.shape().end() - 2);
   const Shape batch = broadcast_shapes(batch_a, batch_b, "matmul");
@@ -258,7 +264,6 @@ Array matmul(const Array& a, const Array& b, bool transpose_a, bool transpose_b)
     return x.broadcast_to(dims);
   };
   const Array ab = with_batch(a), bb = with_batch(b);
-  auto gemm = kernel_for<kernel_ops::Gemm>(a.device());
   const int64_t count = batch.numel();
   const int64_t nb = batch.ndim();
   for (int64_t i = 0; i < count; ++i) {

@@ -32,9 +32,61 @@ Offsets offsets_of(const Array& x, const std::vector<int64_t>& axes) {
 template <class T>
 using Accumulator = std::conditional_t<std::is_floating_point_v<compute_type_t<T>>, double, int64_t>;
 
+// The start of a sum, max or min: floating max/min start from -inf/+inf so that a slice of infinities
+// reduces to an infinity.
+template <class A>
+A reduce_init(ReduceOp op) {
+  using Limits = std::numeric_limits<A>;
+  if (op == ReduceOp::sum) return A(0);
+  if (op == ReduceOp::max) return Limits::has_infinity ? -Limits::infinity() : Limits::lowest();
+  return Limits::has_infinity ? Limits::infinity() : Limits::max();
+}
+
+// acc combined with v by a sum, max or min (NaN wins max and min).
+template <class A>
+inline A reduce_combine(ReduceOp op, A acc, A v) {
+  if (op == ReduceOp::sum) return acc + v;
+  if (v != v || acc != acc) return acc != acc ? acc : v;
+  return op == ReduceOp::max ? (v > acc ? v : acc) : (v < acc ? v : acc);
+}
+
+// Sums, max or min of a contiguous x, small enough for one thread, over consecutive axes (x read as
+// (outer, reduced, inner)) into a contiguous out, without offset tables; false when x does not fit that.
+template <class T, class D>
+bool reduce_flat(ReduceOp op, const Array& x, const std::vector<int64_t>& axes, const Array& out) {
+  using A = Accumulator<T>;
+  const bool consecutive = !axes.empty() && axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
+  if (!consecutive || x.size() > kGrain || !x.is_contiguous() || !out.is_contiguous()) return false;
+  const Shape& shape = x.shape();
+  int64_t outer = 1, reduced = 1, inner = 1;
+  for (int64_t axis = 0; axis < shape.ndim(); ++axis) {
+    (axis < axes.front() ? outer : axis > axes.back() ? inner : reduced) *= shape[axis];
+  }
+  const T* in = static_cast<const T*>(x.raw_data());
+  D* dst = static_cast<D*>(out.raw_data());
+  constexpr int64_t kChunk = 64;
+  A acc[kChunk];
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i0 = 0; i0 < inner; i0 += kChunk) {
+      const int64_t width = std::min(kChunk, inner - i0);
+      std::fill(acc, acc + width, reduce_init<A>(op));
+      for (int64_t r = 0; r < reduced; ++r) {
+        const T* row = in + (o * reduced + r) * inner + i0;
+        for (int64_t i = 0; i < width; ++i) acc[i] = reduce_combine<A>(op, acc[i], load(row[i]));
+      }
+      for (int64_t i = 0; i < width; ++i) dst[o * inner + i0 + i] = store<D>(acc[i]);
+    }
+  }
+  return true;
+}
+
 template <class T>
 void reduce_typed(ReduceOp op, const Array& x, const std::vector<int64_t>& axes, const Array& out) {
   using A = Accumulator<T>;
+  if (op != ReduceOp::argmax && op != ReduceOp::argmin &&
+      visit_dtype(out.dtype(), [&]<class D>() { return reduce_flat<T, D>(op, x, axes, out); })) {
+    return;
+  }
   std::vector<int64_t> kept;
   for (int64_t axis = 0; axis < x.ndim(); ++axis) {
     if (std::find(axes.begin(), axes.end(), axis) == axes.end()) kept.push_back(axis);
@@ -64,16 +116,8 @@ void reduce_typed(ReduceOp op, const Array& x, const std::vector<int64_t>& axes,
       }
     });
   } else {
-    // Floating max/min start from -inf/+inf so that a slice of infinities reduces to an infinity.
-    using Limits = std::numeric_limits<A>;
-    const A init = op == ReduceOp::sum ? A(0)
-                   : op == ReduceOp::max ? (Limits::has_infinity ? -Limits::infinity() : Limits::lowest())
-                                         : (Limits::has_infinity ? Limits::infinity() : Limits::max());
-    auto combine = [op](A acc, A v) -> A {
-      if (op == ReduceOp::sum) return acc + v;
-      if (v != v || acc != acc) return acc != acc ? acc : v;
-      return op == ReduceOp::max ? (v > acc ? v : acc) : (v < acc ? v : acc);
-    };
+    const A init = reduce_init<A>(op);
+    auto combine = [op](A acc, A v) { return reduce_combine(op, acc, v); };
     visit_dtype(out.dtype(), [&]<class D>() {
     D* dst = static_cast<D*>(result.raw_data());
     const bool reduced_inner = !axes.empty() && (kept.empty() || x.strides()[static_cast<size_t>(axes.back())] <=
