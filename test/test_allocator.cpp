@@ -1,13 +1,32 @@
 // The pooled host allocator: freed blocks are reused, so a steady loop stops asking the system for
 // memory, and its counters return to where they started.
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 #include <thread>
 #include <vector>
 
 #include "testing.h"
 
 using namespace kusari;
+
+// Counts how often memory goes back to the system (this test binary replaces the global operator
+// new and delete with malloc and free plus a counter).
+std::atomic<int64_t> system_frees{0};
+void* operator new(size_t n) {
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  ++system_frees;
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  ++system_frees;
+  std::free(p);
+}
 
 namespace {
 
@@ -114,4 +133,16 @@ TEST_CASE("the object pool reuses a freed block for its size class, on any threa
   for (void* p : made) pool_deallocate(p, 24);
   CHECK(pool_allocate(24) == made.back());
   pool_deallocate(made.back(), 24);
+}
+
+TEST_CASE("a thread's cached pool blocks go back to the system when the thread ends") {
+  std::vector<void*> made(10);
+  int64_t frees_before_exit = 0;
+  std::thread worker([&] {
+    for (void*& p : made) p = pool_allocate(200);
+    for (void* p : made) pool_deallocate(p, 200);  // cached on this thread
+    frees_before_exit = system_frees.load();
+  });
+  worker.join();
+  CHECK(system_frees.load() - frees_before_exit >= 10);
 }

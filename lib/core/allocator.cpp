@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <kusari/core/error.h>
+#include <kusari/core/object_pool.h>
 
 namespace kusari {
 namespace {
@@ -112,7 +113,7 @@ void register_allocator(DeviceType type, Allocator* allocator) { allocators()[st
 
 std::shared_ptr<Storage> allocate_storage(const Device& device, size_t nbytes) {
   Allocator& allocator = allocator_for(device.type);
-  auto storage = std::make_shared<Storage>();
+  auto storage = std::allocate_shared<Storage>(PoolAllocator<Storage>());
   storage->data = allocator.allocate(device, nbytes);
   storage->nbytes = nbytes;
   storage->device = device;

@@ -14,8 +14,8 @@ Array::Array(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int
     : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
       dtype_(dtype) {}
 
-void Array::require_defined(const char* op) const {
-  if (!storage_) throw ValueError(cat(op, ": the array is undefined (default-constructed or released)"));
+void Array::throw_undefined(const char* op) {
+  throw ValueError(cat(op, ": the array is undefined (default-constructed or released)"));
 }
 
 Array Array::empty(const Shape& shape, Dtype dtype, Device device) {

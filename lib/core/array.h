@@ -145,7 +145,10 @@ class Array {
 
  private:
   Array(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, Dtype dtype);
-  void require_defined(const char* op) const;
+  void require_defined(const char* op) const {
+    if (!storage_) throw_undefined(op);
+  }
+  [[noreturn]] static void throw_undefined(const char* op);
 
   std::shared_ptr<Storage> storage_;
   Shape shape_;

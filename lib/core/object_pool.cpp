@@ -15,9 +15,12 @@ constexpr size_t kMostCachedPerClass = 4096;      // beyond this a freed block g
 struct FreeLists {
   std::array<void*, kClasses> heads{};
   std::array<size_t, kClasses> counts{};
-  bool closed = false;  // set once the thread's cache was handed back; later calls bypass it
+  bool reclaimer_registered = false;  // whether the thread's Reclaimer exists yet
+  bool closed = false;                // set once the thread's cache was handed back; later calls bypass it
 };
-thread_local FreeLists lists;
+// Initial-exec: the library is linked, not loaded later, so the lists sit at a fixed offset from the
+// thread pointer and the hot paths reach them without a call.
+[[gnu::tls_model("initial-exec")]] thread_local FreeLists lists;
 
 // Frees a thread's cached blocks when the thread ends.
 struct Reclaimer {
@@ -34,6 +37,12 @@ struct Reclaimer {
 };
 thread_local Reclaimer reclaimer;
 
+// Makes sure the thread hands its cached blocks back when it ends.
+void register_reclaimer() {
+  (void)&reclaimer;  // the first use constructs it and schedules its destructor
+  lists.reclaimer_registered = true;
+}
+
 size_t class_of(size_t bytes) { return (bytes + kGranule - 1) / kGranule - (bytes == 0 ? 0 : 1); }
 
 }  // namespace
@@ -46,7 +55,6 @@ void* pool_allocate(size_t bytes) {
     --lists.counts[c];
     return block;
   }
-  (void)&reclaimer;  // registers the thread's reclaimer before its first cached block exists
   return ::operator new((c + 1) * kGranule);
 }
 
@@ -57,6 +65,7 @@ void pool_deallocate(void* block, size_t bytes) noexcept {
     ::operator delete(block);
     return;
   }
+  if (!lists.reclaimer_registered) register_reclaimer();
   *static_cast<void**>(block) = lists.heads[c];
   lists.heads[c] = block;
   ++lists.counts[c];
