@@ -26,13 +26,8 @@ Variable Variable::from_impl(std::shared_ptr<VariableImpl> impl) {
   return v;
 }
 
-void Variable::require_defined(const char* op) const {
-  if (!impl_) throw ValueError(cat("Variable::", op, ": the variable is undefined"));
-}
-
-const Array& Variable::data() const {
-  require_defined("data");
-  return impl_->data;
+void Variable::throw_undefined(const char* op) {
+  throw ValueError(cat("Variable::", op, ": the variable is undefined"));
 }
 
 void Variable::set_data(Array data) {

@@ -100,7 +100,10 @@ class Variable {
   std::string to_string() const;
 
  private:
-  void require_defined(const char* op) const;
+  void require_defined(const char* op) const {
+    if (!impl_) throw_undefined(op);
+  }
+  [[noreturn]] static void throw_undefined(const char* op);
   std::shared_ptr<VariableImpl> impl_;
 };
 
@@ -130,6 +133,11 @@ struct VariableImpl {
   Variable grad;
   std::shared_ptr<VariableNode> node;
 };
+
+inline const Array& Variable::data() const {
+  require_defined("data");
+  return impl_->data;
+}
 
 // Backpropagates from several outputs at once; grad_outputs (when given, one per output, undefined
 // entries allowed) become their gradients, else each output needs size 1 or a grad already set.

@@ -106,7 +106,14 @@ class SmallVector {
   // The elements as a std::vector.
   std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
 
-  bool operator==(const SmallVector& other) const { return std::equal(begin(), end(), other.begin(), other.end()); }
+  bool operator==(const SmallVector& other) const {
+    if (size_ != other.size_) return false;
+    const T *a = data(), *b = other.data();
+    for (size_t i = 0; i < size_; ++i) {
+      if (!(a[i] == b[i])) return false;
+    }
+    return true;
+  }
 
  private:
   template <class It>

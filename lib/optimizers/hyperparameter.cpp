@@ -8,35 +8,47 @@ namespace kusari::optimizers {
 
 Hyperparameter::Hyperparameter(std::shared_ptr<const Hyperparameter> parent) : parent_(std::move(parent)) {}
 
+const double* Hyperparameter::find(std::string_view name) const {
+  for (const auto& [key, value] : values_) {
+    if (key.size() == name.size() && key == name) return &value;
+  }
+  return nullptr;
+}
+
 void Hyperparameter::define(const std::string& name, double value) {
   if (contains(name)) throw ValueError(cat("Hyperparameter: '", name, "' is already defined"));
-  values_[name] = value;
+  values_.emplace_back(name, value);
 }
 
 void Hyperparameter::set(const std::string& name, double value) {
   if (!contains(name)) throw_unknown(name);
-  values_[name] = value;
+  for (auto& [key, own] : values_) {
+    if (key == name) {
+      own = value;
+      return;
+    }
+  }
+  values_.emplace_back(name, value);
 }
 
 double Hyperparameter::get(std::string_view name) const {
   for (const Hyperparameter* level = this; level; level = level->parent_.get()) {
-    auto it = level->values_.find(name);
-    if (it != level->values_.end()) return it->second;
+    if (const double* value = level->find(name)) return *value;
   }
   throw_unknown(name);
 }
 
 bool Hyperparameter::contains(const std::string& name) const {
-  return values_.contains(name) || (parent_ && parent_->contains(name));
+  return find(name) || (parent_ && parent_->contains(name));
 }
 
-bool Hyperparameter::overrides(const std::string& name) const { return values_.contains(name); }
+bool Hyperparameter::overrides(const std::string& name) const { return find(name) != nullptr; }
 
 void Hyperparameter::reset(const std::string& name) {
-  if (!values_.contains(name) || !parent_ || !parent_->contains(name)) {
+  if (!find(name) || !parent_ || !parent_->contains(name)) {
     throw ValueError(cat("Hyperparameter: '", name, "' is not an override of an inherited value"));
   }
-  values_.erase(name);
+  std::erase_if(values_, [&](const auto& entry) { return entry.first == name; });
 }
 
 std::vector<std::string> Hyperparameter::names() const {

@@ -2,7 +2,7 @@
 // Hyperparameter: named numbers with a parent. A per-parameter set reads its optimizer's value until
 // it overrides it, so `rule.hyperparam().set("weight_decay_rate", 0)` changes one parameter only.
 
-#include <map>
+#include <utility>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,9 +36,11 @@ class Hyperparameter {
 
  private:
   [[noreturn]] void throw_unknown(std::string_view name) const;
+  // This level's entry for `name`, or null.
+  const double* find(std::string_view name) const;
 
   std::shared_ptr<const Hyperparameter> parent_;
-  std::map<std::string, double, std::less<>> values_;
+  std::vector<std::pair<std::string, double>> values_;  // this level's own values (a handful: scanned)
 };
 
 }  // namespace kusari::optimizers
