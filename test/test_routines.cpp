@@ -612,6 +612,21 @@ TEST_CASE("the gemm kernel keeps alpha, beta and strided operands exact on both 
   expect_values(out, std::vector<double>(32, 2));
 }
 
+TEST_CASE("linear writes the bias and accumulates the product onto it") {
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (const int64_t n : {1, 3, 64}) {  // both sides of the gemm kernel's plain-loop limit
+      const Array x = random({n, 16}, 1, dtype), w = random({12, 16}, 2, dtype), b = random({12}, 3, dtype);
+      expect_close(ops::linear(x, w, b), ops::add(ops::matmul(x, w, false, true), b), 1e-5, 1e-5);
+      expect_close(ops::linear(x, w, Array()), ops::matmul(x, w, false, true));
+      const Array stepped = random({n, 32}, 4, dtype).get_item({Slice{}, Slice{none, none, 2}});  // (n, 16), stride 2
+      expect_close(ops::linear(stepped, w, b), ops::add(ops::matmul(stepped, w, false, true), b), 1e-5, 1e-5);
+    }
+  }
+  const Array x = random({2, 3}, 1), w = random({4, 3}, 2);
+  expect_error<ShapeError>([&] { ops::linear(x, w, random({5}, 3)); }, {"(5,)", "(4, 3)"});
+  expect_error<DtypeError>([&] { ops::linear(x, w, random({4}, 3, Dtype::float32)); }, {"float64", "float32"});
+}
+
 TEST_CASE("matmul broadcasts batch axes") {
   const Array a = random({2, 1, 2, 3}, 5);
   const Array b = random({3, 3, 4}, 6);

@@ -46,9 +46,7 @@ class Linear final : public FunctionNode {
   std::string label() const override { return "Linear"; }
   std::vector<Array> forward(const std::vector<Array>& x) override {
     retain_inputs({0, 1});
-    Array y = ops::matmul(x[0], x[1], false, true);
-    if (x.size() == 3) ops::add_to(y, x[2]);
-    return {y};
+    return {ops::linear(x[0], x[1], x.size() == 3 ? x[2] : Array())};
   }
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
     std::vector<Variable> grads;

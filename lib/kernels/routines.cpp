@@ -226,6 +226,24 @@ Array argmin(const Array& x, std::optional<int64_t> axis, bool keepdims) {
   return arg_reduce(ReduceOp::argmin, "argmin", x, axis, keepdims);
 }
 
+Array linear(const Array& x, const Array& w, const Array& b) {
+  if (!b.defined()) return matmul(x, w, false, true);
+  require_same_device(x, b, "linear");
+  if (x.ndim() != 2 || w.ndim() != 2 || b.ndim() != 1 || x.shape()[1] != w.shape()[1] || b.shape()[0] != w.shape()[0]) {
+    throw ShapeError(cat("linear: expected x (N, in), w (out, in) and b (out,), got shapes ", x.shape(), ", ", w.shape(),
+                         " and ", b.shape()));
+  }
+  if (x.dtype() != w.dtype() || x.dtype() != b.dtype() || !is_floating(x.dtype())) {
+    throw DtypeError(cat("linear: expected operands of one floating dtype, got ", x.dtype(), ", ", w.dtype(), " and ",
+                         b.dtype()));
+  }
+  require_same_device(x, w, "linear");
+  Array out = Array::empty(Shape{x.shape()[0], w.shape()[0]}, x.dtype(), x.device());
+  out.assign(b);
+  kernel_for<kernel_ops::Gemm>(x.device())(x, false, w, true, 1.0, 1.0, out);
+  return out;
+}
+
 Array matmul(const Array& a, const Array& b, bool transpose_a, bool transpose_b) {
   require_same_device(a, b, "matmul");
   if (a.dtype() != b.dtype()) {

@@ -107,6 +107,9 @@ Array argmin(const Array& x, std::optional<int64_t> axis = {}, bool keepdims = f
 
 // Matrix product of the last two axes with broadcast batch axes; op(a) = a^T when transpose_a.
 Array matmul(const Array& a, const Array& b, bool transpose_a = false, bool transpose_b = false);
+// x (N, in) @ w (out, in)^T + b (out,) with b optional: the bias is written first and the product
+// accumulated onto it by one GEMM (no separate pass to zero or add).
+Array linear(const Array& x, const Array& w, const Array& b);
 // Joins arrays along an existing axis.
 Array concatenate(const std::vector<Array>& arrays, int64_t axis);
 // Normalised, sorted, unique axes (all axes when `axes` is empty); throws naming `op` on a bad or repeated axis.
