@@ -1,7 +1,9 @@
 // The per-channel routines of routines.h (batch normalization's sums and affine map): argument checks,
-// then one kernel call each.
+// then one kernel call each, on operands in x's memory order when that puts the channels innermost
+// (has_channel_rows), in row-major order otherwise.
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::ops {
@@ -26,11 +28,20 @@ Array coefficient(const Array& c, const Array& x, const char* op) {
   return c.to(x.device()).astype(Dtype::float64).contiguous();
 }
 
-// The gate with its input made contiguous and its coefficients float64 (undefined stays undefined).
+// The memory order the kernels get x's operands in: channels-last when x has channel rows in more than
+// 2 axes, row-major otherwise.
+MemoryOrder kernel_order(const Array& x) {
+  return x.ndim() > 2 && has_channel_rows(x) ? MemoryOrder::channels_last : MemoryOrder::row_major;
+}
+
+// An operand in the kernels' order for x (undefined stays undefined).
+Array arranged(const Array& a, const Array& x) { return a.defined() ? in_order(a, kernel_order(x)) : a; }
+
+// The gate with its input in the kernels' order and its coefficients float64 (undefined stays undefined).
 ChannelGate prepared(const ChannelGate& gate, const Array& x, const char* op) {
   if (!gate.input.defined()) return {};
   check_channel_operands(x, gate.input, op);
-  return {gate.input.contiguous(), coefficient(gate.scale, x, op), coefficient(gate.shift, x, op)};
+  return {arranged(gate.input, x), coefficient(gate.scale, x, op), coefficient(gate.shift, x, op)};
 }
 
 }  // namespace
@@ -40,7 +51,7 @@ std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const Chann
   check_channel_operands(x, y, op);
   const Array sums = Array::empty(Shape{x.shape()[1]}, Dtype::float64, x.device());
   const Array products = Array::empty(sums.shape(), Dtype::float64, x.device());
-  kernel_for<kernel_ops::ChannelSums>(x.device())(x.contiguous(), y.contiguous(), prepared(gate, x, op), sums,
+  kernel_for<kernel_ops::ChannelSums>(x.device())(arranged(x, x), arranged(y, x), prepared(gate, x, op), sums,
                                                     products);
   return {sums, products};
 }
@@ -49,9 +60,8 @@ Array channel_affine(const Array& x, const Array& a, const Array& y, const Array
                      const ChannelGate& gate, bool relu) {
   const char* op = "channel_affine";
   check_channel_operands(x, y, op);
-  const Array out = Array::empty(x.shape(), x.dtype(), x.device());
-  kernel_for<kernel_ops::ChannelAffine>(x.device())(x.contiguous(), coefficient(a, x, op),
-                                                      y.defined() ? y.contiguous() : y,
+  const Array out = empty_in_order(x.shape(), kernel_order(x), x.dtype(), x.device());
+  kernel_for<kernel_ops::ChannelAffine>(x.device())(arranged(x, x), coefficient(a, x, op), arranged(y, x),
                                                       y.defined() ? coefficient(b, x, op) : Array(),
                                                       coefficient(d, x, op), prepared(gate, x, op), relu, out);
   return out;

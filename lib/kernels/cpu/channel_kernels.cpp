@@ -1,10 +1,13 @@
 // CPU per-channel kernels of batch normalization: sums over every axis but the channel axis, and a
-// per-channel affine map, each in one pass over contiguous (N, C, ...) arrays. A channel's plane of
-// one sample is contiguous, so the inner loops run over plain runs the compiler vectorises.
+// per-channel affine map, each in one pass. In a row-major (N, C, ...) array a channel's plane of one
+// sample is contiguous, and in one with channel rows (channels-last, or 2 axes) the C channels of one
+// position are; either way the inner loops run over plain runs the compiler vectorises.
 
 #include <type_traits>
+#include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/strided_loop.h>
 
 namespace kusari::kernels::cpu {
@@ -83,6 +86,123 @@ void with_flag(bool flag, Body&& body) {
   }
 }
 
+// Rows summed into one float partial before it joins the float64 totals (about the plane length the
+// row-major path sums in float).
+constexpr int64_t kRowsPerBlock = 256;
+
+// (rows, C) extents of an array with channel rows.
+struct RowLayout {
+  int64_t rows, channels;
+  explicit RowLayout(const Array& x) : rows(x.size() / std::max<int64_t>(1, x.shape()[1])), channels(x.shape()[1]) {}
+};
+
+// Per-channel coefficients converted once to the compute type (empty for an undefined array).
+template <class C>
+std::vector<C> coefficients(const Array& c) {
+  if (!c.defined()) return {};
+  const double* values = c.data<double>();
+  return std::vector<C>(values, values + c.size());
+}
+
+// channel_sums over channel rows: each block of rows sums into float partials per channel (vectorised
+// across the channels), the blocks' partials add up in block order, so the result does not depend on
+// the thread count.
+template <class T>
+void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* sum_out, double* product_out) {
+  using C = compute_type_t<T>;
+  const RowLayout layout(x);
+  const int64_t channels = layout.channels;
+  const T* xs = static_cast<const T*>(x.raw_data());
+  const T* ys = static_cast<const T*>(y.raw_data());
+  const T* gs = gate.input.defined() ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
+  const std::vector<C> gate_scale = coefficients<C>(gate.scale), gate_shift = coefficients<C>(gate.shift);
+  const C* scale = gate_scale.data();
+  const C* shift = gate_shift.data();
+  const int64_t blocks = (layout.rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<double> partial(static_cast<size_t>(2 * blocks * channels));
+  parallel_for(blocks, std::max<int64_t>(1, kGrain / (kRowsPerBlock * std::max<int64_t>(1, channels))),
+               [&](int64_t begin, int64_t end) {
+    std::vector<C> sum(static_cast<size_t>(channels)), product(static_cast<size_t>(channels));
+    for (int64_t block = begin; block < end; ++block) {
+      std::fill(sum.begin(), sum.end(), C(0));
+      std::fill(product.begin(), product.end(), C(0));
+      for (int64_t r = block * kRowsPerBlock; r < std::min(layout.rows, (block + 1) * kRowsPerBlock); ++r) {
+        const T* xr = xs + r * channels;
+        const T* yr = ys + r * channels;
+        const T* gr = gs ? gs + r * channels : nullptr;
+        C* s = sum.data();
+        C* p = product.data();
+        if (gr) {
+#pragma omp simd
+          for (int64_t c = 0; c < channels; ++c) {
+            const C u = !(scale[c] * load(gr[c]) + shift[c] <= C(0)) ? load(xr[c]) : C(0);
+            s[c] += u;
+            p[c] += u * load(yr[c]);
+          }
+        } else {
+#pragma omp simd
+          for (int64_t c = 0; c < channels; ++c) {
+            const C u = load(xr[c]);
+            s[c] += u;
+            p[c] += u * load(yr[c]);
+          }
+        }
+      }
+      double* out = partial.data() + 2 * block * channels;
+      for (int64_t c = 0; c < channels; ++c) {
+        out[c] = static_cast<double>(sum[static_cast<size_t>(c)]);
+        out[channels + c] = static_cast<double>(product[static_cast<size_t>(c)]);
+      }
+    }
+  });
+  std::fill(sum_out, sum_out + channels, 0.0);
+  std::fill(product_out, product_out + channels, 0.0);
+  for (int64_t block = 0; block < blocks; ++block) {
+    const double* in = partial.data() + 2 * block * channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      sum_out[c] += in[c];
+      product_out[c] += in[channels + c];
+    }
+  }
+}
+
+// channel_affine over channel rows, rows spread over the thread pool, vectorised across the channels.
+template <bool kGated, bool kTwoOperands, bool kRelu, class T>
+void row_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                const ChannelGate& gate, const Array& out) {
+  using C = compute_type_t<T>;
+  const RowLayout layout(x);
+  const int64_t channels = layout.channels;
+  const T* xs = static_cast<const T*>(x.raw_data());
+  const T* ys = kTwoOperands ? static_cast<const T*>(y.raw_data()) : nullptr;
+  const T* gs = kGated ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
+  T* os = static_cast<T*>(out.raw_data());
+  const std::vector<C> coefficient_a = coefficients<C>(a), coefficient_b = coefficients<C>(b),
+                       coefficient_d = coefficients<C>(d), gate_a = coefficients<C>(gate.scale),
+                       gate_d = coefficients<C>(gate.shift);
+  const C *scale = coefficient_a.data(), *scale_y = coefficient_b.data(), *shift = coefficient_d.data();
+  const C *gate_scale = gate_a.data(), *gate_shift = gate_d.data();
+  parallel_for(layout.rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, channels)),
+               [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t offset = r * channels;
+#pragma omp simd
+      for (int64_t c = 0; c < channels; ++c) {
+        C v = shift[c];
+        if constexpr (kGated) {
+          v += !(gate_scale[c] * load(gs[offset + c]) + gate_shift[c] <= C(0)) ? scale[c] * load(xs[offset + c])
+                                                                               : C(0);
+        } else {
+          v += scale[c] * load(xs[offset + c]);
+        }
+        if constexpr (kTwoOperands) v += scale_y[c] * load(ys[offset + c]);
+        if constexpr (kRelu) v = v <= C(0) ? C(0) : v;
+        os[offset + c] = store<T>(v);
+      }
+    }
+  });
+}
+
 void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums,
                          const Array& products) {
   const ChannelLayout layout(x);
@@ -90,6 +210,7 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
   double* product_out = products.data<double>();
   visit_dtype(x.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<compute_type_t<T>>) {
+      if (has_channel_rows(x)) return row_sums<T>(x, y, gate, sum_out, product_out);
       const T* xs = static_cast<const T*>(x.raw_data());
       const T* ys = static_cast<const T*>(y.raw_data());
       const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, layout.batch * layout.plane));
@@ -124,6 +245,15 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   visit_dtype(x.dtype(), [&]<class T>() {
     using C = compute_type_t<T>;
     if constexpr (std::is_floating_point_v<C>) {
+      if (has_channel_rows(x)) {
+        return with_flag(gate.input.defined(), [&](auto gated) {
+          with_flag(y.defined(), [&](auto two_operands) {
+            with_flag(relu, [&](auto rectified) {
+              row_affine<gated(), two_operands(), rectified(), T>(x, a, y, b, d, gate, out);
+            });
+          });
+        });
+      }
       const T* xs = static_cast<const T*>(x.raw_data());
       const T* ys = y.defined() ? static_cast<const T*>(y.raw_data()) : nullptr;
       T* os = static_cast<T*>(out.raw_data());
