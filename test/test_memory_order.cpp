@@ -85,6 +85,8 @@ TEST_CASE("elementwise results keep the memory order of their first operand of t
   // A broadcast operand does not decide: the other one does.
   const Array per_channel = random({2, 3, 1, 1}, 8);
   same(ops::relu_grad(per_channel, a_cl), ops::relu_grad(per_channel, a), MemoryOrder::channels_last);
+  const Array broadcast = per_channel.broadcast_to(a.shape());  // a view of the result's shape, not dense
+  same(ops::relu_grad(broadcast, a_cl), ops::relu_grad(broadcast, a), MemoryOrder::channels_last);
   same(ops::where(ops::greater(a_cl, b), a_cl, b), ops::where(ops::greater(a, b), a, b), MemoryOrder::channels_last);
   // A strided view (not dense) gives a row-major result.
   const Array strided = a_cl.get_item({Slice{}, Slice{}, Slice{0, 4, 2}});
@@ -106,6 +108,8 @@ TEST_CASE("convolutions of channels-last inputs equal those of row-major ones an
       {"3x3 stride 2", {2, 8, 7, 7}, {16, 8, 3, 3}, {.stride = 2, .pad = 1}},
       {"1x1", {2, 16, 5, 5}, {32, 16, 1, 1}, {}},
       {"1x1 stride 2", {2, 16, 6, 6}, {8, 16, 1, 1}, {.stride = 2}},
+      {"1x1 stride 2, a last window in the padding", {2, 16, 6, 6}, {8, 16, 1, 1}, {.stride = 2, .cover_all = true}},
+      {"1x1 padded", {2, 16, 4, 4}, {8, 16, 1, 1}, {.pad = 1}},
       {"grouped", {2, 8, 5, 5}, {8, 4, 3, 3}, {.pad = 1, .groups = 2}},
       {"few channels", {2, 3, 8, 8}, {16, 3, 3, 3}, {.pad = 1}},
   };

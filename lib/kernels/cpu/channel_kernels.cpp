@@ -86,72 +86,89 @@ void with_flag(bool flag, Body&& body) {
   }
 }
 
-// Rows summed into one float partial before it joins the float64 totals (about the plane length the
-// row-major path sums in float).
-constexpr int64_t kRowsPerBlock = 256;
+// Channel rows are processed a chunk of rows at a time as one flat run of about kChunk values, with the
+// per-channel coefficients repeated once per row of the chunk, so the inner loops are long plain runs
+// over aligned arrays with no per-row restart.
+constexpr int64_t kChunk = 256;
+// Chunks summed into one float partial before it joins the float64 totals (a few thousand values of a
+// channel at most, as in the row-major path's planes).
+constexpr int64_t kChunksPerBlock = 32;
 
-// (rows, C) extents of an array with channel rows.
-struct RowLayout {
-  int64_t rows, channels;
-  explicit RowLayout(const Array& x) : rows(x.size() / std::max<int64_t>(1, x.shape()[1])), channels(x.shape()[1]) {}
+// The chunking of an array with channel rows: C channels, rows, and the rows of one chunk.
+struct RowChunks {
+  int64_t channels, rows, chunk_rows;
+  explicit RowChunks(const Array& x)
+      : channels(x.shape()[1]),
+        rows(x.size() / std::max<int64_t>(1, x.shape()[1])),
+        chunk_rows(std::max<int64_t>(1, kChunk / std::max<int64_t>(1, channels))) {}
+  // Values in a whole chunk.
+  int64_t chunk() const { return chunk_rows * channels; }
+  // Number of chunks (the last may be short).
+  int64_t count() const { return (rows + chunk_rows - 1) / chunk_rows; }
+  // Values in chunk k.
+  int64_t length(int64_t k) const { return (std::min(rows, (k + 1) * chunk_rows) - k * chunk_rows) * channels; }
 };
 
-// Per-channel coefficients converted once to the compute type (empty for an undefined array).
+// Per-channel float64 coefficients in the compute type, repeated for every row of a chunk (empty for
+// an undefined array).
 template <class C>
-std::vector<C> coefficients(const Array& c) {
+std::vector<C> repeated(const Array& c, const RowChunks& chunks) {
   if (!c.defined()) return {};
   const double* values = c.data<double>();
-  return std::vector<C>(values, values + c.size());
+  std::vector<C> out(static_cast<size_t>(chunks.chunk()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<C>(values[i % static_cast<size_t>(chunks.channels)]);
+  return out;
 }
 
-// channel_sums over channel rows: each block of rows sums into float partials per channel (vectorised
-// across the channels), the blocks' partials add up in block order, so the result does not depend on
-// the thread count.
+// channel_sums over channel rows: each block of chunks sums into float partials per position of a chunk,
+// which fold into float64 per-channel partials of the block; the blocks' partials add up in block order,
+// so the result does not depend on the thread count.
 template <class T>
 void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* sum_out, double* product_out) {
   using C = compute_type_t<T>;
-  const RowLayout layout(x);
-  const int64_t channels = layout.channels;
+  const RowChunks chunks(x);
+  const int64_t channels = chunks.channels, width = chunks.chunk();
   const T* xs = static_cast<const T*>(x.raw_data());
   const T* ys = static_cast<const T*>(y.raw_data());
   const T* gs = gate.input.defined() ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
-  const std::vector<C> gate_scale = coefficients<C>(gate.scale), gate_shift = coefficients<C>(gate.shift);
+  const std::vector<C> gate_scale = repeated<C>(gate.scale, chunks), gate_shift = repeated<C>(gate.shift, chunks);
   const C* scale = gate_scale.data();
   const C* shift = gate_shift.data();
-  const int64_t blocks = (layout.rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  std::vector<double> partial(static_cast<size_t>(2 * blocks * channels));
-  parallel_for(blocks, std::max<int64_t>(1, kGrain / (kRowsPerBlock * std::max<int64_t>(1, channels))),
-               [&](int64_t begin, int64_t end) {
-    std::vector<C> sum(static_cast<size_t>(channels)), product(static_cast<size_t>(channels));
+  const int64_t blocks = (chunks.count() + kChunksPerBlock - 1) / kChunksPerBlock;
+  std::vector<double> partial(static_cast<size_t>(2 * blocks * channels), 0.0);
+  parallel_for(blocks, std::max<int64_t>(1, kGrain / (kChunksPerBlock * width)), [&](int64_t begin, int64_t end) {
+    std::vector<C> sum_buffer(static_cast<size_t>(width)), product_buffer(static_cast<size_t>(width));
+    C* sum = sum_buffer.data();
+    C* product = product_buffer.data();
     for (int64_t block = begin; block < end; ++block) {
-      std::fill(sum.begin(), sum.end(), C(0));
-      std::fill(product.begin(), product.end(), C(0));
-      for (int64_t r = block * kRowsPerBlock; r < std::min(layout.rows, (block + 1) * kRowsPerBlock); ++r) {
-        const T* xr = xs + r * channels;
-        const T* yr = ys + r * channels;
-        const T* gr = gs ? gs + r * channels : nullptr;
-        C* s = sum.data();
-        C* p = product.data();
-        if (gr) {
+      std::fill(sum_buffer.begin(), sum_buffer.end(), C(0));
+      std::fill(product_buffer.begin(), product_buffer.end(), C(0));
+      for (int64_t k = block * kChunksPerBlock; k < std::min(chunks.count(), (block + 1) * kChunksPerBlock); ++k) {
+        const int64_t n = chunks.length(k), offset = k * width;
+        const T* xk = xs + offset;
+        const T* yk = ys + offset;
+        if (gs) {
+          const T* gk = gs + offset;
 #pragma omp simd
-          for (int64_t c = 0; c < channels; ++c) {
-            const C u = !(scale[c] * load(gr[c]) + shift[c] <= C(0)) ? load(xr[c]) : C(0);
-            s[c] += u;
-            p[c] += u * load(yr[c]);
+          for (int64_t j = 0; j < n; ++j) {
+            const C value = load(xk[j]);  // read unconditionally, so the select vectorises
+            const C u = scale[j] * load(gk[j]) + shift[j] <= C(0) ? C(0) : value;
+            sum[j] += u;
+            product[j] += u * load(yk[j]);
           }
         } else {
 #pragma omp simd
-          for (int64_t c = 0; c < channels; ++c) {
-            const C u = load(xr[c]);
-            s[c] += u;
-            p[c] += u * load(yr[c]);
+          for (int64_t j = 0; j < n; ++j) {
+            const C u = load(xk[j]);
+            sum[j] += u;
+            product[j] += u * load(yk[j]);
           }
         }
       }
       double* out = partial.data() + 2 * block * channels;
-      for (int64_t c = 0; c < channels; ++c) {
-        out[c] = static_cast<double>(sum[static_cast<size_t>(c)]);
-        out[channels + c] = static_cast<double>(product[static_cast<size_t>(c)]);
+      for (int64_t j = 0; j < width; ++j) {
+        out[j % channels] += static_cast<double>(sum[j]);
+        out[channels + j % channels] += static_cast<double>(product[j]);
       }
     }
   });
@@ -166,38 +183,42 @@ void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* s
   }
 }
 
-// channel_affine over channel rows, rows spread over the thread pool, vectorised across the channels.
+// channel_affine over channel rows, chunks spread over the thread pool.
 template <bool kGated, bool kTwoOperands, bool kRelu, class T>
 void row_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
                 const ChannelGate& gate, const Array& out) {
   using C = compute_type_t<T>;
-  const RowLayout layout(x);
-  const int64_t channels = layout.channels;
+  const RowChunks chunks(x);
+  const int64_t width = chunks.chunk();
   const T* xs = static_cast<const T*>(x.raw_data());
   const T* ys = kTwoOperands ? static_cast<const T*>(y.raw_data()) : nullptr;
   const T* gs = kGated ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
   T* os = static_cast<T*>(out.raw_data());
-  const std::vector<C> coefficient_a = coefficients<C>(a), coefficient_b = coefficients<C>(b),
-                       coefficient_d = coefficients<C>(d), gate_a = coefficients<C>(gate.scale),
-                       gate_d = coefficients<C>(gate.shift);
+  const std::vector<C> coefficient_a = repeated<C>(a, chunks), coefficient_b = repeated<C>(b, chunks),
+                       coefficient_d = repeated<C>(d, chunks), gate_a = repeated<C>(gate.scale, chunks),
+                       gate_d = repeated<C>(gate.shift, chunks);
   const C *scale = coefficient_a.data(), *scale_y = coefficient_b.data(), *shift = coefficient_d.data();
   const C *gate_scale = gate_a.data(), *gate_shift = gate_d.data();
-  parallel_for(layout.rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, channels)),
-               [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t offset = r * channels;
+  parallel_for(chunks.count(), std::max<int64_t>(1, kGrain / width), [&](int64_t begin, int64_t end) {
+    const C *a_j = scale, *b_j = scale_y, *d_j = shift, *gate_a_j = gate_scale, *gate_d_j = gate_shift;
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t n = chunks.length(k), offset = k * width;
+      const T* xk = xs + offset;
+      const T* yk = kTwoOperands ? ys + offset : nullptr;
+      const T* gk = kGated ? gs + offset : nullptr;
+      T* ok = os + offset;
 #pragma omp simd
-      for (int64_t c = 0; c < channels; ++c) {
-        C v = shift[c];
+      for (int64_t j = 0; j < n; ++j) {
+        const C term = a_j[j] * load(xk[j]);  // computed unconditionally, so the gate's select vectorises
+        C v = d_j[j];
         if constexpr (kGated) {
-          v += !(gate_scale[c] * load(gs[offset + c]) + gate_shift[c] <= C(0)) ? scale[c] * load(xs[offset + c])
-                                                                               : C(0);
+          v += gate_a_j[j] * load(gk[j]) + gate_d_j[j] <= C(0) ? C(0) : term;
         } else {
-          v += scale[c] * load(xs[offset + c]);
+          v += term;
         }
-        if constexpr (kTwoOperands) v += scale_y[c] * load(ys[offset + c]);
+        if constexpr (kTwoOperands) v += b_j[j] * load(yk[j]);
         if constexpr (kRelu) v = v <= C(0) ? C(0) : v;
-        os[offset + c] = store<T>(v);
+        ok[j] = store<T>(v);
       }
     }
   });

@@ -1,11 +1,13 @@
 // CPU 2-D convolution: float64 (the gradient checks' precision) by im2col and GEMM (gemm_convolution.h)
 // on row-major arrays, every other floating dtype in float32 through oneDNN (dnnl_convolution.h) on
-// row-major or channels-last arrays, the half types converted to float32 and back.
+// row-major or channels-last arrays, except the filter gradient of a 1x1 convolution over channels-last
+// arrays, one GEMM (pointwise_filter_gradient.h); the half types are converted to float32 and back.
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/dnnl_convolution.h>
 #include <kusari/kernels/cpu/gemm_convolution.h>
+#include <kusari/kernels/cpu/pointwise_filter_gradient.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -51,7 +53,9 @@ void conv2d_backward_data_kernel(const Array& gy, const Array& w, const Array& b
 
 void conv2d_backward_filter_kernel(const Array& x, const Array& gy, const Conv2dGeometry& g, const Array& gw) {
   compute({x, gy}, gw, [&](const std::vector<Array>& in, const Array& out) {
-    (out.dtype() == Dtype::float64 ? gemm_conv2d_backward_filter : dnnl_conv2d_backward_filter)(in[0], in[1], g, out);
+    if (out.dtype() == Dtype::float64) return gemm_conv2d_backward_filter(in[0], in[1], g, out);
+    if (fits_pointwise_filter_gradient(in[0], in[1], g, out)) return pointwise_filter_gradient(in[0], in[1], g, out);
+    dnnl_conv2d_backward_filter(in[0], in[1], g, out);
   });
 }
 
