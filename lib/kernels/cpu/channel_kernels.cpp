@@ -3,6 +3,7 @@
 // sample is contiguous, and in one with channel rows (channels-last, or 2 axes) the C channels of one
 // position are; either way the inner loops run over plain runs the compiler vectorises.
 
+#include <array>
 #include <type_traits>
 #include <vector>
 
@@ -86,95 +87,101 @@ void with_flag(bool flag, Body&& body) {
   }
 }
 
-// Channel rows are processed a chunk of rows at a time as one flat run of about kChunk values, with the
-// per-channel coefficients repeated once per row of the chunk, so the inner loops are long plain runs
-// over aligned arrays with no per-row restart.
-constexpr int64_t kChunk = 256;
-// Chunks summed into one float partial before it joins the float64 totals (a few thousand values of a
-// channel at most, as in the row-major path's planes).
-constexpr int64_t kChunksPerBlock = 32;
+// Channel rows are processed in tasks of one block of kBlockRows rows by one group of kLanes adjacent
+// channels: the group's coefficients and accumulators stay in registers while the rows stream past (a
+// last, narrower group takes the channels left over).
+constexpr int64_t kLanes = 16;
+// Rows of one task; a channel's float partial sums add up at most this many values before joining the
+// float64 totals (about a row-major plane's worth).
+constexpr int64_t kBlockRows = 512;
 
-// The chunking of an array with channel rows: C channels, rows, and the rows of one chunk.
-struct RowChunks {
-  int64_t channels, rows, chunk_rows;
-  explicit RowChunks(const Array& x)
-      : channels(x.shape()[1]),
-        rows(x.size() / std::max<int64_t>(1, x.shape()[1])),
-        chunk_rows(std::max<int64_t>(1, kChunk / std::max<int64_t>(1, channels))) {}
-  // Values in a whole chunk.
-  int64_t chunk() const { return chunk_rows * channels; }
-  // Number of chunks (the last may be short).
-  int64_t count() const { return (rows + chunk_rows - 1) / chunk_rows; }
-  // Values in chunk k.
-  int64_t length(int64_t k) const { return (std::min(rows, (k + 1) * chunk_rows) - k * chunk_rows) * channels; }
+// The tasks of an array with channel rows: rows, C channels, row blocks and channel groups.
+struct LaneTasks {
+  int64_t rows, channels, blocks, groups;
+  explicit LaneTasks(const Array& x)
+      : rows(x.size() / std::max<int64_t>(1, x.shape()[1])),
+        channels(x.shape()[1]),
+        blocks((rows + kBlockRows - 1) / kBlockRows),
+        groups((channels + kLanes - 1) / kLanes) {}
+  // Number of tasks.
+  int64_t count() const { return blocks * groups; }
+  // Tasks per parallel chunk, so that a chunk holds about kGrain values.
+  int64_t grain() const { return std::max<int64_t>(1, kGrain / (kBlockRows * kLanes)); }
 };
 
-// Per-channel float64 coefficients in the compute type, repeated for every row of a chunk (empty for
-// an undefined array).
-template <class C>
-std::vector<C> repeated(const Array& c, const RowChunks& chunks) {
-  if (!c.defined()) return {};
-  const double* values = c.data<double>();
-  std::vector<C> out(static_cast<size_t>(chunks.chunk()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<C>(values[i % static_cast<size_t>(chunks.channels)]);
-  return out;
+// Runs body(lanes, first channel, first row, end row) for task k, with `lanes` a compile-time constant
+// (std::integral_constant) for a full group, so that its loops unroll into registers.
+template <class Body>
+void run_task(const LaneTasks& tasks, int64_t k, Body&& body) {
+  const int64_t block = k / tasks.groups, first = (k % tasks.groups) * kLanes;
+  const int64_t begin = block * kBlockRows, end = std::min(tasks.rows, begin + kBlockRows);
+  const int64_t lanes = std::min(kLanes, tasks.channels - first);
+  if (lanes == kLanes) {
+    body(std::integral_constant<int64_t, kLanes>{}, first, begin, end);
+  } else {
+    body(lanes, first, begin, end);
+  }
 }
 
-// channel_sums over channel rows: each block of chunks sums into float partials per position of a chunk,
-// which fold into float64 per-channel partials of the block; the blocks' partials add up in block order,
-// so the result does not depend on the thread count.
+// kLanes values of the compute type C as one vector, which the compiler keeps in registers.
+template <class C>
+using Lanes [[gnu::vector_size(kLanes * sizeof(C))]] = C;
+
+// The first `lanes` elements at p in the compute type, zeros after them.
+template <class C, class T>
+inline Lanes<C> load_lanes(const T* p, int64_t lanes) {
+  Lanes<C> v{};
+  for (int64_t k = 0; k < lanes; ++k) v[k] = load(p[k]);
+  return v;
+}
+
+// Writes the first `lanes` values of v to p as T.
+template <class T, class V>
+inline void store_lanes(T* p, const V& v, int64_t lanes) {
+  for (int64_t k = 0; k < lanes; ++k) p[k] = store<T>(v[k]);
+}
+
+// The per-channel float64 coefficients c[first, first + lanes) in the compute type (zeros when undefined).
+template <class C>
+Lanes<C> lane_values(const Array& c, int64_t first, int64_t lanes) {
+  return c.defined() ? load_lanes<C>(c.data<double>() + first, lanes) : Lanes<C>{};
+}
+
+// channel_sums over channel rows: each task's float partials go to its own float64 slot, and the row
+// blocks' slots add up in block order, so the result does not depend on the thread count.
 template <class T>
 void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* sum_out, double* product_out) {
   using C = compute_type_t<T>;
-  const RowChunks chunks(x);
-  const int64_t channels = chunks.channels, width = chunks.chunk();
+  const LaneTasks tasks(x);
+  const int64_t channels = tasks.channels;
   const T* xs = static_cast<const T*>(x.raw_data());
   const T* ys = static_cast<const T*>(y.raw_data());
   const T* gs = gate.input.defined() ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
-  const std::vector<C> gate_scale = repeated<C>(gate.scale, chunks), gate_shift = repeated<C>(gate.shift, chunks);
-  const C* scale = gate_scale.data();
-  const C* shift = gate_shift.data();
-  const int64_t blocks = (chunks.count() + kChunksPerBlock - 1) / kChunksPerBlock;
-  std::vector<double> partial(static_cast<size_t>(2 * blocks * channels), 0.0);
-  parallel_for(blocks, std::max<int64_t>(1, kGrain / (kChunksPerBlock * width)), [&](int64_t begin, int64_t end) {
-    std::vector<C> sum_buffer(static_cast<size_t>(width)), product_buffer(static_cast<size_t>(width));
-    C* sum = sum_buffer.data();
-    C* product = product_buffer.data();
-    for (int64_t block = begin; block < end; ++block) {
-      std::fill(sum_buffer.begin(), sum_buffer.end(), C(0));
-      std::fill(product_buffer.begin(), product_buffer.end(), C(0));
-      for (int64_t k = block * kChunksPerBlock; k < std::min(chunks.count(), (block + 1) * kChunksPerBlock); ++k) {
-        const int64_t n = chunks.length(k), offset = k * width;
-        const T* xk = xs + offset;
-        const T* yk = ys + offset;
-        if (gs) {
-          const T* gk = gs + offset;
-#pragma omp simd
-          for (int64_t j = 0; j < n; ++j) {
-            const C value = load(xk[j]);  // read unconditionally, so the select vectorises
-            const C u = scale[j] * load(gk[j]) + shift[j] <= C(0) ? C(0) : value;
-            sum[j] += u;
-            product[j] += u * load(yk[j]);
-          }
-        } else {
-#pragma omp simd
-          for (int64_t j = 0; j < n; ++j) {
-            const C u = load(xk[j]);
-            sum[j] += u;
-            product[j] += u * load(yk[j]);
-          }
+  std::vector<double> partial(static_cast<size_t>(2 * tasks.blocks * channels));
+  parallel_for(tasks.count(), tasks.grain(), [&](int64_t task_begin, int64_t task_end) {
+    for (int64_t k = task_begin; k < task_end; ++k) {
+      run_task(tasks, k, [&](auto lane_count, int64_t first, int64_t begin, int64_t end) {
+        const int64_t lanes = lane_count;
+        const Lanes<C> scale = lane_values<C>(gate.scale, first, lanes), shift = lane_values<C>(gate.shift, first, lanes);
+        Lanes<C> sum{}, product{};
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t offset = r * channels + first;
+          Lanes<C> u = load_lanes<C>(xs + offset, lanes);
+          if (gs) u = scale * load_lanes<C>(gs + offset, lanes) + shift <= C(0) ? Lanes<C>{} : u;
+          sum += u;
+          product += u * load_lanes<C>(ys + offset, lanes);
         }
-      }
-      double* out = partial.data() + 2 * block * channels;
-      for (int64_t j = 0; j < width; ++j) {
-        out[j % channels] += static_cast<double>(sum[j]);
-        out[channels + j % channels] += static_cast<double>(product[j]);
-      }
+        double* out = partial.data() + 2 * (k / tasks.groups) * channels + first;
+        for (int64_t j = 0; j < lanes; ++j) {
+          out[j] = static_cast<double>(sum[j]);
+          out[channels + j] = static_cast<double>(product[j]);
+        }
+      });
     }
   });
   std::fill(sum_out, sum_out + channels, 0.0);
   std::fill(product_out, product_out + channels, 0.0);
-  for (int64_t block = 0; block < blocks; ++block) {
+  for (int64_t block = 0; block < tasks.blocks; ++block) {
     const double* in = partial.data() + 2 * block * channels;
     for (int64_t c = 0; c < channels; ++c) {
       sum_out[c] += in[c];
@@ -183,43 +190,37 @@ void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* s
   }
 }
 
-// channel_affine over channel rows, chunks spread over the thread pool.
+// channel_affine over channel rows, tasks spread over the thread pool.
 template <bool kGated, bool kTwoOperands, bool kRelu, class T>
 void row_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
                 const ChannelGate& gate, const Array& out) {
   using C = compute_type_t<T>;
-  const RowChunks chunks(x);
-  const int64_t width = chunks.chunk();
+  const LaneTasks tasks(x);
+  const int64_t channels = tasks.channels;
   const T* xs = static_cast<const T*>(x.raw_data());
   const T* ys = kTwoOperands ? static_cast<const T*>(y.raw_data()) : nullptr;
   const T* gs = kGated ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
   T* os = static_cast<T*>(out.raw_data());
-  const std::vector<C> coefficient_a = repeated<C>(a, chunks), coefficient_b = repeated<C>(b, chunks),
-                       coefficient_d = repeated<C>(d, chunks), gate_a = repeated<C>(gate.scale, chunks),
-                       gate_d = repeated<C>(gate.shift, chunks);
-  const C *scale = coefficient_a.data(), *scale_y = coefficient_b.data(), *shift = coefficient_d.data();
-  const C *gate_scale = gate_a.data(), *gate_shift = gate_d.data();
-  parallel_for(chunks.count(), std::max<int64_t>(1, kGrain / width), [&](int64_t begin, int64_t end) {
-    const C *a_j = scale, *b_j = scale_y, *d_j = shift, *gate_a_j = gate_scale, *gate_d_j = gate_shift;
-    for (int64_t k = begin; k < end; ++k) {
-      const int64_t n = chunks.length(k), offset = k * width;
-      const T* xk = xs + offset;
-      const T* yk = kTwoOperands ? ys + offset : nullptr;
-      const T* gk = kGated ? gs + offset : nullptr;
-      T* ok = os + offset;
-#pragma omp simd
-      for (int64_t j = 0; j < n; ++j) {
-        const C term = a_j[j] * load(xk[j]);  // computed unconditionally, so the gate's select vectorises
-        C v = d_j[j];
-        if constexpr (kGated) {
-          v += gate_a_j[j] * load(gk[j]) + gate_d_j[j] <= C(0) ? C(0) : term;
-        } else {
-          v += term;
+  parallel_for(tasks.count(), tasks.grain(), [&](int64_t task_begin, int64_t task_end) {
+    for (int64_t k = task_begin; k < task_end; ++k) {
+      run_task(tasks, k, [&](auto lane_count, int64_t first, int64_t begin, int64_t end) {
+        const int64_t lanes = lane_count;
+        const Lanes<C> scale = lane_values<C>(a, first, lanes), scale_y = lane_values<C>(b, first, lanes);
+        const Lanes<C> shift = lane_values<C>(d, first, lanes);
+        const Lanes<C> gate_scale = lane_values<C>(gate.scale, first, lanes);
+        const Lanes<C> gate_shift = lane_values<C>(gate.shift, first, lanes);
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t offset = r * channels + first;
+          Lanes<C> term = scale * load_lanes<C>(xs + offset, lanes);
+          if constexpr (kGated) {
+            term = gate_scale * load_lanes<C>(gs + offset, lanes) + gate_shift <= C(0) ? Lanes<C>{} : term;
+          }
+          Lanes<C> v = shift + term;
+          if constexpr (kTwoOperands) v += scale_y * load_lanes<C>(ys + offset, lanes);
+          if constexpr (kRelu) v = v <= C(0) ? Lanes<C>{} : v;
+          store_lanes(os + offset, v, lanes);
         }
-        if constexpr (kTwoOperands) v += b_j[j] * load(yk[j]);
-        if constexpr (kRelu) v = v <= C(0) ? C(0) : v;
-        ok[j] = store<T>(v);
-      }
+      });
     }
   });
 }
