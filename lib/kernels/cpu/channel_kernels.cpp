@@ -87,39 +87,42 @@ void with_flag(bool flag, Body&& body) {
   }
 }
 
-// Channel rows are processed in tasks of one block of kBlockRows rows by one group of kLanes adjacent
-// channels: the group's coefficients and accumulators stay in registers while the rows stream past (a
-// last, narrower group takes the channels left over).
+// Channel rows are processed in tasks of one block of kBlockRows rows, spread over the thread pool. A
+// task walks its block in strips of kStripRows rows, and each strip one group of kLanes adjacent
+// channels at a time (a last, narrower group takes the channels left over): the group's coefficients
+// and running sums stay in registers over the strip's rows, and a strip reads a few short streams, so
+// wide rows (thousands of channels) stream as well as narrow ones.
 constexpr int64_t kLanes = 16;
 // Rows of one task; a channel's float partial sums add up at most this many values before joining the
-// float64 totals (about a row-major plane's worth).
-constexpr int64_t kBlockRows = 512;
+// float64 totals.
+constexpr int64_t kBlockRows = 128;
+// Rows of one strip.
+constexpr int64_t kStripRows = 16;
 
-// The tasks of an array with channel rows: rows, C channels, row blocks and channel groups.
-struct LaneTasks {
-  int64_t rows, channels, blocks, groups;
-  explicit LaneTasks(const Array& x)
+// The row blocks of an array with channel rows.
+struct RowBlocks {
+  int64_t rows, channels, count;
+  explicit RowBlocks(const Array& x)
       : rows(x.size() / std::max<int64_t>(1, x.shape()[1])),
         channels(x.shape()[1]),
-        blocks((rows + kBlockRows - 1) / kBlockRows),
-        groups((channels + kLanes - 1) / kLanes) {}
-  // Number of tasks.
-  int64_t count() const { return blocks * groups; }
-  // Tasks per parallel chunk, so that a chunk holds about kGrain values.
-  int64_t grain() const { return std::max<int64_t>(1, kGrain / (kBlockRows * kLanes)); }
+        count((rows + kBlockRows - 1) / kBlockRows) {}
+  // Blocks per parallel chunk, so that a chunk holds about kGrain values.
+  int64_t grain() const { return std::max<int64_t>(1, kGrain / (kBlockRows * std::max<int64_t>(1, channels))); }
 };
 
-// Runs body(lanes, first channel, first row, end row) for task k, with `lanes` a compile-time constant
-// (std::integral_constant) for a full group, so that its loops unroll into registers.
+// Runs body(lanes, first channel, first row, end row) for every strip and channel group of block k, with
+// `lanes` a compile-time constant (std::integral_constant) for a full group, so that its loops unroll
+// into registers.
 template <class Body>
-void run_task(const LaneTasks& tasks, int64_t k, Body&& body) {
-  const int64_t block = k / tasks.groups, first = (k % tasks.groups) * kLanes;
-  const int64_t begin = block * kBlockRows, end = std::min(tasks.rows, begin + kBlockRows);
-  const int64_t lanes = std::min(kLanes, tasks.channels - first);
-  if (lanes == kLanes) {
-    body(std::integral_constant<int64_t, kLanes>{}, first, begin, end);
-  } else {
-    body(lanes, first, begin, end);
+void for_each_strip(const RowBlocks& blocks, int64_t k, Body&& body) {
+  const int64_t block_end = std::min(blocks.rows, (k + 1) * kBlockRows);
+  for (int64_t begin = k * kBlockRows; begin < block_end; begin += kStripRows) {
+    const int64_t end = std::min(block_end, begin + kStripRows);
+    int64_t first = 0;
+    for (; first + kLanes <= blocks.channels; first += kLanes) {
+      body(std::integral_constant<int64_t, kLanes>{}, first, begin, end);
+    }
+    if (first < blocks.channels) body(blocks.channels - first, first, begin, end);
   }
 }
 
@@ -141,29 +144,39 @@ inline void store_lanes(T* p, const V& v, int64_t lanes) {
   for (int64_t k = 0; k < lanes; ++k) p[k] = store<T>(v[k]);
 }
 
-// The per-channel float64 coefficients c[first, first + lanes) in the compute type (zeros when undefined).
+// The per-channel float64 coefficients of c in the compute type, padded to whole groups of lanes with
+// zeros (all zeros when c is undefined).
 template <class C>
-Lanes<C> lane_values(const Array& c, int64_t first, int64_t lanes) {
-  return c.defined() ? load_lanes<C>(c.data<double>() + first, lanes) : Lanes<C>{};
+std::vector<C> lane_coefficients(const Array& c) {
+  const int64_t channels = c.defined() ? c.size() : 0;
+  std::vector<C> out(static_cast<size_t>((channels + kLanes - 1) / kLanes * kLanes + kLanes), C(0));
+  for (int64_t i = 0; i < channels; ++i) out[static_cast<size_t>(i)] = static_cast<C>(c.data<double>()[i]);
+  return out;
 }
 
-// channel_sums over channel rows: each task's float partials go to its own float64 slot, and the row
-// blocks' slots add up in block order, so the result does not depend on the thread count.
+// channel_sums over channel rows: each block sums into float partials per channel, kept in a per-thread
+// buffer between strips, then into its own float64 slot; the blocks' slots add up in block order, so
+// the result does not depend on the thread count.
 template <class T>
 void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* sum_out, double* product_out) {
   using C = compute_type_t<T>;
-  const LaneTasks tasks(x);
-  const int64_t channels = tasks.channels;
+  const RowBlocks blocks(x);
+  const int64_t channels = blocks.channels;
   const T* xs = static_cast<const T*>(x.raw_data());
   const T* ys = static_cast<const T*>(y.raw_data());
   const T* gs = gate.input.defined() ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
-  std::vector<double> partial(static_cast<size_t>(2 * tasks.blocks * channels));
-  parallel_for(tasks.count(), tasks.grain(), [&](int64_t task_begin, int64_t task_end) {
-    for (int64_t k = task_begin; k < task_end; ++k) {
-      run_task(tasks, k, [&](auto lane_count, int64_t first, int64_t begin, int64_t end) {
+  const std::vector<C> gate_scale = lane_coefficients<C>(gate.scale), gate_shift = lane_coefficients<C>(gate.shift);
+  std::vector<double> partial(static_cast<size_t>(2 * blocks.count * channels));
+  parallel_for(blocks.count, blocks.grain(), [&](int64_t block_begin, int64_t block_end) {
+    std::vector<C> sums(static_cast<size_t>(2 * channels));  // Σx then Σx·y of the current block
+    for (int64_t k = block_begin; k < block_end; ++k) {
+      std::fill(sums.begin(), sums.end(), C(0));
+      for_each_strip(blocks, k, [&](auto lane_count, int64_t first, int64_t begin, int64_t end) {
         const int64_t lanes = lane_count;
-        const Lanes<C> scale = lane_values<C>(gate.scale, first, lanes), shift = lane_values<C>(gate.shift, first, lanes);
-        Lanes<C> sum{}, product{};
+        const Lanes<C> scale = load_lanes<C>(gate_scale.data() + first, kLanes);
+        const Lanes<C> shift = load_lanes<C>(gate_shift.data() + first, kLanes);
+        Lanes<C> sum = load_lanes<C>(sums.data() + first, lanes);
+        Lanes<C> product = load_lanes<C>(sums.data() + channels + first, lanes);
         for (int64_t r = begin; r < end; ++r) {
           const int64_t offset = r * channels + first;
           Lanes<C> u = load_lanes<C>(xs + offset, lanes);
@@ -171,18 +184,17 @@ void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* s
           sum += u;
           product += u * load_lanes<C>(ys + offset, lanes);
         }
-        double* out = partial.data() + 2 * (k / tasks.groups) * channels + first;
-        for (int64_t j = 0; j < lanes; ++j) {
-          out[j] = static_cast<double>(sum[j]);
-          out[channels + j] = static_cast<double>(product[j]);
-        }
+        store_lanes(sums.data() + first, sum, lanes);
+        store_lanes(sums.data() + channels + first, product, lanes);
       });
+      double* out = partial.data() + 2 * k * channels;
+      for (int64_t c = 0; c < 2 * channels; ++c) out[c] = static_cast<double>(sums[static_cast<size_t>(c)]);
     }
   });
   std::fill(sum_out, sum_out + channels, 0.0);
   std::fill(product_out, product_out + channels, 0.0);
-  for (int64_t block = 0; block < tasks.blocks; ++block) {
-    const double* in = partial.data() + 2 * block * channels;
+  for (int64_t k = 0; k < blocks.count; ++k) {
+    const double* in = partial.data() + 2 * k * channels;
     for (int64_t c = 0; c < channels; ++c) {
       sum_out[c] += in[c];
       product_out[c] += in[channels + c];
@@ -190,25 +202,29 @@ void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* s
   }
 }
 
-// channel_affine over channel rows, tasks spread over the thread pool.
+// channel_affine over channel rows, blocks spread over the thread pool.
 template <bool kGated, bool kTwoOperands, bool kRelu, class T>
 void row_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
                 const ChannelGate& gate, const Array& out) {
   using C = compute_type_t<T>;
-  const LaneTasks tasks(x);
-  const int64_t channels = tasks.channels;
+  const RowBlocks blocks(x);
+  const int64_t channels = blocks.channels;
   const T* xs = static_cast<const T*>(x.raw_data());
   const T* ys = kTwoOperands ? static_cast<const T*>(y.raw_data()) : nullptr;
   const T* gs = kGated ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
   T* os = static_cast<T*>(out.raw_data());
-  parallel_for(tasks.count(), tasks.grain(), [&](int64_t task_begin, int64_t task_end) {
-    for (int64_t k = task_begin; k < task_end; ++k) {
-      run_task(tasks, k, [&](auto lane_count, int64_t first, int64_t begin, int64_t end) {
+  const std::vector<C> coefficient_a = lane_coefficients<C>(a), coefficient_b = lane_coefficients<C>(b),
+                       coefficient_d = lane_coefficients<C>(d), gate_a = lane_coefficients<C>(gate.scale),
+                       gate_d = lane_coefficients<C>(gate.shift);
+  parallel_for(blocks.count, blocks.grain(), [&](int64_t block_begin, int64_t block_end) {
+    for (int64_t k = block_begin; k < block_end; ++k) {
+      for_each_strip(blocks, k, [&](auto lane_count, int64_t first, int64_t begin, int64_t end) {
         const int64_t lanes = lane_count;
-        const Lanes<C> scale = lane_values<C>(a, first, lanes), scale_y = lane_values<C>(b, first, lanes);
-        const Lanes<C> shift = lane_values<C>(d, first, lanes);
-        const Lanes<C> gate_scale = lane_values<C>(gate.scale, first, lanes);
-        const Lanes<C> gate_shift = lane_values<C>(gate.shift, first, lanes);
+        const Lanes<C> scale = load_lanes<C>(coefficient_a.data() + first, kLanes);
+        const Lanes<C> scale_y = load_lanes<C>(coefficient_b.data() + first, kLanes);
+        const Lanes<C> shift = load_lanes<C>(coefficient_d.data() + first, kLanes);
+        const Lanes<C> gate_scale = load_lanes<C>(gate_a.data() + first, kLanes);
+        const Lanes<C> gate_shift = load_lanes<C>(gate_d.data() + first, kLanes);
         for (int64_t r = begin; r < end; ++r) {
           const int64_t offset = r * channels + first;
           Lanes<C> term = scale * load_lanes<C>(xs + offset, lanes);
