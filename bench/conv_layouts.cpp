@@ -1,9 +1,10 @@
-// oneDNN convolutions on the shapes of ResNet-20 (batch 128, 28x28) and ResNet-50 (batch 16, 224x224),
-// each pass (forward "fwd", data gradient "bwd_data", filter gradient "bwd_filter") in two layouts:
-// "nhwc", activations in channels-last memory computed natively (how kusari runs them), and
+// oneDNN convolutions on the shapes of ResNet-20 (batch 128, 28x28) and ResNet-50 (batch 16,
+// 224x224), each pass (forward "fwd", data gradient "bwd_data", filter gradient "bwd_filter") in two
+// layouts: "nhwc", activations in channels-last memory computed natively (how kusari runs them), and
 // "blocked_reorder", the blocked layouts oneDNN picks with every activation reordered from and to plain
-// NCHW on each call (how kusari ran kernels larger than 1x1 before; 1x1 ones ran in plain NCHW). Weights are OIHW for the caller in both, reordered into
-// the layout oneDNN picks. Prints "<shape>_<pass>_<layout>: X ms/step, Y samples/s" (samples = images).
+// NCHW on each call (how kusari ran kernels larger than 1x1 before; 1x1 ones ran in plain NCHW).
+// Weights are OIHW for the caller in both, reordered into the layout oneDNN picks. Prints
+// "<shape>_<pass>_<layout>: X ms/step, Y samples/s" (samples = images).
 // Flags as every bench program, plus an optional last argument: only shapes whose name contains it.
 
 #include <cstring>

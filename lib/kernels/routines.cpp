@@ -39,7 +39,8 @@ void require_same_device(const Array& a, const Array& b, const char* op) {
 // An uninitialised result of `shape` in the memory order of the first operand of that shape that is
 // dense in one (row-major or channels-last; a broadcast or strided view is neither), so that
 // elementwise chains over channels-last arrays stay channels-last.
-Array empty_result(const Shape& shape, Dtype dtype, const Device& device, std::initializer_list<const Array*> operands) {
+Array empty_result(const Shape& shape, Dtype dtype, const Device& device,
+                   std::initializer_list<const Array*> operands) {
   for (const Array* a : operands) {
     if (a->shape() == shape && (a->is_contiguous() || is_channels_last(*a))) {
       return empty_in_order(shape, memory_order_of(*a), dtype, device);
