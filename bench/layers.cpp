@@ -1,6 +1,7 @@
 // Per-layer times of ResNet-20 at batch 128 on 28x28 inputs (the resnet20_fmnist workload): each
 // layer's forward alone ("_fwd") and forward plus backward to its input and parameters ("_fwdbwd"),
-// in the bench line format (samples/s counts images). bench/libtorch/layers.cpp is the twin.
+// in the bench line format (samples/s counts images), on channels-last inputs as the layers get them in
+// the network. bench/libtorch/layers.cpp is the twin.
 
 #include "train_bench.h"
 
@@ -33,14 +34,16 @@ int main(int argc, char** argv) {
       {"bn_c16_28", bn, [bn](const Variable& x) { return bn->forward(x); }, Shape{128, 16, 28, 28}},
       {"relu_c16_28", nullptr, [](const Variable& x) { return F::relu(x); }, Shape{128, 16, 28, 28}}};
   for (const Layer& layer : layers) {
-    Variable x(Array::normal(layer.input, 0, 1, 1));
+    Variable x(in_order(Array::normal(layer.input, 0, 1, 1), MemoryOrder::channels_last));
     const int64_t batch = layer.input[0];
     bench::time_steps(layer.name + "_fwd", batch, [&] { layer.apply(x); }, options);
     bench::time_steps(layer.name + "_fwdbwd", batch, [&] {
       if (layer.link) layer.link->cleargrads();
       x.cleargrad();
       Variable y = layer.apply(x);
-      y.set_grad(Array::ones(y.data().shape()));
+      const Array ones = empty_in_order(y.data().shape(), memory_order_of(y.data()));
+      ones.fill(1);
+      y.set_grad(ones);
       y.backward();
     }, options);
   }

@@ -8,6 +8,7 @@
 #include <kusari/core/device.h>
 #include <kusari/core/dtype.h>
 #include <kusari/core/error.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/core/object_pool.h>
 #include <kusari/core/parallel.h>
 #include <kusari/core/random.h>

@@ -80,14 +80,16 @@ struct Axpby {
   static constexpr const char* name = "axpby";
   using Fn = void(double alpha, const Array& dst, double beta, const Array& x);
 };
-// Per channel c of contiguous (N, C, ...) arrays x and y of one shape and floating dtype:
+// Per channel c of (N, C, ...) arrays x and y of one shape, floating dtype and memory order (row-major,
+// or with channel rows: has_channel_rows in core/memory_order.h; the gate's input too):
 // sums[c] = Σ x and products[c] = Σ x·y over every axis but 1, x gated, accumulated into float64 (C,).
 struct ChannelSums {
   static constexpr const char* name = "channel_sums";
   using Fn = void(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums, const Array& products);
 };
-// out = a[c]·x + b[c]·y + d[c] per channel c of contiguous (N, C, ...) arrays of one dtype, x gated
-// (y may be undefined, then b is too), then max(out, 0) when relu (NaN stays); a, b, d float64 (C,).
+// out = a[c]·x + b[c]·y + d[c] per channel c of (N, C, ...) arrays of one dtype and memory order (as for
+// ChannelSums; out too), x gated (y may be undefined, then b is too), then max(out, 0) when relu (NaN
+// stays); a, b, d float64 (C,).
 struct ChannelAffine {
   static constexpr const char* name = "channel_affine";
   using Fn = void(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
@@ -151,17 +153,19 @@ struct Conv2dBackwardFilter {
 };
 // y = the maximum of each window of x (padding never wins); indexes (y's shape, int32) = the flat
 // position h * W + w of that maximum in its (H, W) plane, or -1 (with y = -inf) for a window wholly in
-// padding.
+// padding. y and indexes are both row-major or both channels-last (x is read in their order).
 struct MaxPool2d {
   static constexpr const char* name = "max_pool2d";
   using Fn = void(const Array& x, const Pool2dGeometry& geometry, const Array& y, const Array& indexes);
 };
-// gx (N, C, H, W) = zeros with each gy[n, c, i] added at plane position indexes[n, c, i] (-1 skipped).
+// gx (N, C, H, W) = zeros with each gy[n, c, i] added at plane position indexes[n, c, i] (-1 skipped);
+// gx is in indexes' memory order (row-major or channels-last).
 struct MaxPool2dScatter {
   static constexpr const char* name = "max_pool2d_scatter";
   using Fn = void(const Array& gy, const Array& indexes, const Array& gx);
 };
-// y[n, c, i] = x[n, c] at plane position indexes[n, c, i] (0 where the index is -1); y has indexes' shape.
+// y[n, c, i] = x[n, c] at plane position indexes[n, c, i] (0 where the index is -1); y has indexes' shape
+// and memory order (row-major or channels-last).
 struct MaxPool2dGather {
   static constexpr const char* name = "max_pool2d_gather";
   using Fn = void(const Array& x, const Array& indexes, const Array& y);

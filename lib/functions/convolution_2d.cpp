@@ -1,6 +1,7 @@
 #include <kusari/functions/convolution_2d.h>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/functions/reduction.h>
 #include <kusari/functions/function_helpers.h>
 
@@ -73,7 +74,8 @@ class Convolution2D final : public FunctionNode {
     retain_inputs({0, 1});
     const Array &x = in[0], &w = in[1];
     const Int2 out = conv_output(spatial(x.shape()), spatial(w.shape()), params_);
-    Array y = Array::empty(Shape{x.shape()[0], w.shape()[0], out.h, out.w}, x.dtype(), x.device());
+    Array y = empty_in_order(Shape{x.shape()[0], w.shape()[0], out.h, out.w}, MemoryOrder::channels_last, x.dtype(),
+                             x.device());
     kernel_for<kernel_ops::Conv2d>(x.device())(x, w, in.size() > 2 ? in[2] : Array(), geometry_of(params_), y);
     return {y};
   }
@@ -102,7 +104,8 @@ class Deconvolution2D final : public FunctionNode {
     retain_inputs({0, 1});
     const Array &x = in[0], &w = in[1];
     const int64_t channels = w.shape()[1] * params_.groups;
-    Array y = Array::empty(Shape{x.shape()[0], channels, outsize_.h, outsize_.w}, x.dtype(), x.device());
+    Array y = empty_in_order(Shape{x.shape()[0], channels, outsize_.h, outsize_.w}, MemoryOrder::channels_last,
+                             x.dtype(), x.device());
     kernel_for<kernel_ops::Conv2dBackwardData>(x.device())(x, w, in.size() > 2 ? in[2] : Array(),
                                                            geometry_of(params_), y);
     return {y};

@@ -1,6 +1,8 @@
 #pragma once
-// 2-D convolution over NCHW arrays, its transpose (deconvolution) and its filter gradient; each one's
-// backward is written with the others, so gradients of any order exist.
+// 2-D convolution over NCHW-shaped arrays, its transpose (deconvolution) and its filter gradient; each
+// one's backward is written with the others, so gradients of any order exist. Inputs may be in any
+// memory order; convolution and deconvolution write channels-last results (core/memory_order.h), the
+// order their CPU kernels compute in without reordering, and the filter gradient a row-major one.
 
 #include <optional>
 

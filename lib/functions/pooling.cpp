@@ -3,6 +3,7 @@
 #include <limits>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/reduction.h>
 #include <kusari/functions/function_helpers.h>
@@ -30,7 +31,7 @@ class MaxPoolingScatter final : public FunctionNode {
   MaxPoolingScatter(Array indexes, Shape shape) : indexes_(std::move(indexes)), shape_(std::move(shape)) {}
   std::string label() const override { return "MaxPoolingScatter"; }
   std::vector<Array> forward(const std::vector<Array>& in) override {
-    Array gx = Array::empty(shape_, in[0].dtype(), in[0].device());
+    Array gx = empty_in_order(shape_, memory_order_of(indexes_), in[0].dtype(), in[0].device());
     kernel_for<kernel_ops::MaxPool2dScatter>(gx.device())(in[0], indexes_, gx);
     return {gx};
   }
@@ -47,7 +48,7 @@ class MaxPoolingGather final : public FunctionNode {
   explicit MaxPoolingGather(Array indexes) : indexes_(std::move(indexes)) {}
   std::string label() const override { return "MaxPoolingGather"; }
   std::vector<Array> forward(const std::vector<Array>& in) override {
-    Array y = Array::empty(indexes_.shape(), in[0].dtype(), in[0].device());
+    Array y = empty_in_order(indexes_.shape(), memory_order_of(indexes_), in[0].dtype(), in[0].device());
     kernel_for<kernel_ops::MaxPool2dGather>(y.device())(in[0], indexes_, y);
     return {y};
   }
@@ -62,8 +63,9 @@ class MaxPoolingGather final : public FunctionNode {
 std::vector<Array> MaxPooling2D::forward(const std::vector<Array>& in) {
   const Array& x = in[0];
   const Shape shape{x.shape()[0], x.shape()[1], outsize_.h, outsize_.w};
-  Array y = Array::empty(shape, x.dtype(), x.device());
-  indexes_ = Array::empty(shape, Dtype::int32, x.device());
+  const MemoryOrder order = memory_order_of(x);  // the winners and results follow x's memory order
+  Array y = empty_in_order(shape, order, x.dtype(), x.device());
+  indexes_ = empty_in_order(shape, order, Dtype::int32, x.device());
   kernel_for<kernel_ops::MaxPool2d>(x.device())(x, geometry_, y, indexes_);
   return {y};
 }

@@ -1,7 +1,9 @@
 // The per-channel routines of routines.h (batch normalization's sums and affine map): argument checks,
-// then one kernel call each.
+// then one kernel call each, on operands in channels-last order when one of them has its channels
+// innermost (has_channel_rows), in row-major order otherwise.
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::ops {
@@ -26,11 +28,24 @@ Array coefficient(const Array& c, const Array& x, const char* op) {
   return c.to(x.device()).astype(Dtype::float64).contiguous();
 }
 
-// The gate with its input made contiguous and its coefficients float64 (undefined stays undefined).
-ChannelGate prepared(const ChannelGate& gate, const Array& x, const char* op) {
+// The memory order the kernels get the operands in: channels-last when any of them (of more than 2
+// axes) has channel rows, so that a channels-last gradient or input is never copied; row-major otherwise.
+MemoryOrder kernel_order(const Array& x, const Array& y, const ChannelGate& gate) {
+  if (x.ndim() <= 2) return MemoryOrder::row_major;
+  for (const Array* a : {&x, &y, &gate.input}) {
+    if (a->defined() && has_channel_rows(*a)) return MemoryOrder::channels_last;
+  }
+  return MemoryOrder::row_major;
+}
+
+// An operand in the kernels' order (undefined stays undefined).
+Array arranged(const Array& a, MemoryOrder order) { return a.defined() ? in_order(a, order) : a; }
+
+// The gate with its input in the kernels' order and its coefficients float64 (undefined stays undefined).
+ChannelGate prepared(const ChannelGate& gate, const Array& x, MemoryOrder order, const char* op) {
   if (!gate.input.defined()) return {};
   check_channel_operands(x, gate.input, op);
-  return {gate.input.contiguous(), coefficient(gate.scale, x, op), coefficient(gate.shift, x, op)};
+  return {arranged(gate.input, order), coefficient(gate.scale, x, op), coefficient(gate.shift, x, op)};
 }
 
 }  // namespace
@@ -40,8 +55,9 @@ std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const Chann
   check_channel_operands(x, y, op);
   const Array sums = Array::empty(Shape{x.shape()[1]}, Dtype::float64, x.device());
   const Array products = Array::empty(sums.shape(), Dtype::float64, x.device());
-  kernel_for<kernel_ops::ChannelSums>(x.device())(x.contiguous(), y.contiguous(), prepared(gate, x, op), sums,
-                                                    products);
+  const MemoryOrder order = kernel_order(x, y, gate);
+  kernel_for<kernel_ops::ChannelSums>(x.device())(arranged(x, order), arranged(y, order), prepared(gate, x, order, op),
+                                                    sums, products);
   return {sums, products};
 }
 
@@ -49,11 +65,11 @@ Array channel_affine(const Array& x, const Array& a, const Array& y, const Array
                      const ChannelGate& gate, bool relu) {
   const char* op = "channel_affine";
   check_channel_operands(x, y, op);
-  const Array out = Array::empty(x.shape(), x.dtype(), x.device());
-  kernel_for<kernel_ops::ChannelAffine>(x.device())(x.contiguous(), coefficient(a, x, op),
-                                                      y.defined() ? y.contiguous() : y,
+  const MemoryOrder order = kernel_order(x, y, gate);
+  const Array out = empty_in_order(x.shape(), order, x.dtype(), x.device());
+  kernel_for<kernel_ops::ChannelAffine>(x.device())(arranged(x, order), coefficient(a, x, op), arranged(y, order),
                                                       y.defined() ? coefficient(b, x, op) : Array(),
-                                                      coefficient(d, x, op), prepared(gate, x, op), relu, out);
+                                                      coefficient(d, x, op), prepared(gate, x, order, op), relu, out);
   return out;
 }
 

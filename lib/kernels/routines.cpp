@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
 
 namespace kusari::ops {
 namespace {
@@ -35,6 +36,19 @@ void require_same_device(const Array& a, const Array& b, const char* op) {
   }
 }
 
+// An uninitialised result of `shape` in the memory order of the first operand of that shape that is
+// dense in one (row-major or channels-last; a broadcast or strided view is neither), so that
+// elementwise chains over channels-last arrays stay channels-last.
+Array empty_result(const Shape& shape, Dtype dtype, const Device& device,
+                   std::initializer_list<const Array*> operands) {
+  for (const Array* a : operands) {
+    if (a->shape() == shape && (a->is_contiguous() || is_channels_last(*a))) {
+      return empty_in_order(shape, memory_order_of(*a), dtype, device);
+    }
+  }
+  return Array::empty(shape, dtype, device);
+}
+
 Array binary(BinaryOp op, const Array& a, const Array& b) {
   const char* name = binary_name(op);
   require_same_device(a, b, name);
@@ -46,7 +60,7 @@ Array binary(BinaryOp op, const Array& a, const Array& b) {
     throw DtypeError(cat(name, ": expected a numeric dtype, got bool"));
   }
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  Array out = Array::empty(shape, comparison ? Dtype::bool_ : a.dtype(), a.device());
+  Array out = empty_result(shape, comparison ? Dtype::bool_ : a.dtype(), a.device(), {&a, &b});
   kernel_for<kernel_ops::Binary>(a.device())(op, a.broadcast_to(shape), b.broadcast_to(shape), out);
   return out;
 }
@@ -59,7 +73,7 @@ Array unary(UnaryOp op, const char* name, const Array& x, double param = 0, bool
   if (!floating_only && x.dtype() == Dtype::bool_ && op != UnaryOp::logical_not) {
     throw DtypeError(cat(name, ": expected a numeric dtype, got bool"));
   }
-  Array out = Array::empty(x.shape(), op == UnaryOp::logical_not ? Dtype::bool_ : x.dtype(), x.device());
+  Array out = empty_result(x.shape(), op == UnaryOp::logical_not ? Dtype::bool_ : x.dtype(), x.device(), {&x});
   kernel_for<kernel_ops::Unary>(x.device())(op, param, x, out);
   return out;
 }
@@ -146,7 +160,7 @@ Array where(const Array& cond, const Array& a, const Array& b) {
     throw DtypeError(cat("where: expected operands of one dtype, got ", a.dtype(), " and ", b.dtype()));
   }
   const Shape shape = broadcast_shapes(cond.shape(), broadcast_shapes(a.shape(), b.shape(), "where"), "where");
-  Array out = Array::empty(shape, a.dtype(), a.device());
+  Array out = empty_result(shape, a.dtype(), a.device(), {&a, &b, &cond});
   kernel_for<kernel_ops::Where>(a.device())(cond.broadcast_to(shape), a.broadcast_to(shape), b.broadcast_to(shape),
                                             out);
   return out;

@@ -1,10 +1,14 @@
 // CPU per-channel kernels of batch normalization: sums over every axis but the channel axis, and a
-// per-channel affine map, each in one pass over contiguous (N, C, ...) arrays. A channel's plane of
-// one sample is contiguous, so the inner loops run over plain runs the compiler vectorises.
+// per-channel affine map, each in one pass. In a row-major (N, C, ...) array a channel's plane of one
+// sample is contiguous, and in one with channel rows (channels-last, or 2 axes) the C channels of one
+// position are; either way the inner loops run over plain runs the compiler vectorises.
 
+#include <array>
 #include <type_traits>
+#include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/strided_loop.h>
 
 namespace kusari::kernels::cpu {
@@ -83,6 +87,160 @@ void with_flag(bool flag, Body&& body) {
   }
 }
 
+// Channel rows are processed in tasks of one block of kBlockRows rows, spread over the thread pool. A
+// task walks its block in strips of kStripRows rows, and each strip one group of kLanes adjacent
+// channels at a time (a last, narrower group takes the channels left over): the group's coefficients
+// and running sums stay in registers over the strip's rows, and a strip reads a few short streams, so
+// wide rows (thousands of channels) stream as well as narrow ones.
+constexpr int64_t kLanes = 16;
+// Rows of one task; a channel's float partial sums add up at most this many values before joining the
+// float64 totals.
+constexpr int64_t kBlockRows = 128;
+// Rows of one strip.
+constexpr int64_t kStripRows = 16;
+
+// The row blocks of an array with channel rows.
+struct RowBlocks {
+  int64_t rows, channels, count;
+  explicit RowBlocks(const Array& x)
+      : rows(x.size() / std::max<int64_t>(1, x.shape()[1])),
+        channels(x.shape()[1]),
+        count((rows + kBlockRows - 1) / kBlockRows) {}
+  // Blocks per parallel chunk, so that a chunk holds about kGrain values.
+  int64_t grain() const { return std::max<int64_t>(1, kGrain / (kBlockRows * std::max<int64_t>(1, channels))); }
+};
+
+// Runs body(lanes, first channel, first row, end row) for every strip and channel group of block k, with
+// `lanes` a compile-time constant (std::integral_constant) for a full group, so that its loops unroll
+// into registers.
+template <class Body>
+void for_each_strip(const RowBlocks& blocks, int64_t k, Body&& body) {
+  const int64_t block_end = std::min(blocks.rows, (k + 1) * kBlockRows);
+  for (int64_t begin = k * kBlockRows; begin < block_end; begin += kStripRows) {
+    const int64_t end = std::min(block_end, begin + kStripRows);
+    int64_t first = 0;
+    for (; first + kLanes <= blocks.channels; first += kLanes) {
+      body(std::integral_constant<int64_t, kLanes>{}, first, begin, end);
+    }
+    if (first < blocks.channels) body(blocks.channels - first, first, begin, end);
+  }
+}
+
+// kLanes values of the compute type C as one vector, which the compiler keeps in registers.
+template <class C>
+using Lanes [[gnu::vector_size(kLanes * sizeof(C))]] = C;
+
+// The first `lanes` elements at p in the compute type, zeros after them.
+template <class C, class T>
+inline Lanes<C> load_lanes(const T* p, int64_t lanes) {
+  Lanes<C> v{};
+  for (int64_t k = 0; k < lanes; ++k) v[k] = load(p[k]);
+  return v;
+}
+
+// Writes the first `lanes` values of v to p as T.
+template <class T, class V>
+inline void store_lanes(T* p, const V& v, int64_t lanes) {
+  for (int64_t k = 0; k < lanes; ++k) p[k] = store<T>(v[k]);
+}
+
+// The per-channel float64 coefficients of c in the compute type, padded to whole groups of lanes with
+// zeros (all zeros when c is undefined).
+template <class C>
+std::vector<C> lane_coefficients(const Array& c) {
+  const int64_t channels = c.defined() ? c.size() : 0;
+  std::vector<C> out(static_cast<size_t>((channels + kLanes - 1) / kLanes * kLanes + kLanes), C(0));
+  for (int64_t i = 0; i < channels; ++i) out[static_cast<size_t>(i)] = static_cast<C>(c.data<double>()[i]);
+  return out;
+}
+
+// channel_sums over channel rows: each block sums into float partials per channel, kept in a per-thread
+// buffer between strips, then into its own float64 slot; the blocks' slots add up in block order, so
+// the result does not depend on the thread count.
+template <class T>
+void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* sum_out, double* product_out) {
+  using C = compute_type_t<T>;
+  const RowBlocks blocks(x);
+  const int64_t channels = blocks.channels;
+  const T* xs = static_cast<const T*>(x.raw_data());
+  const T* ys = static_cast<const T*>(y.raw_data());
+  const T* gs = gate.input.defined() ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
+  const std::vector<C> gate_scale = lane_coefficients<C>(gate.scale), gate_shift = lane_coefficients<C>(gate.shift);
+  std::vector<double> partial(static_cast<size_t>(2 * blocks.count * channels));
+  parallel_for(blocks.count, blocks.grain(), [&](int64_t block_begin, int64_t block_end) {
+    std::vector<C> sums(static_cast<size_t>(2 * channels));  // Σx then Σx·y of the current block
+    for (int64_t k = block_begin; k < block_end; ++k) {
+      std::fill(sums.begin(), sums.end(), C(0));
+      for_each_strip(blocks, k, [&](auto lane_count, int64_t first, int64_t begin, int64_t end) {
+        const int64_t lanes = lane_count;
+        const Lanes<C> scale = load_lanes<C>(gate_scale.data() + first, kLanes);
+        const Lanes<C> shift = load_lanes<C>(gate_shift.data() + first, kLanes);
+        Lanes<C> sum = load_lanes<C>(sums.data() + first, lanes);
+        Lanes<C> product = load_lanes<C>(sums.data() + channels + first, lanes);
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t offset = r * channels + first;
+          Lanes<C> u = load_lanes<C>(xs + offset, lanes);
+          if (gs) u = scale * load_lanes<C>(gs + offset, lanes) + shift <= C(0) ? Lanes<C>{} : u;
+          sum += u;
+          product += u * load_lanes<C>(ys + offset, lanes);
+        }
+        store_lanes(sums.data() + first, sum, lanes);
+        store_lanes(sums.data() + channels + first, product, lanes);
+      });
+      double* out = partial.data() + 2 * k * channels;
+      for (int64_t c = 0; c < 2 * channels; ++c) out[c] = static_cast<double>(sums[static_cast<size_t>(c)]);
+    }
+  });
+  std::fill(sum_out, sum_out + channels, 0.0);
+  std::fill(product_out, product_out + channels, 0.0);
+  for (int64_t k = 0; k < blocks.count; ++k) {
+    const double* in = partial.data() + 2 * k * channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      sum_out[c] += in[c];
+      product_out[c] += in[channels + c];
+    }
+  }
+}
+
+// channel_affine over channel rows, blocks spread over the thread pool.
+template <bool kGated, bool kTwoOperands, bool kRelu, class T>
+void row_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                const ChannelGate& gate, const Array& out) {
+  using C = compute_type_t<T>;
+  const RowBlocks blocks(x);
+  const int64_t channels = blocks.channels;
+  const T* xs = static_cast<const T*>(x.raw_data());
+  const T* ys = kTwoOperands ? static_cast<const T*>(y.raw_data()) : nullptr;
+  const T* gs = kGated ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
+  T* os = static_cast<T*>(out.raw_data());
+  const std::vector<C> coefficient_a = lane_coefficients<C>(a), coefficient_b = lane_coefficients<C>(b),
+                       coefficient_d = lane_coefficients<C>(d), gate_a = lane_coefficients<C>(gate.scale),
+                       gate_d = lane_coefficients<C>(gate.shift);
+  parallel_for(blocks.count, blocks.grain(), [&](int64_t block_begin, int64_t block_end) {
+    for (int64_t k = block_begin; k < block_end; ++k) {
+      for_each_strip(blocks, k, [&](auto lane_count, int64_t first, int64_t begin, int64_t end) {
+        const int64_t lanes = lane_count;
+        const Lanes<C> scale = load_lanes<C>(coefficient_a.data() + first, kLanes);
+        const Lanes<C> scale_y = load_lanes<C>(coefficient_b.data() + first, kLanes);
+        const Lanes<C> shift = load_lanes<C>(coefficient_d.data() + first, kLanes);
+        const Lanes<C> gate_scale = load_lanes<C>(gate_a.data() + first, kLanes);
+        const Lanes<C> gate_shift = load_lanes<C>(gate_d.data() + first, kLanes);
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t offset = r * channels + first;
+          Lanes<C> term = scale * load_lanes<C>(xs + offset, lanes);
+          if constexpr (kGated) {
+            term = gate_scale * load_lanes<C>(gs + offset, lanes) + gate_shift <= C(0) ? Lanes<C>{} : term;
+          }
+          Lanes<C> v = shift + term;
+          if constexpr (kTwoOperands) v += scale_y * load_lanes<C>(ys + offset, lanes);
+          if constexpr (kRelu) v = v <= C(0) ? Lanes<C>{} : v;
+          store_lanes(os + offset, v, lanes);
+        }
+      });
+    }
+  });
+}
+
 void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums,
                          const Array& products) {
   const ChannelLayout layout(x);
@@ -90,6 +248,7 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
   double* product_out = products.data<double>();
   visit_dtype(x.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<compute_type_t<T>>) {
+      if (has_channel_rows(x)) return row_sums<T>(x, y, gate, sum_out, product_out);
       const T* xs = static_cast<const T*>(x.raw_data());
       const T* ys = static_cast<const T*>(y.raw_data());
       const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, layout.batch * layout.plane));
@@ -124,6 +283,15 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   visit_dtype(x.dtype(), [&]<class T>() {
     using C = compute_type_t<T>;
     if constexpr (std::is_floating_point_v<C>) {
+      if (has_channel_rows(x)) {
+        return with_flag(gate.input.defined(), [&](auto gated) {
+          with_flag(y.defined(), [&](auto two_operands) {
+            with_flag(relu, [&](auto rectified) {
+              row_affine<gated(), two_operands(), rectified(), T>(x, a, y, b, d, gate, out);
+            });
+          });
+        });
+      }
       const T* xs = static_cast<const T*>(x.raw_data());
       const T* ys = y.defined() ? static_cast<const T*>(y.raw_data()) : nullptr;
       T* os = static_cast<T*>(out.raw_data());

@@ -1,24 +1,38 @@
-// CPU 2-D convolution: float64 (the gradient checks' precision) by im2col and GEMM (gemm_convolution.h),
-// every other floating dtype in float32 through oneDNN (dnnl_convolution.h), the half types converted to
-// float32 and back.
+// CPU 2-D convolution: float64 (the gradient checks' precision) by im2col and GEMM (gemm_convolution.h)
+// on row-major arrays, every other floating dtype in float32 through oneDNN (dnnl_convolution.h) on
+// row-major or channels-last arrays, except the filter gradient of a 1x1 convolution over channels-last
+// arrays, one GEMM (pointwise_filter_gradient.h); the half types are converted to float32 and back.
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/dnnl_convolution.h>
 #include <kusari/kernels/cpu/gemm_convolution.h>
+#include <kusari/kernels/cpu/pointwise_filter_gradient.h>
 
 namespace kusari::kernels::cpu {
 namespace {
 
+// `a` itself when its layout is one the compute path takes (row-major; channels-last too through
+// oneDNN), else a row-major copy.
+Array in_accepted_order(const Array& a, bool channels_last_accepted) {
+  return channels_last_accepted && is_channels_last(a) ? a : a.contiguous();
+}
+
 // Runs body(operands, result): the operands are `inputs` converted to the compute dtype (float64 for a
-// float64 `out`, float32 otherwise) and made contiguous (undefined ones stay so); the result is `out`, or
-// a float32 buffer copied into it afterwards.
+// float64 `out`, float32 otherwise) in an order that path takes (undefined ones stay so); the result is
+// `out`, or a buffer of the compute dtype in `out`'s memory order copied into it afterwards.
 template <class Body>
 void compute(const std::vector<Array>& inputs, const Array& out, Body&& body) {
   const Dtype work = out.dtype() == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+  const bool channels_last_accepted = work == Dtype::float32;
   std::vector<Array> operands;
-  for (const Array& a : inputs) operands.push_back(a.defined() ? a.astype(work).contiguous() : a);
-  const bool direct = out.dtype() == work;
-  const Array result = direct ? out : Array::empty(out.shape(), work);
+  for (const Array& a : inputs) {
+    operands.push_back(a.defined() ? in_accepted_order(a.astype(work), channels_last_accepted) : a);
+  }
+  const bool direct =
+      out.dtype() == work && (out.is_contiguous() || (channels_last_accepted && is_channels_last(out)));
+  const MemoryOrder order = channels_last_accepted ? memory_order_of(out) : MemoryOrder::row_major;
+  const Array result = direct ? out : empty_in_order(out.shape(), order, work, out.device());
   body(operands, result);
   if (!direct) out.assign(result);
 }
@@ -39,7 +53,9 @@ void conv2d_backward_data_kernel(const Array& gy, const Array& w, const Array& b
 
 void conv2d_backward_filter_kernel(const Array& x, const Array& gy, const Conv2dGeometry& g, const Array& gw) {
   compute({x, gy}, gw, [&](const std::vector<Array>& in, const Array& out) {
-    (out.dtype() == Dtype::float64 ? gemm_conv2d_backward_filter : dnnl_conv2d_backward_filter)(in[0], in[1], g, out);
+    if (out.dtype() == Dtype::float64) return gemm_conv2d_backward_filter(in[0], in[1], g, out);
+    if (fits_pointwise_filter_gradient(in[0], in[1], g, out)) return pointwise_filter_gradient(in[0], in[1], g, out);
+    dnnl_conv2d_backward_filter(in[0], in[1], g, out);
   });
 }
 

@@ -1,11 +1,14 @@
-// CPU 2-D pooling: direct loops over each (H, W) plane of an NCHW array, planes spread over the thread
-// pool; values are combined in their compute type (float for the half types).
+// CPU 2-D pooling: direct loops over each (H, W) plane of a row-major NCHW array, planes spread over the
+// thread pool; max pooling also runs on channels-last arrays (when its outputs are channels-last), one
+// image position's channels at a time. Values are combined in their compute type (float for the half
+// types); the winners are plane positions iy * W + ix in either order.
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/strided_loop.h>
 
 namespace kusari::kernels::cpu {
@@ -45,7 +48,94 @@ void for_each_plane(const Planes& p, int64_t work_per_plane, int64_t scratch, Bo
   });
 }
 
+// True when a pooling's outputs were allocated channels-last, so the channels-last loops run.
+bool channels_last(const Array& output) { return memory_order_of(output) == MemoryOrder::channels_last; }
+
+// Max pooling of channels-last x into channels-last y and indexes: every output position of every image
+// compares its window's positions channel-wise, positions spread over the thread pool.
+void max_pool2d_channels_last(const Array& x, const Pool2dGeometry& g, const Array& y, const Array& indexes) {
+  const Planes p(x.shape(), y.shape());
+  const int64_t channels = x.shape()[1], positions = x.shape()[0] * p.out_size();
+  const Array in = in_order(x, MemoryOrder::channels_last);
+  visit_floating_dtype(x.dtype(), "max_pool2d", [&]<class T>() {
+    using C = compute_type_t<T>;
+    const T* src = static_cast<const T*>(in.raw_data());
+    T* dst = static_cast<T*>(y.raw_data());
+    int32_t* winners = static_cast<int32_t*>(indexes.raw_data());
+    const int64_t work = channels * g.kernel_h * g.kernel_w;
+    parallel_for(positions, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, work)), [&](int64_t begin, int64_t end) {
+      std::vector<C> best_value(static_cast<size_t>(channels));
+      for (int64_t o = begin; o < end; ++o) {
+        const int64_t n = o / p.out_size(), oy = o % p.out_size() / p.out_w, ox = o % p.out_w;
+        const Window w = window_at(g, p, oy, ox);
+        std::fill(best_value.begin(), best_value.end(), -std::numeric_limits<C>::infinity());
+        int32_t* best = winners + o * channels;
+        std::fill(best, best + channels, -1);
+        for (int64_t iy = w.y0; iy < w.y1; ++iy) {
+          for (int64_t ix = w.x0; ix < w.x1; ++ix) {
+            const int64_t at = iy * p.width + ix;
+            const T* pixel = src + (n * p.in_size() + at) * channels;
+            for (int64_t c = 0; c < channels; ++c) {
+              const C v = load(pixel[c]);
+              C& b = best_value[static_cast<size_t>(c)];
+              if (best[c] < 0 || v > b || (v != v && b == b)) {
+                best[c] = static_cast<int32_t>(at);
+                b = v;
+              }
+            }
+          }
+        }
+        for (int64_t c = 0; c < channels; ++c) dst[o * channels + c] = store<T>(best_value[static_cast<size_t>(c)]);
+      }
+    });
+  });
+}
+
+// gx (channels-last, zeroed here) += gy at each window's winner, channel-wise; images over the thread pool.
+void max_pool2d_scatter_channels_last(const Array& gy, const Array& indexes, const Array& gx) {
+  const Planes p(gx.shape(), gy.shape());
+  const int64_t channels = gx.shape()[1];
+  const Array g = in_order(gy, MemoryOrder::channels_last);
+  visit_floating_dtype(gy.dtype(), "max_pool2d_scatter", [&]<class T>() {
+    using C = compute_type_t<T>;
+    const T* src = static_cast<const T*>(g.raw_data());
+    const int32_t* at = static_cast<const int32_t*>(indexes.raw_data());
+    T* dst = static_cast<T*>(gx.raw_data());
+    const int64_t image_in = p.in_size() * channels, image_out = p.out_size() * channels;
+    parallel_for(gx.shape()[0], std::max<int64_t>(1, kGrain / std::max<int64_t>(1, image_in + image_out)),
+                 [&](int64_t begin, int64_t end) {
+      std::vector<C> sum(static_cast<size_t>(image_in));
+      for (int64_t n = begin; n < end; ++n) {
+        std::fill(sum.begin(), sum.end(), C(0));
+        for (int64_t o = n * image_out; o < (n + 1) * image_out; ++o) {
+          if (at[o] >= 0) sum[static_cast<size_t>(at[o] * channels + o % channels)] += load(src[o]);
+        }
+        for (int64_t i = 0; i < image_in; ++i) dst[n * image_in + i] = store<T>(sum[static_cast<size_t>(i)]);
+      }
+    });
+  });
+}
+
+// y (channels-last) = x at each window's winner, channel-wise.
+void max_pool2d_gather_channels_last(const Array& x, const Array& indexes, const Array& y) {
+  const Planes p(x.shape(), y.shape());
+  const int64_t channels = x.shape()[1];
+  const Array in = in_order(x, MemoryOrder::channels_last);
+  visit_floating_dtype(x.dtype(), "max_pool2d_gather", [&]<class T>() {
+    const T* src = static_cast<const T*>(in.raw_data());
+    const int32_t* at = static_cast<const int32_t*>(indexes.raw_data());
+    T* dst = static_cast<T*>(y.raw_data());
+    parallel_for(y.size(), kGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const int64_t n = o / (p.out_size() * channels);
+        dst[o] = at[o] >= 0 ? src[(n * p.in_size() + at[o]) * channels + o % channels] : store<T>(0);
+      }
+    });
+  });
+}
+
 void max_pool2d_kernel(const Array& x, const Pool2dGeometry& g, const Array& y, const Array& indexes) {
+  if (channels_last(y)) return max_pool2d_channels_last(x, g, y, indexes);
   const Planes p(x.shape(), y.shape());
   const Array in = x.contiguous();
   visit_floating_dtype(x.dtype(), "max_pool2d", [&]<class T>() {
@@ -78,6 +168,7 @@ void max_pool2d_kernel(const Array& x, const Pool2dGeometry& g, const Array& y, 
 }
 
 void max_pool2d_scatter_kernel(const Array& gy, const Array& indexes, const Array& gx) {
+  if (channels_last(indexes)) return max_pool2d_scatter_channels_last(gy, indexes, gx);
   const Planes p(gx.shape(), gy.shape());
   const Array g = gy.contiguous(), winners = indexes.contiguous();
   visit_floating_dtype(gy.dtype(), "max_pool2d_scatter", [&]<class T>() {
@@ -95,6 +186,7 @@ void max_pool2d_scatter_kernel(const Array& gy, const Array& indexes, const Arra
 }
 
 void max_pool2d_gather_kernel(const Array& x, const Array& indexes, const Array& y) {
+  if (channels_last(indexes)) return max_pool2d_gather_channels_last(x, indexes, y);
   const Planes p(x.shape(), y.shape());
   const Array in = x.contiguous(), winners = indexes.contiguous();
   visit_floating_dtype(x.dtype(), "max_pool2d_gather", [&]<class T>() {
