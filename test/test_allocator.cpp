@@ -96,6 +96,31 @@ TEST_CASE("release_cached empties the pool") {
   CHECK(host().stats().fresh_allocations == before.fresh_allocations + 1);
 }
 
+TEST_CASE("cached blocks go back to the system rather than lift the pool far above its peak of live bytes") {
+  host().release_cached();
+  const int64_t mib = 1 << 20;
+  const AllocatorStats start = host().stats();
+  {
+    const std::shared_ptr<Storage> big = allocate_storage(Device::cpu(), 256 * mib);  // a new peak of live bytes
+    CHECK(host().stats().peak_bytes_in_use >= start.bytes_in_use + 256 * mib);
+  }
+  CHECK(host().stats().bytes_cached == 256 * mib);
+  const int64_t peak = host().stats().peak_bytes_in_use;
+  {
+    // A size the pool does not hold: keeping the 256 MiB block would hold 416 MiB, far over the peak,
+    // so the cached block is returned first.
+    const std::shared_ptr<Storage> other = allocate_storage(Device::cpu(), 160 * mib);
+    CHECK(host().stats().bytes_cached == 0);
+    CHECK(host().stats().peak_bytes_in_use == peak);
+    CHECK(host().stats().peak_bytes_held < start.bytes_in_use + 416 * mib);
+  }
+  // Below the peak the pool still reuses what it holds.
+  const AllocatorStats before = host().stats();
+  { const std::shared_ptr<Storage> again = allocate_storage(Device::cpu(), 160 * mib); }
+  CHECK(host().stats().pooled_allocations == before.pooled_allocations + 1);
+  CHECK(host().stats().fresh_allocations == before.fresh_allocations);
+}
+
 TEST_CASE("allocations from several threads keep the counters consistent") {
   const AllocatorStats start = host().stats();
   const int original = get_num_threads();

@@ -101,6 +101,68 @@ TEST_CASE("batch_normalization with a fused ReLU equals relu after batch_normali
                        .to_vector<double>()[2]));
 }
 
+TEST_CASE("batch_normalization with a residual equals bn(x) + residual before the activation, both ways") {
+  const Array x = random({4, 3, 2, 3}, 61), gamma = random({3}, 62, Dtype::float64, 0.5, 1.5),
+              beta = random({3}, 63), residual = random({4, 3, 2, 3}, 64), gy = random({4, 3, 2, 3}, 65);
+  for (const F::Activation activation : {F::Activation::none, F::Activation::relu}) {
+    INFO("relu ", activation == F::Activation::relu);
+    Variable fused_x(x.copy()), fused_gamma(gamma.copy()), fused_beta(beta.copy()), fused_r(residual.copy());
+    auto fused = F::batch_normalization(fused_x, fused_gamma, fused_beta, 1e-5, activation, fused_r);
+    Variable plain_x(x.copy()), plain_gamma(gamma.copy()), plain_beta(beta.copy()), plain_r(residual.copy());
+    Variable plain_y = F::batch_normalization(plain_x, plain_gamma, plain_beta, 1e-5).y + plain_r;
+    if (activation == F::Activation::relu) plain_y = F::relu(plain_y);
+    expect_close(fused.y.data(), plain_y.data(), 1e-12, 1e-12);
+    fused.y.set_grad(gy);
+    fused.y.backward();
+    plain_y.set_grad(gy);
+    plain_y.backward();
+    expect_close(fused_x.grad(), plain_x.grad(), 1e-12, 1e-10);
+    expect_close(fused_gamma.grad(), plain_gamma.grad(), 1e-12, 1e-10);
+    expect_close(fused_beta.grad(), plain_beta.grad(), 1e-12, 1e-10);
+    expect_close(fused_r.grad(), plain_r.grad(), 1e-12, 1e-12);
+  }
+  CHECK(ops::amin(F::relu(Variable(ops::add(x, residual))).data()).item<double>() == 0);  // the ReLU bites
+  // Finite differences (and double backprop) away from the ReLU's kink: beta ±5 and a residual of ±0.2
+  // keep channels 0 and 2 on and channel 1 off.
+  const auto bn_add_relu = [](const std::vector<Variable>& v) {
+    return std::vector<Variable>{F::batch_normalization(v[0], v[1], v[2], 1e-5, F::Activation::relu, v[3]).y};
+  };
+  const Array away_from_kink = Array::from_vector<double>({5, -5, 5}, {3});
+  const Array small_residual = random({4, 3, 2, 3}, 66, Dtype::float64, -0.2, 0.2);
+  check_gradients(bn_add_relu, {x, gamma, away_from_kink, small_residual}, true,
+                  gradient_check::CheckOptions{1e-3, 1e-4, 1e-3});
+  const auto bn_add = [](const std::vector<Variable>& v) {
+    return std::vector<Variable>{F::batch_normalization(v[0], v[1], v[2], 1e-5, F::Activation::none, v[3]).y};
+  };
+  check_gradients(bn_add, {x, gamma, beta, residual}, true, gradient_check::CheckOptions{1e-3, 1e-4, 1e-3});
+  check_forward_dtypes(bn_add_relu, {x, gamma, beta, residual}, 67);
+  expect_error<ShapeError>(
+      [&] {
+        F::batch_normalization(Variable(x), Variable(gamma), Variable(beta), 1e-5, F::Activation::relu,
+                               Variable(random({4, 3, 2, 2}, 68)));
+      },
+      {"residual", "(4, 3, 2, 3)", "(4, 3, 2, 2)"});
+}
+
+TEST_CASE("the BatchNormalization link adds a residual in training and evaluation modes") {
+  const Array x = random({4, 3, 2, 2}, 71, Dtype::float32), residual = random({4, 3, 2, 2}, 72, Dtype::float32);
+  L::BatchNormalization link(L::BatchNormalizationOptions(3).activation(F::Activation::relu));
+  const Variable trained = link.forward(Variable(x), Variable(residual));
+  expect_close(trained.data(),
+               F::relu(F::batch_normalization(Variable(x), link.param("gamma"), link.param("beta"), link.eps()).y +
+                       Variable(residual))
+                   .data(),
+               1e-6, 1e-5);
+  link.set_train(false);
+  const Variable evaluated = link.forward(Variable(x), Variable(residual));
+  const Variable expected = F::relu(
+      F::fixed_batch_normalization(Variable(x), link.param("gamma"), link.param("beta"),
+                                   Variable(link.persistent("avg_mean")), Variable(link.persistent("avg_var")),
+                                   link.eps()) +
+      Variable(residual));
+  expect_close(evaluated.data(), expected.data(), 1e-6, 1e-5);
+}
+
 TEST_CASE("fixed_batch_normalization uses the given statistics and differentiates them") {
   const Array x = random({2, 3, 2, 2}, 10), gamma = random({3}, 11, Dtype::float64, 0.5, 1.5);
   const Array beta = random({3}, 12), mean = random({3}, 13), var = random({3}, 14, Dtype::float64, 0.5, 2.0);
@@ -185,6 +247,23 @@ TEST_CASE("split_batch_normalization with a fused ReLU equals the whole batch's,
   part.y.backward();
   expect_close(part.y.data(), whole.y.data().get_item({Slice{0, 3}}), 1e-12, 1e-10);
   expect_close(part_x.grad(), whole_x.grad().get_item({Slice{0, 3}}), 1e-12, 1e-10);
+}
+
+TEST_CASE("split_batch_normalization with a residual equals the whole batch's, both ways") {
+  const Array x = random({3, 2, 2}, 81, Dtype::float64, -1, 2), gamma = random({2}, 82, Dtype::float64, 0.5, 1.5),
+              beta = random({2}, 83), residual = random({3, 2, 2}, 84), gy = random({3, 2, 2}, 85);
+  Variable whole_x(ops::concatenate({x, x}, 0)), whole_r(ops::concatenate({residual, residual}, 0));
+  auto whole = F::batch_normalization(whole_x, Variable(gamma), Variable(beta), 2e-5, F::Activation::relu, whole_r);
+  whole.y.set_grad(ops::concatenate({gy, gy}, 0));
+  whole.y.backward();
+  Variable part_x(x.copy()), part_r(residual.copy());
+  auto part = F::split_batch_normalization(part_x, Variable(gamma), Variable(beta), identical_parts(2), 2e-5,
+                                           F::Activation::relu, part_r);
+  part.y.set_grad(gy);
+  part.y.backward();
+  expect_close(part.y.data(), whole.y.data().get_item({Slice{0, 3}}), 1e-12, 1e-10);
+  expect_close(part_x.grad(), whole_x.grad().get_item({Slice{0, 3}}), 1e-12, 1e-10);
+  expect_close(part_r.grad(), whole_r.grad().get_item({Slice{0, 3}}), 1e-12, 1e-12);
 }
 
 TEST_CASE("split_batch_normalization gradients, double backprop, dtypes and errors") {

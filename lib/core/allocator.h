@@ -16,6 +16,8 @@ struct AllocatorStats {
   int64_t bytes_cached = 0;     // freed blocks kept for reuse
   int64_t fresh_allocations = 0;  // blocks obtained from the system (not from the pool)
   int64_t pooled_allocations = 0; // requests served from the pool
+  int64_t peak_bytes_in_use = 0;  // the largest bytes_in_use so far
+  int64_t peak_bytes_held = 0;    // the largest bytes_in_use + bytes_cached so far
 };
 
 // Allocates raw memory on one device type.

@@ -17,8 +17,9 @@ std::shared_ptr<Link> MultiNodeBatchNormalization::shallow_clone() const {
 
 functions::BatchNormalizationResult MultiNodeBatchNormalization::normalize_batch(const Variable& x,
                                                                                  const Variable& gamma,
-                                                                                 const Variable& beta) {
-  return distributed::multi_node_batch_normalization(x, gamma, beta, comm_, eps(), activation());
+                                                                                 const Variable& beta,
+                                                                                 const Variable& residual) {
+  return distributed::multi_node_batch_normalization(x, gamma, beta, comm_, eps(), activation(), residual);
 }
 
 }  // namespace kusari::links

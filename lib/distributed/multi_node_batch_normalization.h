@@ -26,8 +26,8 @@ class MultiNodeBatchNormalization : public BatchNormalization {
  protected:
   std::string type_name() const override { return "MultiNodeBatchNormalization"; }
   std::shared_ptr<Link> shallow_clone() const override;
-  functions::BatchNormalizationResult normalize_batch(const Variable& x, const Variable& gamma,
-                                                      const Variable& beta) override;
+  functions::BatchNormalizationResult normalize_batch(const Variable& x, const Variable& gamma, const Variable& beta,
+                                                      const Variable& residual) override;
 
  private:
   distributed::Communicator comm_;

@@ -6,9 +6,11 @@ namespace kusari::distributed {
 
 functions::BatchNormalizationResult multi_node_batch_normalization(const Variable& x, const Variable& gamma,
                                                                    const Variable& beta, const Communicator& comm,
-                                                                   double eps, functions::Activation activation) {
+                                                                   double eps, functions::Activation activation,
+                                                                   const Variable& residual) {
   return functions::split_batch_normalization(
-      x, gamma, beta, [comm](const Variable& part) { return sum_across_ranks(part, comm); }, eps, activation);
+      x, gamma, beta, [comm](const Variable& part) { return sum_across_ranks(part, comm); }, eps, activation,
+      residual);
 }
 
 }  // namespace kusari::distributed

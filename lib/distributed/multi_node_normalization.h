@@ -10,11 +10,10 @@ namespace kusari::distributed {
 // (local batch sizes may differ); one all-reduce of [Σx, Σx², count] in forward and one of
 // [Σgy, Σgy·x̂] in backward give exactly the statistics and x-gradients of the concatenated batch,
 // while the gradients of gamma and beta are this rank's share (the optimizer averages them). Every
-// rank must call it and backpropagate through it in step.
-functions::BatchNormalizationResult multi_node_batch_normalization(const Variable& x, const Variable& gamma,
-                                                                   const Variable& beta, const Communicator& comm,
-                                                                   double eps = 2e-5,
-                                                                   functions::Activation activation =
-                                                                       functions::Activation::none);
+// rank must call it and backpropagate through it in step. A defined residual is added before the
+// activation, as in functions::batch_normalization.
+functions::BatchNormalizationResult multi_node_batch_normalization(
+    const Variable& x, const Variable& gamma, const Variable& beta, const Communicator& comm, double eps = 2e-5,
+    functions::Activation activation = functions::Activation::none, const Variable& residual = Variable());
 
 }  // namespace kusari::distributed

@@ -42,10 +42,11 @@ void check_arguments(const Variable& x, const std::vector<const Variable*>& per_
 // Sums per-channel arrays over the parts of a split batch (arrays in, arrays out, nothing recorded).
 Array sum_parts(const BatchSum& batch_sum, const Array& array) { return batch_sum(Variable(array, false)).data(); }
 
-// Training-mode batch normalization, optionally followed by a ReLU. Forward and the first-order backward
-// are fused array code (two passes each: per-channel sums, then one per-channel affine map; only x and
-// gamma are kept, the ReLU's mask is recomputed from x); when the backward itself is being recorded
-// (double backprop) it is rebuilt from differentiable functions.
+// Training-mode batch normalization, optionally plus a residual (input 3) and followed by a ReLU.
+// Forward and the first-order backward are fused array code (two passes each: per-channel sums, then one
+// per-channel affine map; only x and gamma are kept, the ReLU's mask is recomputed from x, or read from
+// the output when a residual was added); when the backward itself is being recorded (double backprop)
+// it is rebuilt from differentiable functions.
 // With a batch_sum the batch is split across processes: statistics and the gradient sums that x's
 // gradient needs are summed over the parts, while gamma's and beta's gradients stay this part's share.
 class BatchNormalization final : public FunctionNode {
@@ -67,7 +68,11 @@ class BatchNormalization final : public FunctionNode {
     scale_ = ops::mul(in[1].astype(Dtype::float64), inv_std_);
     shift_ = ops::sub(in[2].astype(Dtype::float64), ops::mul(mean_, scale_));
     retain_inputs({0, 1});
-    return {ops::channel_affine(x, scale_, Array(), Array(), shift_, {}, activation_ == Activation::relu)};
+    const bool relu = activation_ == Activation::relu;
+    if (in.size() < 4) return {ops::channel_affine(x, scale_, Array(), Array(), shift_, {}, relu)};
+    if (relu) retain_outputs({0});
+    const Array ones = Array::ones(Shape{x.shape()[1]}, Dtype::float64, x.device());
+    return {ops::channel_affine(x, scale_, in[3], ones, shift_, {}, relu)};
   }
 
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
@@ -76,6 +81,7 @@ class BatchNormalization final : public FunctionNode {
     std::vector<Variable> grads = is_backprop_enabled()
                                       ? recorded_backward(retained, gy[0])
                                       : fused_backward(retained[0].data(), retained[1].data(), gy[0].data(), need_gx);
+    if (inputs().size() == 4) grads.push_back(residual_gradient(gy[0]));
     std::vector<Variable> out;
     for (size_t i : targets) out.push_back(grads[i]);
     return out;
@@ -114,7 +120,7 @@ class BatchNormalization final : public FunctionNode {
 
   // gx = a·gy + b·x + d per channel, from Σgy and Σgy·x (one pass) and one affine pass.
   std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) {
-    const ChannelGate relu_mask = activation_ == Activation::relu ? ChannelGate{x, scale_, shift_} : ChannelGate{};
+    const ChannelGate relu_mask = relu_gate(x);
     const auto [gy_sum, gy_x_sum] = ops::channel_sums(gy, x, relu_mask);
     const Array gbeta = gy_sum;
     const Array ggamma = ops::mul(inv_std_, ops::sub(gy_x_sum, ops::mul(mean_, gy_sum)));
@@ -145,10 +151,7 @@ class BatchNormalization final : public FunctionNode {
     const Variable inv_std = pow(var + eps_, -0.5);
     const Variable xhat = centered * broadcast_to(inv_std, x.shape());
     Variable gy = cast(gy_in, compute);
-    if (activation_ == Activation::relu) {  // the ReLU's derivative: a constant 0/1 mask where the output is > 0
-      const Array y = ops::channel_affine(retained[0].data(), scale_, Array(), Array(), shift_);
-      gy = gy * select_constant(ops::greater(y, ops::scalar_like(0, y)), 1, 0, xhat.data());
-    }
+    if (activation_ == Activation::relu) gy = gy * relu_mask(xhat.data());
     const Variable gbeta = sum_to(gy, cshape);
     const Variable ggamma = sum_to(gy * xhat, cshape);
     const Variable gamma_b = broadcast_to(reshape(gamma, cshape), x.shape());
@@ -157,6 +160,27 @@ class BatchNormalization final : public FunctionNode {
                                        xhat * broadcast_to(whole(ggamma), x.shape()));
     return {cast(gx, inputs()[0]->dtype), cast(reshape(ggamma, inputs()[1]->shape), inputs()[1]->dtype),
             cast(reshape(gbeta, inputs()[2]->shape), inputs()[2]->dtype)};
+  }
+
+  // Where the ReLU passes gradients: scale·x + shift > 0, or the output > 0 when a residual was added.
+  ChannelGate relu_gate(const Array& x) const {
+    if (activation_ != Activation::relu) return {};
+    if (inputs().size() < 4) return {x, scale_, shift_};
+    const int64_t channels = x.shape()[1];
+    return {retained_output(0), Array::ones(Shape{channels}, Dtype::float64, x.device()),
+            Array::zeros(Shape{channels}, Dtype::float64, x.device())};
+  }
+  // The ReLU's derivative as a constant 0/1 array of x's shape in like's dtype (for the recorded backward).
+  Variable relu_mask(const Array& like) const {
+    const Array y = inputs().size() < 4 ? ops::channel_affine(retained_input(0), scale_, Array(), Array(), shift_)
+                                        : retained_output(0);
+    return select_constant(ops::greater(y, ops::scalar_like(0, y)), 1, 0, like);
+  }
+  // The residual's gradient: gy where the ReLU passed it (all of gy without one).
+  Variable residual_gradient(const Variable& gy) const {
+    if (activation_ != Activation::relu) return gy;
+    if (!is_backprop_enabled()) return Variable(ops::relu_grad(gy.data(), retained_output(0)), false);
+    return gy * relu_mask(gy.data());
   }
 
   double eps_;
@@ -169,29 +193,41 @@ class BatchNormalization final : public FunctionNode {
 };
 
 BatchNormalizationResult apply_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                                   double eps, BatchSum batch_sum, Activation activation) {
-  auto node = std::allocate_shared<BatchNormalization>(PoolAllocator<BatchNormalization>(), eps, std::move(batch_sum), activation);
-  Variable y = node->apply({x, gamma, beta})[0];
+                                                   double eps, BatchSum batch_sum, Activation activation,
+                                                   const Variable& residual, const char* op) {
+  std::vector<Variable> inputs{x, gamma, beta};
+  if (residual.defined()) {
+    if (residual.shape() != x.shape() || residual.dtype() != x.dtype()) {
+      throw ShapeError(cat(op, ": expected a residual of the input's shape ", x.shape(), " and dtype ", x.dtype(),
+                           ", got ", residual.shape(), " and ", residual.dtype()));
+    }
+    require_same_dtype_and_device(x, residual, op);
+    inputs.push_back(residual);
+  }
+  auto node = std::allocate_shared<BatchNormalization>(PoolAllocator<BatchNormalization>(), eps, std::move(batch_sum),
+                                                       activation);
+  Variable y = node->apply(inputs)[0];
   return {y, node->mean(), node->var(), node->count()};
 }
 
 }  // namespace
 
 BatchNormalizationResult batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                             double eps, Activation activation) {
+                                             double eps, Activation activation, const Variable& residual) {
   check_arguments(x, {&gamma, &beta}, "batch_normalization");
   if (x.size() / x.shape()[1] < 2 && x.size() > 0) {
     throw ShapeError(cat("batch_normalization: expected more than one value per channel in training mode, got input ",
                          x.shape()));
   }
-  return apply_batch_normalization(x, gamma, beta, eps, nullptr, activation);
+  return apply_batch_normalization(x, gamma, beta, eps, nullptr, activation, residual, "batch_normalization");
 }
 
 BatchNormalizationResult split_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                                   const BatchSum& batch_sum, double eps, Activation activation) {
+                                                   const BatchSum& batch_sum, double eps, Activation activation,
+                                                   const Variable& residual) {
   check_arguments(x, {&gamma, &beta}, "split_batch_normalization");
   if (!batch_sum) throw ValueError("split_batch_normalization: expected a batch_sum function, got an empty one");
-  return apply_batch_normalization(x, gamma, beta, eps, batch_sum, activation);
+  return apply_batch_normalization(x, gamma, beta, eps, batch_sum, activation, residual, "split_batch_normalization");
 }
 
 Variable fixed_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,

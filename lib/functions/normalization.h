@@ -21,9 +21,12 @@ struct BatchNormalizationResult {
 };
 
 // Normalises x with its own batch statistics (training mode). gamma and beta have shape (C,). Half
-// precision inputs are normalised in float32 and the output is cast back.
+// precision inputs are normalised in float32 and the output is cast back. A defined `residual` (x's
+// shape and dtype) is added to the normalised x before the activation, in the same passes: the
+// residual join of a ResNet block, relu(bn(x) + shortcut), without a separate sum.
 BatchNormalizationResult batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                             double eps = 2e-5, Activation activation = Activation::none);
+                                             double eps = 2e-5, Activation activation = Activation::none,
+                                             const Variable& residual = Variable());
 // Sums a per-channel statistic over every part of a batch that is split across processes,
 // differentiably (kusari::distributed passes an all-reduce).
 using BatchSum = std::function<Variable(const Variable&)>;
@@ -35,7 +38,8 @@ using BatchSum = std::function<Variable(const Variable&)>;
 // process must call it, and backpropagate through it, in step.
 BatchNormalizationResult split_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
                                                    const BatchSum& batch_sum, double eps = 2e-5,
-                                                   Activation activation = Activation::none);
+                                                   Activation activation = Activation::none,
+                                                   const Variable& residual = Variable());
 // Normalises x with given statistics (evaluation mode); every argument is differentiable.
 Variable fixed_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
                                    const Variable& mean, const Variable& var, double eps = 2e-5);

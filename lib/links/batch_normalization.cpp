@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <kusari/functions/activation.h>
+#include <kusari/functions/arithmetic.h>
 #include <kusari/functions/normalization.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/links/initializers.h>
@@ -45,10 +46,12 @@ Variable BatchNormalization::param_or_constant(const std::string& name, double v
   return Variable(Array::full({size_}, value, Dtype::float32, x.device()), false);
 }
 
-Variable BatchNormalization::forward(const Variable& x) {
+Variable BatchNormalization::forward(const Variable& x) { return forward(x, Variable()); }
+
+Variable BatchNormalization::forward(const Variable& x, const Variable& residual) {
   const Variable gamma = param_or_constant("gamma", 1.0, x), beta = param_or_constant("beta", 0.0, x);
   if (in_training(*this)) {
-    functions::BatchNormalizationResult result = normalize_batch(x, gamma, beta);
+    functions::BatchNormalizationResult result = normalize_batch(x, gamma, beta, residual);
     update_running_averages(result.mean, result.var, result.count);
     if (!use_running_average_) {
       persistent("last_mean").assign(result.mean);
@@ -57,14 +60,19 @@ Variable BatchNormalization::forward(const Variable& x) {
     return result.y;
   }
   const std::string prefix = use_running_average_ ? "avg_" : "last_";
-  const Variable y = functions::fixed_batch_normalization(x, gamma, beta, Variable(persistent(prefix + "mean"), false),
-                                                          Variable(persistent(prefix + "var"), false), eps_);
+  Variable y = functions::fixed_batch_normalization(x, gamma, beta, Variable(persistent(prefix + "mean"), false),
+                                                    Variable(persistent(prefix + "var"), false), eps_);
+  if (residual.defined()) {
+    if (activation_ == functions::Activation::relu) return functions::add_relu(y, residual);
+    y = y + residual;
+  }
   return activation_ == functions::Activation::relu ? functions::relu(y) : y;
 }
 
 functions::BatchNormalizationResult BatchNormalization::normalize_batch(const Variable& x, const Variable& gamma,
-                                                                        const Variable& beta) {
-  return functions::batch_normalization(x, gamma, beta, eps_, activation_);
+                                                                        const Variable& beta,
+                                                                        const Variable& residual) {
+  return functions::batch_normalization(x, gamma, beta, eps_, activation_, residual);
 }
 
 void BatchNormalization::update_running_averages(const Array& mean, const Array& var, int64_t m) {

@@ -63,6 +63,9 @@ class BatchNormalization : public Cloneable<BatchNormalization, Link> {
   explicit BatchNormalization(int64_t size) : BatchNormalization(BatchNormalizationOptions(size)) {}
   // gamma * (x - mean) / sqrt(var + eps) + beta with batch or stored statistics (see the class comment).
   Variable forward(const Variable& x) override;
+  // The normalised x plus `residual` (x's shape), then the activation, in the normalisation's own passes
+  // (a ResNet block's join: relu(bn(x) + shortcut) with activation relu).
+  Variable forward(const Variable& x, const Variable& residual);
   // Switches the finetune mode on or off (N restarts the average when the mode is switched on).
   void set_finetune(bool finetune);
   // Number of channels.
@@ -76,10 +79,10 @@ class BatchNormalization : public Cloneable<BatchNormalization, Link> {
 
  protected:
   std::string type_name() const override { return "BatchNormalization"; }
-  // Normalises x with the statistics of the training batch: its own (MultiNodeBatchNormalization
-  // overrides this to take them over every rank).
+  // Normalises x with the statistics of the training batch, adding residual when it is defined: its
+  // own statistics (MultiNodeBatchNormalization overrides this to take them over every rank).
   virtual functions::BatchNormalizationResult normalize_batch(const Variable& x, const Variable& gamma,
-                                                              const Variable& beta);
+                                                              const Variable& beta, const Variable& residual);
 
  private:
   // The parameter `name`, or when it is not used a constant filled with `value` on x's device.

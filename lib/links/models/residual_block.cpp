@@ -34,9 +34,8 @@ ResidualBlock::ResidualBlock(int64_t in_channels, const std::vector<BranchLayer>
     const BranchLayer& layer = branch[i];
     const std::string index = std::to_string(i + 1);
     add_link("conv" + index, conv(channels, layer.out_channels, layer.ksize, layer.stride));
-    const bool last = i + 1 == branch.size();  // the last BN feeds the sum with the shortcut, not a ReLU
-    add_link("bn" + index, bn(layer.out_channels, zero_gamma && last,
-                              last ? functions::Activation::none : functions::Activation::relu));
+    const bool last = i + 1 == branch.size();  // the last BN also adds the shortcut before its ReLU
+    add_link("bn" + index, bn(layer.out_channels, zero_gamma && last, functions::Activation::relu));
     channels = layer.out_channels;
     stride *= layer.stride;
   }
@@ -61,14 +60,16 @@ std::shared_ptr<ResidualBlock> ResidualBlock::bottleneck(int64_t in_channels, in
 
 Variable ResidualBlock::forward(const Variable& x) {
   Variable h = x;
-  for (int64_t i = 1; i <= depth_; ++i) {
+  for (int64_t i = 1; i < depth_; ++i) {
     const std::string index = std::to_string(i);
     h = child<BatchNormalization>("bn" + index)->forward(child<Convolution2D>("conv" + index)->forward(h));
   }
+  const std::string last = std::to_string(depth_);
+  h = child<Convolution2D>("conv" + last)->forward(h);
   const Variable shortcut =
       projection_ ? child<BatchNormalization>("shortcut_bn")->forward(child<Convolution2D>("shortcut_conv")->forward(x))
                   : x;
-  return functions::add_relu(h, shortcut);
+  return child<BatchNormalization>("bn" + last)->forward(h, shortcut);  // relu(bn(h) + shortcut)
 }
 
 }  // namespace kusari::links::models
