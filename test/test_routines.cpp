@@ -729,3 +729,21 @@ TEST_CASE("large arrays take the parallel paths and give identical results on 1 
   }
   expect_values(ops::add(x, row).get_item({Slice{1000, 1002}}), reference_binary(x.get_item({Slice{1000, 1002}}), row, std::plus<>()), 1e-6);
 }
+
+TEST_CASE("set_flush_denormal makes subnormal results zero on the caller and every pool thread, and undoes it") {
+  const int original = get_num_threads();
+  set_num_threads(2);
+  const Array normal = Array::full({1 << 17}, 2e-38), quarter = Array::full({1 << 17}, 0.25);  // 5e-39 is subnormal
+  if (!set_flush_denormal(true)) {
+    MESSAGE("this CPU has no flush-to-zero mode");
+    set_num_threads(original);
+    return;
+  }
+  volatile float small = 2e-38f;
+  CHECK(small * 0.25f == 0.0f);
+  CHECK(ops::amax(ops::mul(normal, quarter)).item<double>() == 0.0);  // the parallel path: both threads flush
+  set_flush_denormal(false);
+  CHECK(small * 0.25f > 0.0f);
+  CHECK(ops::amin(ops::mul(normal, quarter)).item<double>() == doctest::Approx(5e-39).epsilon(1e-6));
+  set_num_threads(original);
+}

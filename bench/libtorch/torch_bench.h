@@ -13,10 +13,12 @@ namespace torch_bench {
 
 using kusari::bench::Options;
 
-// Parses the command line over `defaults` and sets libtorch's intra-op thread count from it.
+// Parses the command line over `defaults`, sets libtorch's intra-op thread count from it and flushes
+// subnormal floats to zero (as the kusari programs do).
 inline Options setup(int argc, char** argv, const Options& defaults) {
   const Options options = kusari::bench::parse_options(argc, argv, defaults);
   torch::set_num_threads(options.threads);
+  at::globalContext().setFlushDenormal(true);
   torch::manual_seed(1);
   return options;
 }

@@ -2,17 +2,54 @@
 
 #include <algorithm>
 
+#include <atomic>
+
 #include <cblas.h>
 #include <omp.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 #include <kusari/core/error.h>
 
 namespace kusari {
 
+namespace {
+
+std::atomic<bool> flush_denormal{false};
+
+// Applies the flush_denormal setting to the calling thread and to every thread of the pool.
+void apply_flush_denormal() {
+#if defined(__x86_64__) || defined(__i386__)
+  constexpr unsigned kFlushBits = 0x8040;  // MXCSR flush-to-zero (bit 15) and denormals-are-zero (bit 6)
+  const bool enabled = flush_denormal.load();
+  const auto apply = [enabled] {
+    _mm_setcsr(enabled ? (_mm_getcsr() | kFlushBits) : (_mm_getcsr() & ~kFlushBits));
+  };
+  apply();
+#pragma omp parallel num_threads(omp_get_max_threads())
+  apply();
+#endif
+}
+
+}  // namespace
+
 void set_num_threads(int n) {
   if (n < 1) throw ValueError(cat("set_num_threads: expected at least 1 thread, got ", n));
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
+  if (flush_denormal.load()) apply_flush_denormal();  // threads the pool may have started for n
+}
+
+bool set_flush_denormal(bool enabled) {
+#if defined(__x86_64__) || defined(__i386__)
+  flush_denormal.store(enabled);
+  apply_flush_denormal();
+  return true;
+#else
+  (void)enabled;
+  return false;
+#endif
 }
 
 int get_num_threads() { return omp_get_max_threads(); }
