@@ -42,6 +42,17 @@ auto fixed_bn(double eps) {
   };
 }
 
+// Backpropagates gy from a fused node's output and from the composed functions' output, and checks
+// that each (fused, composed) pair of inputs received the same gradient.
+void expect_same_gradients(const Variable& fused_y, const Variable& plain_y, const Array& gy,
+                           const std::vector<std::pair<Variable, Variable>>& inputs) {
+  Variable(fused_y).set_grad(gy);
+  fused_y.backward();
+  Variable(plain_y).set_grad(gy);
+  plain_y.backward();
+  for (const auto& [fused, plain] : inputs) expect_close(fused.grad(), plain.grad(), 1e-12, 1e-10);
+}
+
 }  // namespace
 
 TEST_CASE("batch_normalization normalises each channel with batch statistics") {
@@ -78,13 +89,7 @@ TEST_CASE("batch_normalization with a fused ReLU equals relu after batch_normali
   expect_close(fused.y.data(), plain_y.data(), 1e-12, 1e-12);
   CHECK(ops::amin(fused.y.data()).item<double>() == 0);  // some outputs were rectified
   expect_close(fused.mean, plain.mean, 1e-12, 1e-12);
-  fused.y.set_grad(gy);
-  fused.y.backward();
-  plain_y.set_grad(gy);
-  plain_y.backward();
-  expect_close(fused_x.grad(), plain_x.grad(), 1e-12, 1e-10);
-  expect_close(fused_gamma.grad(), plain_gamma.grad(), 1e-12, 1e-10);
-  expect_close(fused_beta.grad(), plain_beta.grad(), 1e-12, 1e-10);
+  expect_same_gradients(fused.y, plain_y, gy, {{fused_x, plain_x}, {fused_gamma, plain_gamma}, {fused_beta, plain_beta}});
   const auto bn_relu = [](const std::vector<Variable>& v) {
     return std::vector<Variable>{F::batch_normalization(v[0], v[1], v[2], 1e-5, F::Activation::relu).y};
   };
@@ -112,14 +117,8 @@ TEST_CASE("batch_normalization with a residual equals bn(x) + residual before th
     Variable plain_y = F::batch_normalization(plain_x, plain_gamma, plain_beta, 1e-5).y + plain_r;
     if (activation == F::Activation::relu) plain_y = F::relu(plain_y);
     expect_close(fused.y.data(), plain_y.data(), 1e-12, 1e-12);
-    fused.y.set_grad(gy);
-    fused.y.backward();
-    plain_y.set_grad(gy);
-    plain_y.backward();
-    expect_close(fused_x.grad(), plain_x.grad(), 1e-12, 1e-10);
-    expect_close(fused_gamma.grad(), plain_gamma.grad(), 1e-12, 1e-10);
-    expect_close(fused_beta.grad(), plain_beta.grad(), 1e-12, 1e-10);
-    expect_close(fused_r.grad(), plain_r.grad(), 1e-12, 1e-12);
+    expect_same_gradients(fused.y, plain_y, gy,
+                          {{fused_x, plain_x}, {fused_gamma, plain_gamma}, {fused_beta, plain_beta}, {fused_r, plain_r}});
   }
   CHECK(ops::amin(F::relu(Variable(ops::add(x, residual))).data()).item<double>() == 0);  // the ReLU bites
   // Finite differences (and double backprop) away from the ReLU's kink: beta ±5 and a residual of ±0.2
