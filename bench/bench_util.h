@@ -21,12 +21,14 @@ struct Options {
   int warmup = 20;         // --warmup N: untimed steps first
   int min_steps = 20;      // --steps N: at least this many timed steps
   double seconds = 2.0;    // --seconds S: and at least this long a timed window
+  std::string dtype = "float32";  // --dtype NAME: the parameters' and inputs' dtype (kusari programs)
 };
 
 // Reads --threads, --warmup, --steps and --seconds over `defaults`; --help prints them and exits 0,
 // anything else (an unknown flag, a missing or malformed value) exits 2 with a message on stderr.
 inline Options parse_options(int argc, char** argv, Options defaults = {}) {
-  const char* usage = "flags: --threads N, --warmup STEPS, --steps LEAST_TIMED_STEPS, --seconds LEAST_TIMED_SECONDS";
+  const char* usage =
+      "flags: --threads N, --warmup STEPS, --steps LEAST_TIMED_STEPS, --seconds LEAST_TIMED_SECONDS, --dtype NAME";
   Options options = defaults;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
@@ -49,6 +51,8 @@ inline Options parse_options(int argc, char** argv, Options defaults = {}) {
         options.min_steps = std::stoi(value);
       } else if (flag == "--seconds") {
         options.seconds = std::stod(value);
+      } else if (flag == "--dtype") {
+        options.dtype = value;
       } else {
         fail("unknown flag " + flag);
       }

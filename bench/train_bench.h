@@ -19,6 +19,12 @@ namespace kusari::bench {
 // programs measure.
 inline Options setup(int argc, char** argv, const Options& defaults) {
   const Options options = parse_options(argc, argv, defaults);
+  try {
+    dtype_from_name(options.dtype);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    std::exit(2);
+  }
   set_num_threads(options.threads);
   set_flush_denormal(true);
   return options;
@@ -34,15 +40,28 @@ inline Array random_labels(int64_t n, int64_t classes, uint64_t seed) {
 }
 
 // Times training steps of `model` on inputs x (batch first) with `labels` and prints the bench line.
+// With --dtype float16 or bfloat16 the parameters and inputs take that dtype (after one forward that
+// gives lazily shaped parameters their shape), the optimizer updates float32 master weights, and the
+// name gets the dtype appended.
 inline double train_benchmark(const std::string& name, const std::shared_ptr<links::Link>& model, const Array& x,
                               const Array& labels, const Options& options, const Suffix& suffix = {}) {
+  const Dtype dtype = dtype_from_name(options.dtype);
   optimizers::MomentumSGD optimizer(0.01, 0.9);
+  if (dtype != Dtype::float32) {
+    {
+      auto guard = no_backprop_mode();
+      model->forward(Variable(x, false));
+    }
+    for (auto& [path, param] : model->namedparams()) param.set_data(param.data().astype(dtype));
+    optimizer.use_fp32_update();
+  }
   optimizer.setup(model);
-  const Variable input(x, false), target(labels, false);
+  const Variable input(x.astype(dtype), false), target(labels, false);
   const auto step = [&] {
     optimizer.update([&] { return functions::softmax_cross_entropy(model->forward(input), target); });
   };
-  return time_steps(name, x.shape()[0], step, options, suffix);
+  const std::string full_name = dtype == Dtype::float32 ? name : name + "_" + options.dtype;
+  return time_steps(full_name, x.shape()[0], step, options, suffix);
 }
 
 }  // namespace kusari::bench

@@ -17,6 +17,10 @@ using kusari::bench::Options;
 // subnormal floats to zero (as the kusari programs do).
 inline Options setup(int argc, char** argv, const Options& defaults) {
   const Options options = kusari::bench::parse_options(argc, argv, defaults);
+  if (options.dtype != "float32") {
+    std::fprintf(stderr, "%s: the libtorch programs run float32 only, got --dtype %s\n", argv[0], options.dtype.c_str());
+    std::exit(2);
+  }
   torch::set_num_threads(options.threads);
   at::globalContext().setFlushDenormal(true);
   torch::manual_seed(1);

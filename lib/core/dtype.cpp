@@ -6,18 +6,17 @@
 
 namespace kusari {
 
-float16_t::float16_t(float value) {
+#if !defined(__F16C__)
+uint16_t half_bits_from_float(float value) {
   uint32_t u;
   std::memcpy(&u, &value, 4);
   const uint32_t sign = (u >> 16) & 0x8000u;
   const uint32_t abs = u & 0x7fffffffu;
   if (abs > 0x7f800000u) {  // NaN: quiet it and keep the top of the payload
-    bits = static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
-    return;
+    return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
   }
   if (abs >= 0x477ff000u) {  // inf, or rounds past the largest finite half
-    bits = static_cast<uint16_t>(sign | 0x7c00u);
-    return;
+    return static_cast<uint16_t>(sign | 0x7c00u);
   }
   if (abs < 0x38800000u) {  // subnormal half (or zero): add a magic number so the FPU rounds
     float f;
@@ -25,32 +24,14 @@ float16_t::float16_t(float value) {
     f += 0.5f;
     uint32_t r;
     std::memcpy(&r, &f, 4);
-    bits = static_cast<uint16_t>(sign | (r - 0x3f000000u));
-    return;
+    return static_cast<uint16_t>(sign | (r - 0x3f000000u));
   }
   const uint32_t mantissa_odd = (abs >> 13) & 1u;
   uint32_t r = abs + 0xc8000fffu + mantissa_odd;  // rebias exponent (-112 << 23) and round to even
-  bits = static_cast<uint16_t>(sign | (r >> 13));
+  return static_cast<uint16_t>(sign | (r >> 13));
 }
 
-float16_t::float16_t(double value) : float16_t(round_to_odd_float(value)) {}
-
-float round_to_odd_float(double value) {
-  constexpr double kFloatMax = FLT_MAX;
-  if (std::isfinite(value) && std::fabs(value) > kFloatMax) {
-    return static_cast<float>(std::copysign(kFloatMax, value));  // odd bit pattern: the round-to-odd result
-  }
-  float f = static_cast<float>(value);
-  if (std::isnan(value) || static_cast<double>(f) == value) return f;
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (std::fabs(static_cast<double>(f)) > std::fabs(value)) --u;  // truncate toward zero
-  u |= 1u;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-float16_t::operator float() const {
+float float_from_half_bits(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
   const uint32_t exponent = (bits >> 10) & 0x1fu;
   const uint32_t mantissa = bits & 0x3ffu;
@@ -65,6 +46,24 @@ float16_t::operator float() const {
     u = sign | ((exponent + 112) << 23) | (mantissa << 13);
   }
   float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+#endif
+
+float16_t::float16_t(double value) : float16_t(round_to_odd_float(value)) {}
+
+float round_to_odd_float(double value) {
+  constexpr double kFloatMax = FLT_MAX;
+  if (std::isfinite(value) && std::fabs(value) > kFloatMax) {
+    return static_cast<float>(std::copysign(kFloatMax, value));  // odd bit pattern: the round-to-odd result
+  }
+  float f = static_cast<float>(value);
+  if (std::isnan(value) || static_cast<double>(f) == value) return f;
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(value)) --u;  // truncate toward zero
+  u |= 1u;
   std::memcpy(&f, &u, 4);
   return f;
 }

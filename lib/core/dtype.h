@@ -8,7 +8,22 @@
 
 #include <kusari/core/error.h>
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 namespace kusari {
+
+// binary16 bits from a float, rounded to nearest (ties to even), a NaN quieted keeping the top of its
+// payload; and the float a binary16 pattern stands for (exact). F16C instructions where the build
+// targets them (inline, so elementwise loops vectorise), else portable code in dtype.cpp.
+#if defined(__F16C__)
+inline uint16_t half_bits_from_float(float value) { return static_cast<uint16_t>(_cvtss_sh(value, 0)); }
+inline float float_from_half_bits(uint16_t bits) { return _cvtsh_ss(bits); }
+#else
+uint16_t half_bits_from_float(float value);
+float float_from_half_bits(uint16_t bits);
+#endif
 
 // The element type of an Array.
 enum class Dtype : uint8_t { float32, float16, bfloat16, float64, int32, int64, uint8, bool_ };
@@ -18,11 +33,11 @@ struct float16_t {
   uint16_t bits = 0;
   float16_t() = default;
   // Rounds a float to the nearest binary16 (ties to even); a NaN stays NaN, quieted, as F16C does.
-  explicit float16_t(float value);
+  explicit float16_t(float value) : bits(half_bits_from_float(value)) {}
   // Rounds a double to the nearest binary16 in one step (no double rounding through float).
   explicit float16_t(double value);
   // Widens to float exactly (a NaN is quieted, as F16C does).
-  operator float() const;
+  operator float() const { return float_from_half_bits(bits); }
 };
 
 // Narrows a double to float rounding to odd (inexact results get their last bit set), so that a
