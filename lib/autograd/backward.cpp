@@ -159,8 +159,7 @@ void backward(const std::vector<Variable>& outputs, const std::vector<Variable>&
         grad_outputs.emplace_back();
         continue;
       }
-      grad_outputs.push_back(std::move(y->pass_grad));
-      y->pass_grad = Variable();
+      grad_outputs.push_back(std::move(y->pass_grad));  // leaves the node's sum empty
       if (!grad_outputs.back().defined()) continue;
       any_grad = true;
       if (options.retain_grad && !y->root) {

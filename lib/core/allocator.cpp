@@ -69,6 +69,12 @@ class PooledHostAllocator final : public Allocator {
     stats_.bytes_cached = 0;
   }
 
+  AllocatorStats stats() const override {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+ private:
   // Frees cached blocks of the mapped sizes, largest first, until in-use plus cached bytes are at most
   // `limit` (smaller blocks would stay in the C heap's pages anyway).
   void release_over(int64_t limit) {
@@ -84,12 +90,6 @@ class PooledHostAllocator final : public Allocator {
     }
   }
 
-  AllocatorStats stats() const override {
-    std::lock_guard lock(mutex_);
-    return stats_;
-  }
-
- private:
   // A request's rounded size and the index of that size's free list.
   struct SizeClass {
     size_t bytes;

@@ -71,8 +71,9 @@ class BatchNormalization final : public FunctionNode {
     const bool relu = activation_ == Activation::relu;
     if (in.size() < 4) return {ops::channel_affine(x, scale_, Array(), Array(), shift_, {}, relu)};
     if (relu) retain_outputs({0});
-    const Array ones = Array::ones(Shape{x.shape()[1]}, Dtype::float64, x.device());
-    return {ops::channel_affine(x, scale_, in[3], ones, shift_, {}, relu)};
+    ones_ = Array::ones(Shape{x.shape()[1]}, Dtype::float64, x.device());
+    zeros_ = Array::zeros(Shape{x.shape()[1]}, Dtype::float64, x.device());
+    return {ops::channel_affine(x, scale_, in[3], ones_, shift_, {}, relu)};
   }
 
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
@@ -166,9 +167,7 @@ class BatchNormalization final : public FunctionNode {
   ChannelGate relu_gate(const Array& x) const {
     if (activation_ != Activation::relu) return {};
     if (inputs().size() < 4) return {x, scale_, shift_};
-    const int64_t channels = x.shape()[1];
-    return {retained_output(0), Array::ones(Shape{channels}, Dtype::float64, x.device()),
-            Array::zeros(Shape{channels}, Dtype::float64, x.device())};
+    return {retained_output(0), ones_, zeros_};
   }
   // The ReLU's derivative as a constant 0/1 array of x's shape in like's dtype (for the recorded backward).
   Variable relu_mask(const Array& like) const {
@@ -190,6 +189,9 @@ class BatchNormalization final : public FunctionNode {
   Activation activation_;
   Array mean_, var_, inv_std_;  // float64, shape (C,)
   Array scale_, shift_;         // float64 (C,): y = scale·x + shift before the activation
+  // float64 (C,), set when a residual is added: its weight (ones), and with the ones the identity map
+  // through which the ReLU's gate reads the output.
+  Array ones_, zeros_;
 };
 
 BatchNormalizationResult apply_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,

@@ -246,31 +246,27 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
   const ChannelLayout layout(x);
   double* sum_out = sums.data<double>();
   double* product_out = products.data<double>();
-  visit_dtype(x.dtype(), [&]<class T>() {
-    if constexpr (std::is_floating_point_v<compute_type_t<T>>) {
-      if (has_channel_rows(x)) return row_sums<T>(x, y, gate, sum_out, product_out);
-      const T* xs = static_cast<const T*>(x.raw_data());
-      const T* ys = static_cast<const T*>(y.raw_data());
-      const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, layout.batch * layout.plane));
-      parallel_for(layout.channels, grain, [&](int64_t begin, int64_t end) {
-        for (int64_t c = begin; c < end; ++c) {
-          double total = 0, total_product = 0;
-          for (int64_t n = 0; n < layout.batch; ++n) {
-            const PlaneGate<T> g = plane_gate<T>(gate, layout, n, c);
-            const T* xp = xs + layout.offset(n, c);
-            const T* yp = ys + layout.offset(n, c);
-            const auto [s, p] = g.input ? plane_sums<true>(xp, yp, g, layout.plane)
-                                        : plane_sums<false>(xp, yp, g, layout.plane);
-            total += s;
-            total_product += p;
-          }
-          sum_out[c] = total;
-          product_out[c] = total_product;
+  visit_floating_dtype(x.dtype(), "channel_sums kernel", [&]<class T>() {
+    if (has_channel_rows(x)) return row_sums<T>(x, y, gate, sum_out, product_out);
+    const T* xs = static_cast<const T*>(x.raw_data());
+    const T* ys = static_cast<const T*>(y.raw_data());
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, layout.batch * layout.plane));
+    parallel_for(layout.channels, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        double total = 0, total_product = 0;
+        for (int64_t n = 0; n < layout.batch; ++n) {
+          const PlaneGate<T> g = plane_gate<T>(gate, layout, n, c);
+          const T* xp = xs + layout.offset(n, c);
+          const T* yp = ys + layout.offset(n, c);
+          const auto [s, p] = g.input ? plane_sums<true>(xp, yp, g, layout.plane)
+                                      : plane_sums<false>(xp, yp, g, layout.plane);
+          total += s;
+          total_product += p;
         }
-      });
-    } else {
-      throw DtypeError(cat("channel_sums kernel: expected a floating dtype, got ", x.dtype()));
-    }
+        sum_out[c] = total;
+        product_out[c] = total_product;
+      }
+    });
   });
 }
 
@@ -280,44 +276,40 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   const double* as = a.data<double>();
   const double* bs = y.defined() ? b.data<double>() : nullptr;
   const double* ds = d.data<double>();
-  visit_dtype(x.dtype(), [&]<class T>() {
+  visit_floating_dtype(x.dtype(), "channel_affine kernel", [&]<class T>() {
     using C = compute_type_t<T>;
-    if constexpr (std::is_floating_point_v<C>) {
-      if (has_channel_rows(x)) {
-        return with_flag(gate.input.defined(), [&](auto gated) {
-          with_flag(y.defined(), [&](auto two_operands) {
+    if (has_channel_rows(x)) {
+      return with_flag(gate.input.defined(), [&](auto gated) {
+        with_flag(y.defined(), [&](auto two_operands) {
+          with_flag(relu, [&](auto rectified) {
+            row_affine<gated(), two_operands(), rectified(), T>(x, a, y, b, d, gate, out);
+          });
+        });
+      });
+    }
+    const T* xs = static_cast<const T*>(x.raw_data());
+    const T* ys = y.defined() ? static_cast<const T*>(y.raw_data()) : nullptr;
+    T* os = static_cast<T*>(out.raw_data());
+    const int64_t planes = layout.batch * layout.channels;
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, layout.plane));
+    parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        const int64_t n = k / layout.channels, c = k % layout.channels, offset = k * layout.plane;
+        const C scale = static_cast<C>(as[c]), shift = static_cast<C>(ds[c]);
+        const C scale_y = ys ? static_cast<C>(bs[c]) : C(0);
+        const PlaneGate<T> g = plane_gate<T>(gate, layout, n, c);
+        const T* xp = xs + offset;
+        const T* yp = ys ? ys + offset : nullptr;
+        with_flag(g.input != nullptr, [&](auto gated) {
+          with_flag(yp != nullptr, [&](auto two_operands) {
             with_flag(relu, [&](auto rectified) {
-              row_affine<gated(), two_operands(), rectified(), T>(x, a, y, b, d, gate, out);
+              plane_affine<gated(), two_operands(), rectified()>(xp, yp, scale, scale_y, shift, g, os + offset,
+                                                                  layout.plane);
             });
           });
         });
       }
-      const T* xs = static_cast<const T*>(x.raw_data());
-      const T* ys = y.defined() ? static_cast<const T*>(y.raw_data()) : nullptr;
-      T* os = static_cast<T*>(out.raw_data());
-      const int64_t planes = layout.batch * layout.channels;
-      const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, layout.plane));
-      parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
-        for (int64_t k = begin; k < end; ++k) {
-          const int64_t n = k / layout.channels, c = k % layout.channels, offset = k * layout.plane;
-          const C scale = static_cast<C>(as[c]), shift = static_cast<C>(ds[c]);
-          const C scale_y = ys ? static_cast<C>(bs[c]) : C(0);
-          const PlaneGate<T> g = plane_gate<T>(gate, layout, n, c);
-          const T* xp = xs + offset;
-          const T* yp = ys ? ys + offset : nullptr;
-          with_flag(g.input != nullptr, [&](auto gated) {
-            with_flag(yp != nullptr, [&](auto two_operands) {
-              with_flag(relu, [&](auto rectified) {
-                plane_affine<gated(), two_operands(), rectified()>(xp, yp, scale, scale_y, shift, g, os + offset,
-                                                                    layout.plane);
-              });
-            });
-          });
-        }
-      });
-    } else {
-      throw DtypeError(cat("channel_affine kernel: expected a floating dtype, got ", x.dtype()));
-    }
+    });
   });
 }
 

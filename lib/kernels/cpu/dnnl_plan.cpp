@@ -30,6 +30,15 @@ const dnnl::engine& dnnl_engine() {
   return engine;
 }
 
+void onednn_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const char* op) {
+  const dnnl::status status = dnnl::sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (status != dnnl::status::success) {
+    throw Error(cat(op, ": oneDNN's sgemm failed with status ", static_cast<int>(status), " for (m, n, k) = (", m, ", ",
+                    n, ", ", k, ")"));
+  }
+}
+
 dnnl::primitive_attr plan_attributes() {
   dnnl::primitive_attr attributes;
   attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);

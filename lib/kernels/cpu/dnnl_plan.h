@@ -1,7 +1,8 @@
 #pragma once
-// Internal to the CPU backend: a oneDNN primitive made ready to run on kusari arrays in their plain
-// layouts, with the reorders into and out of the layouts the primitive chose.
+// Internal to the CPU backend: oneDNN's engine and GEMM, and a oneDNN primitive made ready to run on
+// kusari arrays in their plain layouts, with the reorders into and out of the layouts it chose.
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -11,6 +12,11 @@ namespace kusari::kernels::cpu {
 
 // The CPU engine every oneDNN primitive of the process is made for.
 const dnnl::engine& dnnl_engine();
+
+// c = alpha·op(a)·op(b) + beta·c for row-major float matrices through oneDNN's GEMM ('N' or 'T' per
+// operand); throws naming `op` and the extents if oneDNN reports a failure.
+void onednn_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const char* op);
 
 // Attributes every planned primitive is made with: its scratchpad comes from the caller (the pooled
 // allocator), so one primitive may run in several threads at once.

@@ -1,6 +1,5 @@
 // CPU unary, binary, where, axpby and momentum-step kernels: one strided loop per operation, computed
-// in float for the half types; contiguous runs take a branch the compiler vectorises, and small
-// contiguous operands skip the strided walk altogether.
+// in float for the half types; contiguous runs take a branch the compiler vectorises.
 
 #include <algorithm>
 #include <cmath>
@@ -11,28 +10,10 @@
 namespace kusari::kernels::cpu {
 namespace {
 
-// Calls inner once over whole operands when they are all contiguous and too small to split over threads
-// (so the axis merging and thread dispatch of strided_loop are skipped); strided_loop otherwise.
-template <class... Types, class Inner>
-void elementwise_loop(const std::array<const Array*, sizeof...(Types)>& arrays, Inner&& inner) {
-  constexpr size_t N = sizeof...(Types);
-  const int64_t n = arrays[0]->size();
-  const bool flat = n <= kGrain && std::all_of(arrays.begin(), arrays.end(), [](const Array* a) {
-    return a->is_contiguous();
-  });
-  if (!flat) return strided_loop<Types...>(arrays, inner);
-  if (n == 0) return;
-  std::array<int64_t, N> unit;
-  unit.fill(1);
-  [&]<size_t... I>(std::index_sequence<I...>) {
-    inner(std::tuple<Types*...>{static_cast<Types*>(arrays[I]->raw_data())...}, unit, n);
-  }(std::make_index_sequence<N>{});
-}
-
 // Applies f elementwise from x (type T) to out (type U).
 template <class T, class U, class F>
 void map1(const Array& x, const Array& out, F f) {
-  elementwise_loop<T, U>({&x, &out}, [f](std::tuple<T*, U*> p, const std::array<int64_t, 2>& s, int64_t n) {
+  strided_loop<T, U>({&x, &out}, [f](std::tuple<T*, U*> p, const std::array<int64_t, 2>& s, int64_t n) {
     auto [in, o] = p;
     if (s[0] == 1 && s[1] == 1) {
       for (int64_t i = 0; i < n; ++i) o[i] = store<U>(f(load(in[i])));
@@ -45,7 +26,7 @@ void map1(const Array& x, const Array& out, F f) {
 // Applies f elementwise from a, b (type T) to out (type U).
 template <class T, class U, class F>
 void map2(const Array& a, const Array& b, const Array& out, F f) {
-  elementwise_loop<T, T, U>({&a, &b, &out}, [f](std::tuple<T*, T*, U*> p, const std::array<int64_t, 3>& s, int64_t n) {
+  strided_loop<T, T, U>({&a, &b, &out}, [f](std::tuple<T*, T*, U*> p, const std::array<int64_t, 3>& s, int64_t n) {
     auto [x, y, o] = p;
     if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
       for (int64_t i = 0; i < n; ++i) o[i] = store<U>(f(load(x[i]), load(y[i])));
@@ -154,7 +135,7 @@ void binary_kernel(BinaryOp op, const Array& a, const Array& b, const Array& out
 
 void where_kernel(const Array& cond, const Array& a, const Array& b, const Array& out) {
   visit_dtype(out.dtype(), [&]<class T>() {
-    elementwise_loop<bool, T, T, T>({&cond, &a, &b, &out},
+    strided_loop<bool, T, T, T>({&cond, &a, &b, &out},
                                 [](std::tuple<bool*, T*, T*, T*> p, const std::array<int64_t, 4>& s, int64_t n) {
                                   auto [c, x, y, o] = p;
                                   for (int64_t i = 0; i < n; ++i) o[i * s[3]] = c[i * s[0]] ? x[i * s[1]] : y[i * s[2]];
@@ -163,39 +144,31 @@ void where_kernel(const Array& cond, const Array& a, const Array& b, const Array
 }
 
 void axpby_kernel(double alpha, const Array& dst, double beta, const Array& x) {
-  visit_dtype(dst.dtype(), [&]<class T>() {
+  visit_floating_dtype(dst.dtype(), "axpby kernel", [&]<class T>() {
     using C = compute_type_t<T>;
-    if constexpr (std::is_floating_point_v<C>) {
-      const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
-      map2<T, T>(dst, x, dst, [a, b](C d, C v) { return a * d + b * v; });
-    } else {
-      throw DtypeError(cat("axpby kernel: expected a floating dtype, got ", dst.dtype()));
-    }
+    const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
+    map2<T, T>(dst, x, dst, [a, b](C d, C v) { return a * d + b * v; });
   });
 }
 
 void momentum_step_kernel(const Array& w, const Array& v, const Array& g, double momentum, double lr) {
-  visit_dtype(w.dtype(), [&]<class T>() {
+  visit_floating_dtype(w.dtype(), "momentum_step kernel", [&]<class T>() {
     using C = compute_type_t<T>;
-    if constexpr (std::is_floating_point_v<C>) {
-      const C mu = static_cast<C>(momentum), rate = static_cast<C>(lr);
-      elementwise_loop<T, T, T>({&w, &v, &g}, [mu, rate](std::tuple<T*, T*, T*> p, const std::array<int64_t, 3>& s,
-                                                     int64_t n) {
-        auto [weights, velocity, grads] = p;
-        const auto update = [mu, rate](T& w_i, T& v_i, const T& g_i) {
-          v_i = store<T>(mu * load(v_i) - rate * load(g_i));
-          w_i = store<T>(load(w_i) + load(v_i));
-        };
-        if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+    const C mu = static_cast<C>(momentum), rate = static_cast<C>(lr);
+    strided_loop<T, T, T>({&w, &v, &g}, [mu, rate](std::tuple<T*, T*, T*> p, const std::array<int64_t, 3>& s,
+                                                   int64_t n) {
+      auto [weights, velocity, grads] = p;
+      const auto update = [mu, rate](T& w_i, T& v_i, const T& g_i) {
+        v_i = store<T>(mu * load(v_i) - rate * load(g_i));
+        w_i = store<T>(load(w_i) + load(v_i));
+      };
+      if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
 #pragma omp simd
-          for (int64_t i = 0; i < n; ++i) update(weights[i], velocity[i], grads[i]);
-        } else {
-          for (int64_t i = 0; i < n; ++i) update(weights[i * s[0]], velocity[i * s[1]], grads[i * s[2]]);
-        }
-      });
-    } else {
-      throw DtypeError(cat("momentum_step kernel: expected a floating dtype, got ", w.dtype()));
-    }
+        for (int64_t i = 0; i < n; ++i) update(weights[i], velocity[i], grads[i]);
+      } else {
+        for (int64_t i = 0; i < n; ++i) update(weights[i * s[0]], velocity[i * s[1]], grads[i * s[2]]);
+      }
+    });
   });
 }
 

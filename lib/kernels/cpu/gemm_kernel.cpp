@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include <cblas.h>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cpu/dnnl_plan.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -47,14 +47,9 @@ void blas_gemm(const BlasOperand& a, const BlasOperand& b, int64_t m, int64_t n,
                 static_cast<const float*>(a.array.raw_data()), a.leading,
                 static_cast<const float*>(b.array.raw_data()), b.leading, static_cast<float>(beta), c, ldc);
   } else {
-    const dnnl::status status = dnnl::sgemm(
-        a.transpose ? 'T' : 'N', b.transpose ? 'T' : 'N', m, n, k, static_cast<float>(alpha),
-        static_cast<const float*>(a.array.raw_data()), a.leading, static_cast<const float*>(b.array.raw_data()),
-        b.leading, static_cast<float>(beta), c, ldc);
-    if (status != dnnl::status::success) {
-      throw Error(cat("gemm: oneDNN's sgemm failed with status ", static_cast<int>(status), " for (m, n, k) = (", m,
-                      ", ", n, ", ", k, ")"));
-    }
+    onednn_sgemm(a.transpose ? 'T' : 'N', b.transpose ? 'T' : 'N', m, n, k, static_cast<float>(alpha),
+                 static_cast<const float*>(a.array.raw_data()), a.leading,
+                 static_cast<const float*>(b.array.raw_data()), b.leading, static_cast<float>(beta), c, ldc, "gemm");
   }
 }
 

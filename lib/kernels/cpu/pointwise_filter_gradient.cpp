@@ -1,8 +1,7 @@
 #include <kusari/kernels/cpu/pointwise_filter_gradient.h>
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <kusari/core/memory_order.h>
+#include <kusari/kernels/cpu/dnnl_plan.h>
 
 namespace kusari::kernels::cpu {
 
@@ -22,14 +21,9 @@ void pointwise_filter_gradient(const Array& x, const Array& gy, const Conv2dGeom
                                  MemoryOrder::channels_last);
   const int64_t positions = gy.size() / ys[1], outputs = ys[1], inputs = x.shape()[1];
   // gw (O, C) = gyᵀ (O, positions) · sampled (positions, C), row-major, through oneDNN's GEMM.
-  const dnnl::status status =
-      dnnl::sgemm('T', 'N', outputs, inputs, positions, 1.0f, static_cast<const float*>(gy.raw_data()), outputs,
-                  static_cast<const float*>(sampled.raw_data()), inputs, 0.0f, static_cast<float*>(gw.raw_data()),
-                  inputs);
-  if (status != dnnl::status::success) {
-    throw Error(cat("pointwise_filter_gradient: oneDNN's sgemm failed with status ", static_cast<int>(status),
-                    " for gy ", gy.shape(), " and x ", x.shape()));
-  }
+  onednn_sgemm('T', 'N', outputs, inputs, positions, 1.0f, static_cast<const float*>(gy.raw_data()), outputs,
+               static_cast<const float*>(sampled.raw_data()), inputs, 0.0f, static_cast<float*>(gw.raw_data()), inputs,
+               "pointwise_filter_gradient");
 }
 
 }  // namespace kusari::kernels::cpu

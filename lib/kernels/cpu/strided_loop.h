@@ -80,7 +80,18 @@ CollapsedLayout<N> collapse(const std::array<const Array*, N>& arrays) {
 template <class... Types, class Inner>
 void strided_loop(const std::array<const Array*, sizeof...(Types)>& arrays, Inner&& inner) {
   constexpr size_t N = sizeof...(Types);
-  if (arrays[0]->size() == 0) return;
+  const int64_t n = arrays[0]->size();
+  if (n == 0) return;
+  const auto contiguous = [](const Array* a) { return a->is_contiguous(); };
+  if (n <= kGrain && std::all_of(arrays.begin(), arrays.end(), contiguous)) {
+    // Small contiguous operands: one run on this thread, without merging axes or dispatching threads.
+    std::array<int64_t, N> unit;
+    unit.fill(1);
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      inner(std::tuple<Types*...>{static_cast<Types*>(arrays[I]->raw_data())...}, unit, n);
+    }(std::make_index_sequence<N>{});
+    return;
+  }
   const CollapsedLayout<N> layout = collapse<N>(arrays);
   const int64_t dims = static_cast<int64_t>(layout.extents.size());
   const int64_t run = layout.extents.back();
