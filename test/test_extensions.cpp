@@ -24,13 +24,6 @@ bool run_python_json_check(const TempDir& dir, const std::string& script, const 
   return true;
 }
 
-// The parameters of a model as host vectors, by path.
-std::map<std::string, std::vector<double>> parameters(const L::Link& model) {
-  std::map<std::string, std::vector<double>> out;
-  for (const auto& [path, param] : model.namedparams()) out[path] = param.data().to_vector<double>();
-  return out;
-}
-
 // Every iteration, reports the value of a function of the iteration.
 std::shared_ptr<T::Extension> reporter_of(std::function<double(int64_t)> value, const std::string& key) {
   return T::make_extension([value, key](T::Trainer& t) { T::report({{key, value(t.updater().iteration())}}); },

@@ -70,15 +70,8 @@ std::vector<std::vector<double>> gather_values(const Communicator& comm, const T
 
 // A data-parallel trainer of the Regressor on unequal shards of regression_data(13), each rank's
 // iterator shuffled with its own seed, so every rank's iterator state differs from rank 0's.
-struct ParallelSetup {
-  std::shared_ptr<Regressor> model;
-  std::shared_ptr<optimizers::Optimizer> optimizer;
-  std::shared_ptr<D::SerialIterator> iterator;
-  std::shared_ptr<T::StandardUpdater> updater;
-  std::unique_ptr<T::Trainer> trainer;
-};
-ParallelSetup make_parallel_setup(const Communicator& comm, const std::string& out, int64_t stop_iteration) {
-  ParallelSetup s;
+Setup make_parallel_setup(const Communicator& comm, const std::string& out, int64_t stop_iteration) {
+  Setup s;
   s.model = std::make_shared<Regressor>(3, 2, 11);
   s.optimizer = distributed::create_multi_node_optimizer(std::make_shared<optimizers::MomentumSGD>(0.05, 0.9), comm);
   s.optimizer->setup(s.model);
@@ -87,13 +80,6 @@ ParallelSetup make_parallel_setup(const Communicator& comm, const std::string& o
   s.updater = std::make_shared<T::StandardUpdater>(s.iterator, s.optimizer, s.model);
   s.trainer = std::make_unique<T::Trainer>(s.updater, T::Trigger{static_cast<double>(stop_iteration), "iteration"}, out);
   return s;
-}
-
-// The parameters of a model as host vectors, by path.
-std::map<std::string, std::vector<double>> parameters(const L::Link& model) {
-  std::map<std::string, std::vector<double>> out;
-  for (const auto& [path, param] : model.namedparams()) out[path] = param.data().to_vector<double>();
-  return out;
 }
 
 }  // namespace
@@ -143,11 +129,11 @@ TEST_CASE("multi-node snapshot: k iterations, snapshot, resume, m more equal k +
   const Communicator comm = create_communicator();
   SharedDir dir(comm);
   constexpr int64_t k = 7, m = 6;  // batches of 2 from shards of 4 to 7 examples: the break falls mid-epoch
-  ParallelSetup straight = make_parallel_setup(comm, dir / "straight", k + m);
+  Setup straight = make_parallel_setup(comm, dir / "straight", k + m);
   straight.trainer->run();
 
   {
-    ParallelSetup first = make_parallel_setup(comm, dir / "resumed", k);
+    Setup first = make_parallel_setup(comm, dir / "resumed", k);
     first.trainer->extend(T::multi_node_snapshot(comm, {.n_retains = 1}), {k, "iteration"});
     first.trainer->run();
   }
@@ -163,7 +149,7 @@ TEST_CASE("multi-node snapshot: k iterations, snapshot, resume, m more equal k +
     CHECK_FALSE(archive.contains(cat("rank_states/0/updater/model:main/W.npy")));
   }
 
-  ParallelSetup second = make_parallel_setup(comm, dir / "resumed", k + m);
+  Setup second = make_parallel_setup(comm, dir / "resumed", k + m);
   auto snap = T::multi_node_snapshot(comm, {.n_retains = 1, .autoload = true});
   second.trainer->extend(snap, {k, "iteration"});
   second.trainer->run();
@@ -175,7 +161,7 @@ TEST_CASE("multi-node snapshot: k iterations, snapshot, resume, m more equal k +
   CHECK(parameters(*second.model) == parameters(*straight.model));
 
   // load() resumes the same way from an explicit path.
-  ParallelSetup third = make_parallel_setup(comm, dir / "explicit", k + m);
+  Setup third = make_parallel_setup(comm, dir / "explicit", k + m);
   auto explicit_snap = T::multi_node_snapshot(comm);
   third.trainer->extend(explicit_snap, {100, "iteration"});
   explicit_snap->load(*third.trainer, file);
@@ -188,7 +174,7 @@ TEST_CASE("multi-node snapshot: autoload agrees on one file, and failures end ev
   SharedDir dir(comm);
   const std::string out = dir / "out";
   {
-    ParallelSetup s = make_parallel_setup(comm, out, 4);
+    Setup s = make_parallel_setup(comm, out, 4);
     s.trainer->extend(T::multi_node_snapshot(comm), {2, "iteration"});
     s.trainer->run();
   }
@@ -196,7 +182,7 @@ TEST_CASE("multi-node snapshot: autoload agrees on one file, and failures end ev
   if (comm.rank() == 0) write_bytes(out + "/snapshot_iter_9", {'n', 'o', 't', ' ', 'a', ' ', 'z', 'i', 'p'});
   comm.barrier();
   {
-    ParallelSetup resumed = make_parallel_setup(comm, out, 5);
+    Setup resumed = make_parallel_setup(comm, out, 5);
     auto snap = T::multi_node_snapshot(comm, {.autoload = true});
     resumed.trainer->extend(snap, {100, "iteration"});
     resumed.trainer->run();
@@ -206,7 +192,7 @@ TEST_CASE("multi-node snapshot: autoload agrees on one file, and failures end ev
   }
   // A job of another size refuses the file on every rank of it.
   const Communicator part = comm.split(comm.rank() == 0 ? 0 : 1, comm.rank());
-  ParallelSetup other = make_parallel_setup(part, dir / "other", 1);
+  Setup other = make_parallel_setup(part, dir / "other", 1);
   expect_error<IOError>([&] { T::multi_node_snapshot(part)->load(*other.trainer, out + "/snapshot_iter_4"); },
                         {"cannot load", cat("holds the state of ", comm.size(), " ranks; this job has ", part.size())});
   // When no file loads on rank 0, every rank throws.
@@ -215,7 +201,7 @@ TEST_CASE("multi-node snapshot: autoload agrees on one file, and failures end ev
     for (const char* name : {"snapshot_iter_2", "snapshot_iter_4"}) write_bytes(out + "/" + name, {0});
   }
   comm.barrier();
-  ParallelSetup failing = make_parallel_setup(comm, out, 5);
+  Setup failing = make_parallel_setup(comm, out, 5);
   failing.trainer->extend(T::multi_node_snapshot(comm, {.autoload = true}));
   expect_error<IOError>([&] { failing.trainer->run(); }, {"no snapshot", "snapshot_iter_9", "snapshot_iter_2:"});
   CHECK(failing.updater->iteration() == 0);

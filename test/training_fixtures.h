@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -37,7 +38,7 @@ inline std::shared_ptr<D::TupleDataset> regression_data(int64_t n, uint64_t seed
 // A trainer with everything it needs to train and resume.
 struct Setup {
   std::shared_ptr<Regressor> model;
-  std::shared_ptr<optimizers::MomentumSGD> optimizer;
+  std::shared_ptr<optimizers::Optimizer> optimizer;
   std::shared_ptr<D::SerialIterator> iterator;
   std::shared_ptr<T::StandardUpdater> updater;
   std::unique_ptr<T::Trainer> trainer;
@@ -55,6 +56,13 @@ inline Setup make_setup(const std::string& out, T::Trigger stop, int64_t dataset
   s.updater = std::make_shared<T::StandardUpdater>(s.iterator, s.optimizer, s.model);
   s.trainer = std::make_unique<T::Trainer>(s.updater, std::move(stop), out);
   return s;
+}
+
+// The parameters of a model as host vectors, by path.
+inline std::map<std::string, std::vector<double>> parameters(const L::Link& model) {
+  std::map<std::string, std::vector<double>> out;
+  for (const auto& [path, param] : model.namedparams()) out[path] = param.data().to_vector<double>();
+  return out;
 }
 
 // The contents of a file.
