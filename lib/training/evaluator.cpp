@@ -62,9 +62,7 @@ Observation Evaluator::prefixed_means(const DictSummary& summary) const {
 }
 
 void Evaluator::operator()(Trainer&) {
-  std::vector<std::pair<std::string, ReportValue>> values;
-  for (const auto& [key, mean] : evaluate()) values.emplace_back(key, mean);
-  report(values);
+  report_observation(evaluate());
 }
 
 }  // namespace kusari::training

@@ -43,9 +43,7 @@ Observation MultiNodeEvaluator::evaluate() {
 }
 
 void MultiNodeEvaluator::operator()(Trainer&) {
-  std::vector<std::pair<std::string, ReportValue>> values;
-  for (const auto& [key, mean] : evaluate()) values.emplace_back(key, mean);
-  report(values);
+  report_observation(evaluate());
 }
 
 std::shared_ptr<MultiNodeEvaluator> create_multi_node_evaluator(std::shared_ptr<Evaluator> evaluator,

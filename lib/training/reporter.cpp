@@ -32,6 +32,12 @@ void report(const std::vector<std::pair<std::string, ReportValue>>& values) {
   record(*scope_stack().back(), values);
 }
 
+void report_observation(const Observation& values) {
+  std::vector<std::pair<std::string, ReportValue>> converted;
+  for (const auto& [key, value] : values) converted.emplace_back(key, value);
+  report(converted);
+}
+
 ReportScope::ReportScope(Observation& observation) { scope_stack().push_back(&observation); }
 
 ReportScope::~ReportScope() { scope_stack().pop_back(); }

@@ -33,6 +33,8 @@ class ReportValue {
 
 // Records `values` into the innermost active scope of this thread; without one, does nothing.
 void report(const std::vector<std::pair<std::string, ReportValue>>& values);
+// report() of numbers already computed (an evaluator's means).
+void report_observation(const Observation& values);
 
 // While alive, report() on this thread writes into the observation it was given.
 class ReportScope {
