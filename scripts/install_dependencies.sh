@@ -2,7 +2,7 @@
 # Installs the Debian packages kusari builds and tests with (only those missing).
 set -euo pipefail
 packages=(meson ninja-build g++ pkg-config python3 python3-numpy libopenblas-openmp-dev libdnnl-dev doctest-dev zlib1g-dev
-  libturbojpeg0-dev dataset-fashion-mnist mpich libmpich-dev)
+  libturbojpeg0-dev libpng-dev libcli11-dev python3-pil dataset-fashion-mnist mpich libmpich-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
