@@ -1,6 +1,7 @@
 #pragma once
 // Everything of kusari::training: the Trainer, updaters, the reporter, triggers and extensions.
 
+#include <kusari/training/batch_statistics_averaging.h>
 #include <kusari/training/best_value_trigger.h>
 #include <kusari/training/dict_summary.h>
 #include <kusari/training/evaluator.h>

@@ -1,0 +1,42 @@
+#pragma once
+// Flag parsing for the recipes (CLI11): validators whose messages name the flag, the expected form and
+// what came, and the parse that turns a bad command line into exit status 2.
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace kusari::recipes {
+
+// A command line that cannot start a run: the message says what was expected and what came.
+struct FlagError {
+  std::string message;  // printed to stderr
+};
+
+// Accepts a whole integer ≥ 1 ("12x", "0" and "-3" are refused).
+CLI::Validator positive_integer();
+// Accepts a whole integer ≥ 0.
+CLI::Validator nonnegative_integer();
+// Accepts a finite number > 0.
+CLI::Validator positive_number();
+// Accepts a finite number ≥ 0.
+CLI::Validator nonnegative_number();
+// Accepts a finite number in [0, 1).
+CLI::Validator unit_interval();
+// Accepts one of `choices` exactly.
+CLI::Validator one_of(const std::vector<std::string>& choices);
+
+// Parses argv into the options bound to `app`. Returns false after printing the help for --help/-h;
+// throws FlagError for an unknown flag, a missing value or a value its validator refuses.
+bool parse_flags(CLI::App& app, int argc, char** argv);
+
+// The value of the long flag `name` ("--batchsize") in argv when given, else `fallback` (read before
+// the full parse, for flags whose value changes other flags' defaults, such as --preset).
+std::string prescan_flag(int argc, char** argv, const std::string& name, const std::string& fallback);
+
+// Every option of `app` with the value it ran with (given on the command line, else its default), as
+// a JSON object keyed by long flag name without dashes: numbers and booleans bare, lists as arrays.
+std::string flags_to_json(const CLI::App& app);
+
+}  // namespace kusari::recipes

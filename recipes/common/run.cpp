@@ -1,0 +1,175 @@
+// run_recipe: the run loop every recipe shares — flags, communicator, threads, seed, data shards,
+// model, precision, multi-node optimizer, evaluator, log, plots, report, progress bar, snapshots.
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <kusari/core/parallel.h>
+#include <kusari/core/random.h>
+#include <kusari/distributed/abort_on_exception.h>
+#include <kusari/distributed/mpi_session.h>
+#include <kusari/distributed/multi_node_optimizer.h>
+#include <kusari/optimizers/loss_scaler.h>
+#include <kusari/serializers/atomic_file.h>
+#include <kusari/training/training.h>
+
+#include "data.h"
+#include "flags.h"
+#include "metrics.h"
+#include "model.h"
+#include "period_or_end_trigger.h"
+#include "recipe.h"
+
+namespace kusari::recipes {
+namespace {
+
+namespace T = kusari::training;
+namespace O = kusari::optimizers;
+
+// A parsed command line: the settings and the flags as JSON.
+struct CommandLine {
+  Settings settings;
+  std::string args_json;
+};
+
+// Parses argv for `recipe`; empty after --help. Throws FlagError.
+std::optional<CommandLine> parse(int argc, char** argv, Recipe& recipe) {
+  const Preset preset = preset_from_name(prescan_flag(argc, argv, "--preset", "imagenet"));
+  CommandLine line{recipe.defaults(preset, prescan_flag(argc, argv, "--model", "")), ""};
+  CLI::App app(recipe.description(), recipe.name());
+  app.get_formatter()->column_width(34);
+  add_common_flags(app, line.settings);
+  recipe.add_flags(app, line.settings);
+  if (!parse_flags(app, argc, argv)) return std::nullopt;
+  line.settings.preset = preset;
+  check_settings(line.settings);
+  recipe.resolve(line.settings);
+  line.args_json = flags_to_json(app);
+  return line;
+}
+
+// Refuses a global batch the ranks cannot share evenly (on every rank alike).
+void check_batch(const Settings& s, const distributed::Communicator& comm) {
+  if (s.batchsize % comm.size() != 0) {
+    throw FlagError{"--batchsize: expected a multiple of the " + std::to_string(comm.size()) +
+                    " ranks (each takes B / P), got " + std::to_string(s.batchsize)};
+  }
+}
+
+// Half precision: parameters in the compute dtype with float32 master weights, and the loss scale.
+void set_up_precision(const Settings& s, links::Link& model, O::Optimizer& optimizer, const RunData& data) {
+  const Dtype dtype = dtype_from_name(s.dtype);
+  if (dtype != Dtype::float32) {
+    cast_parameters(model, data.train->get(0).at(0), dtype);
+    optimizer.use_fp32_update();
+  }
+  if (s.loss_scale == "dynamic") {
+    optimizer.set_loss_scaler(O::LossScaler::dynamic());
+  } else if (s.loss_scale != "none") {
+    optimizer.set_loss_scaler(O::LossScaler::fixed(std::stod(s.loss_scale)));
+  }
+}
+
+distributed::Communicator make_communicator(const Settings& s) {
+  distributed::CommunicatorOptions options;
+  options.wire_dtype = dtype_from_name(s.wire_dtype);
+  options.colors = static_cast<int>(s.colors);
+  options.hybrid_threshold_bytes = s.hybrid_threshold;
+  return distributed::create_communicator(s.communicator, options);
+}
+
+void print_plan(const Settings& s, const distributed::Communicator& comm, const ThreadPlan& threads,
+                const RunData& data) {
+  std::cout << "ranks: " << comm.size() << ", communicator: " << comm.algorithm() << " (" << s.wire_dtype
+            << " wire), compute threads per rank: " << threads.compute << ", loaders per rank: " << threads.loaders
+            << "\nbatch: " << s.batchsize << " in all, " << s.batchsize / comm.size() << " per rank"
+            << (s.bn_batch > 0 ? ", batch normalization over groups of " + std::to_string(s.bn_batch) : "")
+            << "; dtype " << s.dtype << "\ntraining examples per rank: " << data.train->size()
+            << ", validation examples on rank 0: " << data.val->size() << "\n" << std::flush;
+}
+
+// The leader's reports: JSON log, plots, printed columns and the progress bar.
+void extend_reports(T::Trainer& trainer, const Settings& s) {
+  trainer.extend(std::make_shared<T::LogReport>(T::LogReportOptions{.trigger = PeriodOrEndTrigger(1, s.epoch)}));
+  const auto plot = [&](std::vector<std::string> keys, std::string file) {
+    trainer.extend(std::make_shared<T::PlotReport>(
+        std::move(keys), T::PlotReportOptions{.trigger = PeriodOrEndTrigger(1, s.epoch), .filename = file}));
+  };
+  plot({"main/loss", "validation/main/loss"}, "loss.svg");
+  plot({"main/accuracy", "validation/main/accuracy"}, "accuracy.svg");
+  plot({"lr"}, "lr.svg");
+  std::vector<std::string> columns{"epoch", "iteration", "main/loss", "validation/main/loss", "main/accuracy",
+                                   "validation/main/accuracy"};
+  if (s.classes > 5) columns.push_back("validation/main/accuracy_top5");
+  for (const char* key : {"lr", "time_per_iteration", "elapsed_time"}) columns.push_back(key);
+  trainer.extend(std::make_shared<T::PrintReport>(columns));
+  if (s.progress) trainer.extend(std::make_shared<T::ProgressBar>());
+}
+
+void train(Recipe& recipe, const CommandLine& line) {
+  const Settings& s = line.settings;
+  const distributed::Communicator comm = make_communicator(s);
+  check_batch(s, comm);
+  const bool leader = comm.rank() == 0;
+  const ThreadPlan threads = plan_threads(s, comm.intra_size(), std::thread::hardware_concurrency());
+  set_num_threads(static_cast<int>(threads.compute));
+  if (leader) {
+    std::filesystem::create_directories(s.out);
+    serializers::AtomicFile args(s.out + "/args.json");
+    args.write(line.args_json);
+    args.commit();
+  }
+  // The same seed on every rank gives every rank the same initial parameters.
+  manual_seed(static_cast<uint64_t>(s.seed));
+  const RunData data = load_data(s, comm, threads);
+  if (leader) print_plan(s, comm, threads, data);
+
+  const std::shared_ptr<links::Link> model = make_model(s, data.channels, comm);
+  std::shared_ptr<O::Optimizer> optimizer = recipe.make_optimizer(s, model);
+  set_up_precision(s, *model, *optimizer, data);
+  optimizer = distributed::create_multi_node_optimizer(
+      optimizer, comm, {.bucket_bytes = s.bucket_bytes, .double_buffering = s.double_buffering});
+
+  const T::LossFunction loss = classification_loss(model, dtype_from_name(s.dtype), s.label_smoothing);
+  auto updater = std::make_shared<T::StandardUpdater>(data.train_iter, optimizer, loss);
+  comm.barrier();  // the output directory exists before any rank's trainer looks for it
+  T::Trainer trainer(updater, {s.epoch, "epoch"}, s.out);
+  const T::Trigger evaluation = PeriodOrEndTrigger(s.eval_interval, s.epoch);
+  recipe.extend(trainer, RunContext{s, comm, model, optimizer, evaluation});
+  observe_iteration(trainer, optimizer);
+  trainer.extend(T::create_multi_node_evaluator(std::make_shared<T::Evaluator>(data.val_iter, loss, model), comm),
+                 evaluation);
+  auto snapshot = T::multi_node_snapshot(comm, {.n_retains = 2, .autoload = s.autoload});
+  trainer.extend(snapshot, T::Trigger{s.frequency, "epoch"});
+  if (leader) extend_reports(trainer, s);
+  if (!s.resume.empty()) snapshot->load(trainer, s.resume);
+  trainer.run();
+}
+
+}  // namespace
+
+int run_recipe(int argc, char** argv, Recipe& recipe) {
+  std::optional<CommandLine> line;
+  try {
+    line = parse(argc, argv, recipe);
+  } catch (const FlagError& error) {
+    std::cerr << error.message << "\n";
+    return 2;
+  }
+  if (!line) return 0;
+  int status = 0;
+  // An error on one rank ends the whole job (status 1) instead of leaving the others waiting.
+  distributed::abort_on_exception([&] {
+    try {
+      train(recipe, *line);
+    } catch (const FlagError& error) {  // found once the ranks are known: every rank finds it alike
+      if (distributed::world_rank() == 0) std::cerr << error.message << "\n";
+      status = 2;
+    }
+  });
+  return status;
+}
+
+}  // namespace kusari::recipes

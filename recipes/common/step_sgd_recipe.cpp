@@ -1,0 +1,72 @@
+#include "step_sgd_recipe.h"
+
+#include <algorithm>
+
+#include <kusari/optimizers/hooks.h>
+#include <kusari/optimizers/momentum_sgd.h>
+#include <kusari/optimizers/schedules.h>
+#include <kusari/optimizers/weight_decay_exclusion.h>
+#include <kusari/training/schedule_shift.h>
+
+#include "flags.h"
+
+namespace kusari::recipes {
+
+namespace O = kusari::optimizers;
+
+StepSgdRecipe::StepSgdRecipe(const StepSgdDefaults& paper)
+    : values_(paper), warmup_(paper.warmup_epochs), milestones_(paper.milestones) {}
+
+void StepSgdRecipe::add_flags(CLI::App& app, const Settings&) {
+  lr_option_ = app.add_option("--lr", lr_, "peak learning rate (default: --lr-base x B / 256)")
+                   ->check(nonnegative_number());
+  app.add_option("--lr-base", values_.lr_base, "learning rate per 256 examples (linear scaling rule)")
+      ->check(nonnegative_number())->capture_default_str();
+  app.add_option("--momentum", values_.momentum, "momentum")->check(unit_interval())->capture_default_str();
+  app.add_option("--weight-decay", values_.weight_decay, "L2 weight decay")->check(nonnegative_number())
+      ->capture_default_str();
+  app.add_flag("--decay-bias-bn,!--no-decay-bias-bn", values_.decay_bias_and_bn,
+               "weight decay on biases and batch-normalization parameters too")->capture_default_str();
+  warmup_.add_to(app, "--warmup-epochs", "epochs of gradual warm-up from --warmup-start-lr to lr");
+  app.add_option("--warmup-start-lr", values_.warmup_start_lr, "learning rate at the start of the warm-up")
+      ->check(nonnegative_number())->capture_default_str();
+  milestones_.add_to(app, "--lr-milestones", "epochs at which lr is multiplied by --lr-decay");
+  app.add_option("--lr-decay", values_.lr_decay, "factor at each milestone")->check(positive_number())
+      ->capture_default_str();
+  app.add_flag("--momentum-correction,!--no-momentum-correction", values_.momentum_correction,
+               "rescale the momentum buffer by lr_new / lr_old when lr changes")->capture_default_str();
+}
+
+void StepSgdRecipe::resolve(const Settings& settings) {
+  if (lr_option_->count() == 0) {
+    lr_ = values_.lr_base * static_cast<double>(settings.batchsize) / 256.0;
+    lr_option_->default_str(std::to_string(lr_));
+  }
+  warmup_.resolve(settings.epoch);
+  milestones_.resolve(settings.epoch);
+  const std::vector<double>& m = milestones_.values();
+  if (!std::is_sorted(m.begin(), m.end()) || std::adjacent_find(m.begin(), m.end()) != m.end()) {
+    throw FlagError{"--lr-milestones: expected strictly increasing epochs, got " +
+                    std::to_string(m.size()) + " values out of order"};
+  }
+}
+
+std::shared_ptr<O::Optimizer> StepSgdRecipe::make_optimizer(const Settings&, const std::shared_ptr<links::Link>& model) {
+  auto optimizer = std::make_shared<O::MomentumSGD>(lr_, values_.momentum);
+  optimizer->set_momentum_correction(values_.momentum_correction);
+  optimizer->setup(model);
+  if (values_.weight_decay > 0) optimizer->add_hook(O::WeightDecay(values_.weight_decay), "weight_decay");
+  if (!values_.decay_bias_and_bn) O::exclude_from_weight_decay(*optimizer);
+  return optimizer;
+}
+
+void StepSgdRecipe::extend(training::Trainer& trainer, const RunContext&) {
+  auto steps = std::make_shared<O::MultiStepSchedule>(lr_, values_.lr_decay, milestones_.values());
+  std::shared_ptr<const O::Schedule> schedule = steps;
+  if (warmup_.value() > 0) {
+    schedule = std::make_shared<O::LinearWarmup>(steps, warmup_.value(), std::min(values_.warmup_start_lr, lr_));
+  }
+  trainer.extend(std::make_shared<training::ScheduleShift>("lr", schedule, "epoch"));
+}
+
+}  // namespace kusari::recipes

@@ -1,0 +1,45 @@
+#pragma once
+// StepSgdRecipe: momentum SGD with the linear scaling rule, gradual warm-up, step decay and momentum
+// correction (Goyal et al. 2017) — the optimizer of goyal2017, kumar2017 and fashion_mnist, which
+// differ only in their defaults and data.
+
+#include <vector>
+
+#include "epoch_scaled.h"
+#include "recipe.h"
+
+namespace kusari::recipes {
+
+// The paper values a StepSgdRecipe starts from (its flags' defaults).
+struct StepSgdDefaults {
+  double lr_base = 0.1;                          // lr = lr_base · B / 256 (linear scaling)
+  double momentum = 0.9;
+  double weight_decay = 1e-4;
+  bool decay_bias_and_bn = true;                 // weight decay on biases and BN γ/β too
+  std::vector<double> warmup_epochs = {5};       // of 90, scaled to --epoch
+  double warmup_start_lr = 0.1;                  // lr_0 of the gradual warm-up
+  std::vector<double> milestones = {30, 60, 80}; // of 90, scaled to --epoch
+  double lr_decay = 0.1;                         // factor at each milestone
+  bool momentum_correction = true;               // v scaled by lr_new / lr_old when lr changes
+};
+
+// A recipe whose optimizer is Goyal et al.'s; subclasses give name, description and defaults.
+class StepSgdRecipe : public Recipe {
+ public:
+  // Flags default to `paper`.
+  explicit StepSgdRecipe(const StepSgdDefaults& paper);
+  void add_flags(CLI::App& app, const Settings& settings) override;
+  void resolve(const Settings& settings) override;
+  std::shared_ptr<optimizers::Optimizer> make_optimizer(const Settings& settings,
+                                                        const std::shared_ptr<links::Link>& model) override;
+  // Drives lr per iteration: lr_0 rising linearly to lr over the warm-up, then ÷(1/lr_decay) at each milestone.
+  void extend(training::Trainer& trainer, const RunContext& run) override;
+
+ private:
+  StepSgdDefaults values_;
+  EpochScaled warmup_, milestones_;
+  double lr_ = 0;  // the resolved peak rate
+  CLI::Option* lr_option_ = nullptr;
+};
+
+}  // namespace kusari::recipes

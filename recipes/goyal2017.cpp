@@ -1,0 +1,32 @@
+// goyal2017: "Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour" (Goyal et al. 2017) —
+// ResNet-50, linear scaling of lr = 0.1·B/256, gradual warm-up over 5 epochs, ÷10 at epochs 30, 60
+// and 80 of 90, zero-γ in the last BN of every residual block, momentum correction, BN over each
+// GPU's 32 images. Reported: 256 P100, B = 8192, 1 hour, 76.3% top-1.
+
+#include "common/step_sgd_recipe.h"
+
+namespace kusari::recipes {
+namespace {
+
+class Goyal2017 : public StepSgdRecipe {
+ public:
+  Goyal2017() : StepSgdRecipe(StepSgdDefaults{}) {}
+  std::string name() const override { return "goyal2017"; }
+  std::string description() const override {
+    return "Goyal et al. 2017: large-minibatch momentum SGD with linear scaling and gradual warm-up";
+  }
+  Settings defaults(Preset preset, const std::string&) const override {
+    Settings s = preset_settings(preset);
+    if (preset == Preset::imagenet) s.batchsize = 8192;
+    s.zero_gamma = true;
+    return s;
+  }
+};
+
+}  // namespace
+}  // namespace kusari::recipes
+
+int main(int argc, char** argv) {
+  kusari::recipes::Goyal2017 recipe;
+  return kusari::recipes::run_recipe(argc, argv, recipe);
+}

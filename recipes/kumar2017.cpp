@@ -1,0 +1,35 @@
+// kumar2017: "Efficient Training of Convolutional Neural Nets on Large Distributed Systems" (Kumar et
+// al. 2017) — each rank keeps its shard of the data set in memory (the compressed files, or decoded
+// with --cache-decoded S) and reshuffles it every epoch, gradients are averaged by the multi-color
+// all-reduce (with a reduce-scatter inside each node before and an all-gather after), and the
+// optimizer is Goyal et al.'s. Reported: 256 P100, ResNet-50, 90 epochs in 48 minutes, 75.4% top-1.
+
+#include "common/step_sgd_recipe.h"
+
+namespace kusari::recipes {
+namespace {
+
+class Kumar2017 : public StepSgdRecipe {
+ public:
+  Kumar2017() : StepSgdRecipe(StepSgdDefaults{}) {}
+  std::string name() const override { return "kumar2017"; }
+  std::string description() const override {
+    return "Kumar et al. 2017: in-memory sharded data and the multi-color all-reduce, with Goyal's optimizer";
+  }
+  Settings defaults(Preset preset, const std::string&) const override {
+    Settings s = preset_settings(preset);
+    if (preset == Preset::imagenet) s.batchsize = 8192;
+    s.zero_gamma = true;
+    s.communicator = "multi_color";
+    s.in_memory = "compressed";
+    return s;
+  }
+};
+
+}  // namespace
+}  // namespace kusari::recipes
+
+int main(int argc, char** argv) {
+  kusari::recipes::Kumar2017 recipe;
+  return kusari::recipes::run_recipe(argc, argv, recipe);
+}
