@@ -18,6 +18,18 @@ std::shared_ptr<links::Link> replacement(const std::shared_ptr<links::Link>& lin
   return done[link.get()] = std::make_shared<links::MultiNodeBatchNormalization>(*bn, comm);
 }
 
+// Throws ValueError, before anything is replaced, when a BatchNormalization in link's tree normalises
+// ghost-batch groups (local by definition, so they cannot become multi-node).
+void require_local_batches(const links::Link& link) {
+  for (const auto& [path, child] : link.namedlinks()) {
+    const auto* bn = dynamic_cast<const links::BatchNormalization*>(child);
+    if (bn != nullptr && bn->group_size() > 0) {
+      throw ValueError(cat("create_mnbn_model: ghost batch normalization groups are local-only; expected a group "
+                           "size of 0 at '", path, "', got ", bn->group_size()));
+    }
+  }
+}
+
 void replace_below(links::Link& parent, const Communicator& comm, Replacements& done) {
   for (const auto& [name, child] : parent.children()) {
     if (std::shared_ptr<links::Link> mnbn = replacement(child, comm, done)) {
@@ -32,6 +44,7 @@ void replace_below(links::Link& parent, const Communicator& comm, Replacements& 
 
 std::shared_ptr<links::Link> create_mnbn_model(const std::shared_ptr<links::Link>& model, const Communicator& comm) {
   if (!model) throw ValueError("create_mnbn_model: expected a model, got null");
+  require_local_batches(*model);
   Replacements done;
   if (std::shared_ptr<links::Link> mnbn = replacement(model, comm, done)) return mnbn;
   replace_below(*model, comm, done);

@@ -7,6 +7,7 @@
 #include <kusari/functions/broadcast.h>
 #include <kusari/functions/convolution_2d.h>
 #include <kusari/functions/evaluation.h>
+#include <kusari/functions/ghost_batch_normalization.h>
 #include <kusari/functions/local_response_normalization.h>
 #include <kusari/functions/loss.h>
 #include <kusari/functions/math.h>

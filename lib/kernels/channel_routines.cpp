@@ -48,7 +48,84 @@ ChannelGate prepared(const ChannelGate& gate, const Array& x, MemoryOrder order,
   return {arranged(gate.input, order), coefficient(gate.scale, x, op), coefficient(gate.shift, x, op)};
 }
 
+// Per-group coefficients of shape (groups, C) as a contiguous float64 array on x's device.
+Array group_coefficient(const Array& c, const Array& x, int64_t groups, const char* op) {
+  if (c.shape() != Shape{groups, x.shape()[1]}) {
+    throw ShapeError(cat(op, ": expected per-group coefficients of shape (", groups, ", ", x.shape()[1], "), got ",
+                         c.shape()));
+  }
+  return c.to(x.device()).astype(Dtype::float64).contiguous();
+}
+
+// Throws unless `groups` splits x's samples (axis 0) into equal groups.
+void check_groups(const Array& x, int64_t groups, const char* op) {
+  if (groups < 1 || x.shape()[0] % groups != 0) {
+    throw ShapeError(cat(op, ": expected a group count >= 1 that divides the ", x.shape()[0], " samples, got ",
+                         groups));
+  }
+}
+
+// The samples of group g (of `per` samples each) of a; undefined stays undefined.
+Array group_of(const Array& a, int64_t g, int64_t per) {
+  return a.defined() ? a.get_item({Slice{g * per, (g + 1) * per}}) : a;
+}
+
+// Row g of per-group coefficients; undefined stays undefined.
+Array row_of(const Array& c, int64_t g) { return c.defined() ? c.get_item({g}) : c; }
+
+// The gate with its input in the kernels' order and per-group float64 coefficients.
+ChannelGate prepared_groups(const ChannelGate& gate, const Array& x, int64_t groups, MemoryOrder order,
+                            const char* op) {
+  if (!gate.input.defined()) return {};
+  check_channel_operands(x, gate.input, op);
+  return {arranged(gate.input, order), group_coefficient(gate.scale, x, groups, op),
+          group_coefficient(gate.shift, x, groups, op)};
+}
+
+// Group g's part of a prepared per-group gate.
+ChannelGate gate_of(const ChannelGate& gate, int64_t g, int64_t per) {
+  if (!gate.input.defined()) return {};
+  return {group_of(gate.input, g, per), row_of(gate.scale, g), row_of(gate.shift, g)};
+}
+
 }  // namespace
+
+std::pair<Array, Array> group_channel_sums(const Array& x, const Array& y, int64_t groups, const ChannelGate& gate) {
+  const char* op = "group_channel_sums";
+  check_channel_operands(x, y, op);
+  check_groups(x, groups, op);
+  const Array sums = Array::empty(Shape{groups, x.shape()[1]}, Dtype::float64, x.device());
+  const Array products = Array::empty(sums.shape(), Dtype::float64, x.device());
+  const MemoryOrder order = kernel_order(x, y, gate);
+  const Array xs = arranged(x, order), ys = arranged(y, order);
+  const ChannelGate gates = prepared_groups(gate, x, groups, order, op);
+  const int64_t per = x.shape()[0] / groups;
+  const auto kernel = kernel_for<kernel_ops::ChannelSums>(x.device());
+  for (int64_t g = 0; g < groups; ++g) {
+    kernel(group_of(xs, g, per), group_of(ys, g, per), gate_of(gates, g, per), row_of(sums, g), row_of(products, g));
+  }
+  return {sums, products};
+}
+
+Array group_channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                           int64_t groups, const ChannelGate& gate, bool relu) {
+  const char* op = "group_channel_affine";
+  check_channel_operands(x, y, op);
+  check_groups(x, groups, op);
+  const MemoryOrder order = kernel_order(x, y, gate);
+  const Array out = empty_in_order(x.shape(), order, x.dtype(), x.device());
+  const Array xs = arranged(x, order), ys = arranged(y, order);
+  const Array as = group_coefficient(a, x, groups, op), ds = group_coefficient(d, x, groups, op);
+  const Array bs = y.defined() ? group_coefficient(b, x, groups, op) : Array();
+  const ChannelGate gates = prepared_groups(gate, x, groups, order, op);
+  const int64_t per = x.shape()[0] / groups;
+  const auto kernel = kernel_for<kernel_ops::ChannelAffine>(x.device());
+  for (int64_t g = 0; g < groups; ++g) {
+    kernel(group_of(xs, g, per), row_of(as, g), group_of(ys, g, per), row_of(bs, g), row_of(ds, g),
+           gate_of(gates, g, per), relu, group_of(out, g, per));
+  }
+  return out;
+}
 
 std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const ChannelGate& gate) {
   const char* op = "channel_sums";

@@ -52,6 +52,15 @@ std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const Chann
 // relu (NaN stays NaN), in one pass; y and b may be undefined; a, b, d have shape (C,).
 Array channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
                      const ChannelGate& gate = {}, bool relu = false);
+// channel_sums over each of `groups` equal consecutive groups of the samples (axis 0) of x and y (and
+// the gate's input): {Σx, Σx·y} as float64 arrays of shape (groups, C); the gate's scale and shift have
+// shape (groups, C), row g gating group g. One pass over the operands.
+std::pair<Array, Array> group_channel_sums(const Array& x, const Array& y, int64_t groups,
+                                           const ChannelGate& gate = {});
+// channel_affine with coefficients of shape (groups, C): row g of a, b, d (and of the gate's scale and
+// shift) maps group g of `groups` equal consecutive groups of the samples (axis 0). One pass.
+Array group_channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                           int64_t groups, const ChannelGate& gate = {}, bool relu = false);
 // The momentum SGD step in place, in one pass: v = momentum * v - lr * g, then w += v (w, v of one
 // shape; g broadcasts to it; one floating dtype).
 void momentum_step(const Array& w, const Array& v, const Array& g, double momentum, double lr);

@@ -4,6 +4,7 @@
 
 #include <kusari/functions/activation.h>
 #include <kusari/functions/arithmetic.h>
+#include <kusari/functions/ghost_batch_normalization.h>
 #include <kusari/functions/normalization.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/links/initializers.h>
@@ -22,10 +23,12 @@ BatchNormalization::BatchNormalization(const BatchNormalizationOptions& options)
       eps_(options.eps_),
       finetune_(options.finetune_),
       use_running_average_(options.use_running_average_),
-      activation_(options.activation_) {
+      activation_(options.activation_),
+      group_size_(options.group_size_) {
   if (size_ < 1) throw ValueError(cat("BatchNormalization: expected a size >= 1, got ", size_));
   if (!(decay_ >= 0 && decay_ <= 1)) throw ValueError(cat("BatchNormalization: expected a decay in [0, 1], got ", decay_));
   if (!(eps_ > 0)) throw ValueError(cat("BatchNormalization: expected eps > 0, got ", eps_));
+  if (group_size_ < 0) throw ValueError(cat("BatchNormalization: expected a group size >= 0, got ", group_size_));
   if (options.use_gamma_) {
     add_param("gamma", {size_}, options.initial_gamma_ ? options.initial_gamma_ : initializers::One());
   }
@@ -38,6 +41,7 @@ BatchNormalization::BatchNormalization(const BatchNormalizationOptions& options)
   if (!use_running_average_) {
     add_persistent("last_mean", Array::zeros({size_}));
     add_persistent("last_var", Array::ones({size_}));
+    add_persistent("last_count", Array::zeros({}, Dtype::int64));
   }
 }
 
@@ -51,11 +55,13 @@ Variable BatchNormalization::forward(const Variable& x) { return forward(x, Vari
 Variable BatchNormalization::forward(const Variable& x, const Variable& residual) {
   const Variable gamma = param_or_constant("gamma", 1.0, x), beta = param_or_constant("beta", 0.0, x);
   if (in_training(*this)) {
-    functions::BatchNormalizationResult result = normalize_batch(x, gamma, beta, residual);
-    update_running_averages(result.mean, result.var, result.count);
+    const functions::BatchNormalizationResult result = group_size_ > 0 ? normalize_groups(x, gamma, beta, residual)
+                                                                       : normalize_batch(x, gamma, beta, residual);
+    if (group_size_ == 0) update_running_averages(result.mean, result.var, result.count);
     if (!use_running_average_) {
       persistent("last_mean").assign(result.mean);
       persistent("last_var").assign(result.var);
+      persistent("last_count").fill(static_cast<double>(result.count));
     }
     return result.y;
   }
@@ -73,6 +79,15 @@ functions::BatchNormalizationResult BatchNormalization::normalize_batch(const Va
                                                                         const Variable& beta,
                                                                         const Variable& residual) {
   return functions::batch_normalization(x, gamma, beta, eps_, activation_, residual);
+}
+
+functions::BatchNormalizationResult BatchNormalization::normalize_groups(const Variable& x, const Variable& gamma,
+                                                                         const Variable& beta,
+                                                                         const Variable& residual) {
+  const functions::GhostBatchNormalizationResult result =
+      functions::ghost_batch_normalization(x, gamma, beta, group_size_, eps_, activation_, residual);
+  update_running_averages(ops::mean(result.group_mean, {0}), ops::mean(result.group_var, {0}), result.group_count);
+  return result;
 }
 
 void BatchNormalization::update_running_averages(const Array& mean, const Array& var, int64_t m) {

@@ -35,6 +35,9 @@ class BatchNormalizationOptions {
   BatchNormalizationOptions& activation(functions::Activation value) { activation_ = value; return *this; }
   // Whether evaluation uses the running averages (default) or the last training batch's statistics.
   BatchNormalizationOptions& use_running_average(bool value) { use_running_average_ = value; return *this; }
+  // Ghost batch normalization: training statistics over consecutive groups of n examples (default 0:
+  // over the whole local batch); see the class comment.
+  BatchNormalizationOptions& group_size(int64_t n) { group_size_ = n; return *this; }
 
  private:
   friend class BatchNormalization;
@@ -48,13 +51,21 @@ class BatchNormalizationOptions {
   bool finetune_ = false;
   bool use_running_average_ = true;
   functions::Activation activation_ = functions::Activation::none;
+  int64_t group_size_ = 0;
 };
 
 // Normalises each channel of x (N, C, ...). In training mode (in_training) it uses the batch statistics
 // and folds them into the persistents avg_mean and avg_var (the latter unbiased: var * m / (m - 1) for m
 // values per channel); in evaluation mode it uses avg_mean and avg_var. Parameters gamma and beta (when
 // used); persistent N counts the batches averaged in finetune mode. Without running averages, the
-// persistents last_mean and last_var keep the last training batch's statistics for evaluation.
+// persistents last_mean and last_var keep the last training batch's E[x] and biased Var[x] for
+// evaluation, and last_count (int64, shape ()) its elements per channel (N * H * W), so that
+// statistics can be averaged over ranks weighted by it.
+// With a group size n > 0 (ghost batch normalization, functions::ghost_batch_normalization), training
+// normalises each group of n consecutive examples with its own statistics; the running averages fold
+// in the mean of the groups' means and the mean of the groups' unbiased variances (var_g * m / (m - 1)
+// for m values per channel in a group), while last_mean, last_var and last_count stay those of the
+// whole local batch.
 class BatchNormalization : public Cloneable<BatchNormalization, Link> {
  public:
   // A layer configured by options.
@@ -76,6 +87,10 @@ class BatchNormalization : public Cloneable<BatchNormalization, Link> {
   functions::Activation activation() const { return activation_; }
   // Added to the variance before the square root.
   double eps() const { return eps_; }
+  // Whether evaluation uses the running averages (otherwise the last training batch's statistics).
+  bool use_running_average() const { return use_running_average_; }
+  // Examples per ghost-batch group in training (0: the whole local batch).
+  int64_t group_size() const { return group_size_; }
 
  protected:
   std::string type_name() const override { return "BatchNormalization"; }
@@ -87,6 +102,10 @@ class BatchNormalization : public Cloneable<BatchNormalization, Link> {
  private:
   // The parameter `name`, or when it is not used a constant filled with `value` on x's device.
   Variable param_or_constant(const std::string& name, double value, const Variable& x) const;
+  // Ghost batch normalization of x in groups of group_size examples; folds the groups' statistics into
+  // the running averages and returns the whole local batch's.
+  functions::BatchNormalizationResult normalize_groups(const Variable& x, const Variable& gamma, const Variable& beta,
+                                                       const Variable& residual);
   // Folds a batch's mean and biased variance over m values per channel into the running averages.
   void update_running_averages(const Array& mean, const Array& var, int64_t m);
 
@@ -96,6 +115,7 @@ class BatchNormalization : public Cloneable<BatchNormalization, Link> {
   bool finetune_;
   bool use_running_average_;
   functions::Activation activation_;
+  int64_t group_size_;
 };
 
 }  // namespace kusari::links
