@@ -6,6 +6,7 @@
 
 #include <kusari/core/error.h>
 #include <kusari/data/binary_file.h>
+#include <kusari/data/cmyk.h>
 
 namespace kusari::data {
 namespace {
@@ -34,9 +35,72 @@ bool failed(tjhandle handle) {
   return std::strstr(tjGetErrorStr2(handle), "Premature end") != nullptr;  // truncated data
 }
 
+// True for the start-of-frame markers (C0-CF but DHT C4, JPG C8 and DAC CC).
+bool is_frame_marker(uint8_t marker) {
+  return marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc;
+}
+
+// Decodes at `scale` into `format` (3 or 4 bytes a pixel); returns the pixels, height and width.
+std::vector<uint8_t> decompress(tjhandle handle, const std::vector<uint8_t>& bytes, const std::string& name,
+                                int width, int height, int format) {
+  std::vector<uint8_t> pixels(static_cast<size_t>(width) * static_cast<size_t>(height) *
+                              static_cast<size_t>(tjPixelSize[format]));
+  if (tjDecompress2(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), pixels.data(), width, 0, height,
+                    format, 0) != 0 &&
+      failed(handle)) {
+    throw IOError(cat(name, ": cannot decode the JPEG data of ", bytes.size(), " bytes (", tjGetErrorStr2(handle),
+                      ")"));
+  }
+  return pixels;
+}
+
 }  // namespace
 
-Image decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& name) {
+bool is_jpeg(const std::vector<uint8_t>& bytes) {
+  return bytes.size() >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff;
+}
+
+std::optional<JpegHeader> scan_jpeg_header(const std::vector<uint8_t>& bytes) {
+  if (!is_jpeg(bytes)) return std::nullopt;
+  JpegHeader header;
+  size_t at = 2;
+  while (at + 4 <= bytes.size()) {
+    if (bytes[at] != 0xff) return std::nullopt;
+    const uint8_t marker = bytes[at + 1];
+    if (marker == 0xff) {  // fill byte
+      ++at;
+      continue;
+    }
+    const size_t length = (size_t{bytes[at + 2]} << 8) | bytes[at + 3];
+    const uint8_t* body = bytes.data() + at + 4;
+    const size_t available = bytes.size() - at - 4;
+    if (marker == 0xee && length >= 7 && available >= 5 && std::memcmp(body, "Adobe", 5) == 0) header.adobe = true;
+    if (is_frame_marker(marker)) {
+      if (available < 5) return std::nullopt;
+      header.height = (int64_t{body[1]} << 8) | body[2];
+      header.width = (int64_t{body[3]} << 8) | body[4];
+      return header;
+    }
+    if (marker == 0xda || length < 2) return std::nullopt;  // a scan before any frame
+    at += 2 + length;
+  }
+  return std::nullopt;
+}
+
+JpegScale choose_jpeg_scale(int64_t height, int64_t width, int64_t min_height, int64_t min_width) {
+  JpegScale best;
+  for (int denom : {2, 4, 8}) {
+    const JpegScale scale{1, denom};
+    if (scaled_size(height, scale) < min_height || scaled_size(width, scale) < min_width) break;
+    best = scale;
+  }
+  return best;
+}
+
+int64_t scaled_size(int64_t side, JpegScale scale) { return (side * scale.num + scale.denom - 1) / scale.denom; }
+
+Image decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& name, int64_t min_height,
+                  int64_t min_width) {
   thread_local Decompressor decompressor;
   tjhandle handle = decompressor.get();
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
@@ -44,14 +108,16 @@ Image decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& name) {
                           &subsampling, &colorspace) != 0) {
     throw IOError(cat(name, ": not a readable JPEG (", tjGetErrorStr2(handle), ")"));
   }
-  Image image{height, width, std::vector<uint8_t>(static_cast<size_t>(width) * static_cast<size_t>(height) * 3)};
-  if (tjDecompress2(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), image.pixels.data(), width, 0,
-                    height, TJPF_RGB, 0) != 0 &&
-      failed(handle)) {
-    throw IOError(cat(name, ": cannot decode the JPEG data of ", bytes.size(), " bytes (", tjGetErrorStr2(handle),
-                      ")"));
+  const JpegScale scale =
+      min_height > 0 || min_width > 0 ? choose_jpeg_scale(height, width, min_height, min_width) : JpegScale{};
+  const auto out_height = static_cast<int>(scaled_size(height, scale));
+  const auto out_width = static_cast<int>(scaled_size(width, scale));
+  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) {
+    const std::optional<JpegHeader> header = scan_jpeg_header(bytes);
+    const std::vector<uint8_t> cmyk = decompress(handle, bytes, name, out_width, out_height, TJPF_CMYK);
+    return {out_height, out_width, cmyk_to_rgb(cmyk, header && header->adobe)};
   }
-  return image;
+  return {out_height, out_width, decompress(handle, bytes, name, out_width, out_height, TJPF_RGB)};
 }
 
 Image read_jpeg(const std::string& path) { return decode_jpeg(read_file(path), path); }

@@ -1,6 +1,10 @@
 #include <kusari/data/labeled_image_dataset.h>
 
-#include <kusari/data/jpeg.h>
+#include <utility>
+
+#include <kusari/data/bad_image.h>
+#include <kusari/data/binary_file.h>
+#include <kusari/data/image_pipeline.h>
 
 namespace kusari::data {
 
@@ -10,14 +14,21 @@ Example labeled_example(const Image& image, int32_t label, const ImageOptions& o
 }
 
 LabeledImageDataset::LabeledImageDataset(const std::string& list_file, const std::string& root, ImageOptions options)
-    : entries_(read_label_list(list_file, root)), options_(options) {
+    : LabeledImageDataset(read_label_list(list_file, root), options) {}
+
+LabeledImageDataset::LabeledImageDataset(std::vector<LabeledPath> entries, ImageOptions options)
+    : entries_(std::move(entries)), options_(options) {
   check_image_options(options_);
 }
 
 Example LabeledImageDataset::get_example(int64_t index, int64_t epoch) const {
-  const LabeledPath& entry = entries_[static_cast<size_t>(index)];
-  return labeled_example(resize_image(read_jpeg(entry.path), options_), entry.label, options_, index, epoch,
-                         entry.path);
+  const auto load = [&](int64_t i) -> Example {
+    const LabeledPath& entry = entries_[static_cast<size_t>(i)];
+    return {transform_image_bytes(read_file(entry.path), entry.path, options_, index, epoch),
+            Array::scalar(entry.label, Dtype::int32)};
+  };
+  const auto path_of = [&](int64_t i) { return entries_[static_cast<size_t>(i)].path; };
+  return load_or_skip(index, size(), options_.on_bad_image, load, path_of);
 }
 
 }  // namespace kusari::data

@@ -1,5 +1,5 @@
 #pragma once
-// LabeledImageDataset: JPEG files listed with their labels, decoded and augmented on every get().
+// LabeledImageDataset: JPEG (or PNG) files listed with their labels, decoded and augmented on every get().
 
 #include <string>
 #include <vector>
@@ -10,18 +10,21 @@
 
 namespace kusari::data {
 
-// Example i is {float32 image (3, H, W), int32 label ()} for line i of the list file.
+// Example i is {float32 image (channels, H, W), int32 label ()} for line i of the list file.
 class LabeledImageDataset : public Dataset {
  public:
   // Reads the list (paths relative to `root`); images are read only when fetched.
   LabeledImageDataset(const std::string& list_file, const std::string& root, ImageOptions options = {});
+  // The images of `entries` (a rank's shard_entries, say); nothing is read until fetched.
+  explicit LabeledImageDataset(std::vector<LabeledPath> entries, ImageOptions options = {});
   // Number of listed images.
   int64_t size() const override { return static_cast<int64_t>(entries_.size()); }
   // The listed paths and labels.
   const std::vector<LabeledPath>& entries() const { return entries_; }
 
  protected:
-  // Decodes, resizes and augments the image (IOError naming the file when it cannot be decoded).
+  // Reads, decodes (at a reduced JPEG scale where the options allow) and augments the image; IOError
+  // naming the file when it cannot be decoded, or the next decodable example under BadImagePolicy::skip.
   Example get_example(int64_t index, int64_t epoch) const override;
 
  private:

@@ -1,0 +1,28 @@
+#pragma once
+// Crop, resize, flip and normalise in one pass: bilinear samples of a region straight into float32.
+
+#include <cstdint>
+
+#include <kusari/core/array.h>
+#include <kusari/data/image.h>
+#include <kusari/data/image_transform.h>
+
+namespace kusari::data {
+
+// A rectangle in an image's pixel coordinates; fractional, as a box of the full-size image becomes
+// once the image is decoded at a reduced scale.
+struct Region {
+  double top = 0;     // first row's edge
+  double left = 0;    // first column's edge
+  double height = 0;  // rows covered
+  double width = 0;   // columns covered
+};
+
+// `region` of `image` resampled to out_height x out_width by bilinear interpolation with pixel centres
+// aligned (as resize_bilinear; source coordinates clamped to the image), mirrored left-right when
+// asked, scaled to [0, 1] and normalised by options.mean and options.stddev into float32
+// (options.channels, out_height, out_width); one channel holds the luminance.
+Array sample_region(const Image& image, const Region& region, int64_t out_height, int64_t out_width, bool mirror,
+                    const ImageOptions& options);
+
+}  // namespace kusari::data
