@@ -18,9 +18,31 @@ std::vector<std::string> param_names(const L::Link& link) {
   return names;
 }
 
+// Batch-normalization settings other than the defaults, which every BN layer of a model should get.
+M::NormalizationConfig custom_config(bool use_running_average) {
+  return {.eps = 1e-3, .decay = 0.8, .use_running_average = use_running_average, .group_size = 4, .zero_gamma = true};
+}
+
+// Checks that every BatchNormalization in model's tree has config's settings and that there are
+// `expected` of them.
+void expect_configured(const L::Link& model, const M::NormalizationConfig& config, int64_t expected) {
+  int64_t layers = 0;
+  for (const auto& [path, link] : model.namedlinks()) {
+    const auto* bn = dynamic_cast<const L::BatchNormalization*>(link);
+    if (bn == nullptr) continue;
+    INFO(path);
+    CHECK(bn->eps() == config.eps);
+    CHECK(bn->decay() == config.decay);
+    CHECK(bn->use_running_average() == config.use_running_average);
+    CHECK(bn->group_size() == config.group_size);
+    ++layers;
+  }
+  CHECK(layers == expected);
+}
+
 // The large models, built once for the whole suite (initialising their parameters takes seconds).
 const M::ResNet50& resnet50_zero_gamma() {
-  static const M::ResNet50 net(1000, true);
+  static const M::ResNet50 net(1000, custom_config(false));
   return net;
 }
 M::AlexNet& alexnet() {
@@ -28,7 +50,11 @@ M::AlexNet& alexnet() {
   return net;
 }
 M::AlexNetBN& alexnet_bn() {
-  static M::AlexNetBN net;
+  static M::AlexNetBN net(1000, custom_config(false));
+  return net;
+}
+M::AlexNetPool5BN& alexnet_pool5_bn() {
+  static M::AlexNetPool5BN net(1000, custom_config(true));
   return net;
 }
 
@@ -96,7 +122,7 @@ TEST_CASE("ResNet-20 has the layout of He et al.'s CIFAR network") {
 }
 
 TEST_CASE("zero_gamma starts the last scale of every residual branch at 0") {
-  M::ResNet net(20, 3, 10, true);
+  M::ResNet net(20, 3, 10, {.zero_gamma = true});
   int64_t zeroed = 0;
   for (const auto& [name, p] : net.namedparams()) {
     if (!name.ends_with("/gamma")) continue;
@@ -110,6 +136,31 @@ TEST_CASE("zero_gamma starts the last scale of every residual branch at 0") {
   REQUIRE(block);
   expect_values(block->child<L::BatchNormalization>("bn3")->param("gamma").data(), std::vector<double>(1024, 0.0));
   expect_values(block->child<L::BatchNormalization>("bn2")->param("gamma").data(), std::vector<double>(256, 1.0));
+}
+
+TEST_CASE("a NormalizationConfig reaches every batch normalization of each model") {
+  expect_configured(M::ResNet(20, 1, 10, custom_config(false)), custom_config(false), 21);
+  expect_configured(M::ResNet(20, 1, 10, custom_config(true)), custom_config(true), 21);
+  expect_configured(M::ResNet(), M::NormalizationConfig{}, 21);
+  expect_configured(resnet50_zero_gamma(), custom_config(false), 53);
+  expect_configured(alexnet_bn(), custom_config(false), 6);
+  expect_configured(alexnet_pool5_bn(), custom_config(true), 1);
+  // Without a residual branch, zero_gamma zeroes nothing.
+  for (const auto& [name, p] : alexnet_bn().namedparams()) {
+    INFO(name);
+    if (name.ends_with("/gamma")) CHECK(ops::amin(p.data()).item<double>() == 1.0);
+  }
+  // options() gives the plain options: no zero_gamma, no activation.
+  const M::NormalizationConfig config{.eps = 1e-4, .decay = 0.7, .use_running_average = false, .group_size = 2,
+                                      .zero_gamma = true};
+  const L::BatchNormalization layer(config.options(8));
+  CHECK(layer.size() == 8);
+  CHECK(layer.eps() == 1e-4);
+  CHECK(layer.decay() == 0.7);
+  CHECK_FALSE(layer.use_running_average());
+  CHECK(layer.group_size() == 2);
+  CHECK(layer.activation() == F::Activation::none);
+  expect_values(layer.param("gamma").data(), std::vector<double>(8, 1.0));
 }
 
 TEST_CASE("ResNet-50 has 25,557,032 parameters in 161 tensors") {
@@ -149,6 +200,27 @@ TEST_CASE("AlexNet and AlexNet-BN have the parameter counts of their layouts") {
   CHECK(net_bn.count_params() == 62380232);
   CHECK(net_bn.namedparams().size() == 11 + 6 * 2);
   CHECK(param_names(net_bn).front() == "/bn1/beta");
+}
+
+TEST_CASE("AlexNetPool5BN is AlexNet without LRN and with one batch normalization, after pool5") {
+  M::AlexNetPool5BN& net = alexnet_pool5_bn();
+  // AlexNet's 62378344 parameters (biased convolutions) plus bn_pool5's 2 x 256.
+  CHECK(net.count_params() == 62378344 + 512);
+  CHECK(net.namedparams().size() == 16 + 2);
+  int64_t bns = 0;
+  for (const auto& [path, link] : net.namedlinks()) bns += dynamic_cast<const L::BatchNormalization*>(link) ? 1 : 0;
+  CHECK(bns == 1);
+  CHECK(net.child<L::BatchNormalization>("bn_pool5")->size() == 256);
+  CHECK(net.child<L::Convolution2D>("conv1")->is_initialized("b"));
+  auto no_graph = no_backprop_mode();
+  const Variable y = net(Variable(random({2, 3, 224, 224}, 9, Dtype::float32)));
+  CHECK(y.shape() == Shape{2, 1000});
+  CHECK(all_finite(y.data()));
+  CHECK(net.child<L::BatchNormalization>("bn_pool5")->persistent("avg_mean").to_vector<double>() !=
+        std::vector<double>(256, 0.0));
+  auto copied = std::dynamic_pointer_cast<M::AlexNetPool5BN>(net.copy());
+  REQUIRE(copied);
+  CHECK(copied->child<L::BatchNormalization>("bn_pool5") != net.child<L::BatchNormalization>("bn_pool5"));
 }
 
 TEST_CASE("AlexNet and AlexNet-BN map 227x227 images to logits") {

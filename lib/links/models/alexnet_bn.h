@@ -6,16 +6,18 @@
 
 #include <kusari/links/batch_normalization.h>
 #include <kusari/links/models/alexnet_base.h>
+#include <kusari/links/models/normalization_config.h>
 
 namespace kusari::links::models {
 
 // AlexNetBase whose convolutions have no bias and are followed by batch normalization (bn1 ... bn5)
 // and ReLU, with one more batch normalization (bn_pool5) on the output of the last pooling, as in the
-// AlexNet-BN of Jia et al. (2018) and You et al. (2017).
+// AlexNet-BN of Jia et al. (2018) and You et al. (2017). Every batch normalization is configured by a
+// NormalizationConfig (zero_gamma does not apply: there is no residual branch).
 class AlexNetBN : public Cloneable<AlexNetBN, AlexNetBase> {
  public:
-  // The network for n_classes classes.
-  explicit AlexNetBN(int64_t n_classes = 1000);
+  // The network for n_classes classes, its batch normalizations configured by bn.
+  explicit AlexNetBN(int64_t n_classes = 1000, const NormalizationConfig& bn = {});
 
  protected:
   Variable activate(int64_t index, const Variable& conv_output) override;

@@ -12,13 +12,13 @@ std::shared_ptr<Sequential> residual_stage(int64_t n_blocks, const std::function
   return blocks;
 }
 
-ResidualNetwork::ResidualNetwork(Convolution2DOptions stem, bool stem_max_pool,
+ResidualNetwork::ResidualNetwork(Convolution2DOptions stem, const NormalizationConfig& stem_bn, bool stem_max_pool,
                                  const std::vector<std::shared_ptr<Sequential>>& stages, int64_t features,
                                  int64_t n_classes)
     : stem_max_pool_(stem_max_pool) {
   conv1_ = std::make_shared<Convolution2D>(stem.nobias().initial_w(initializers::HeNormal()));
   bn1_ = std::make_shared<BatchNormalization>(
-      BatchNormalizationOptions(conv1_->out_channels()).activation(functions::Activation::relu));
+      stem_bn.options(conv1_->out_channels()).activation(functions::Activation::relu));
   fc_ = std::make_shared<Linear>(features, n_classes);
   add_link("conv1", conv1_);
   add_link("bn1", bn1_);

@@ -11,6 +11,7 @@
 #include <kusari/links/chain.h>
 #include <kusari/links/convolution_2d.h>
 #include <kusari/links/linear.h>
+#include <kusari/links/models/normalization_config.h>
 #include <kusari/links/sequential.h>
 
 namespace kusari::links::models {
@@ -26,10 +27,11 @@ class ResidualNetwork : public Chain {
   Variable forward(const Variable& x) override;
 
  protected:
-  // A network with the given stem convolution (built without bias, He-normal initialised), whether a
-  // max pooling follows it, the stages in order, and a classifier from `features` to n_classes.
-  ResidualNetwork(Convolution2DOptions stem, bool stem_max_pool, const std::vector<std::shared_ptr<Sequential>>& stages,
-                  int64_t features, int64_t n_classes);
+  // A network with the given stem convolution (built without bias, He-normal initialised) and its batch
+  // normalization configured by stem_bn, whether a max pooling follows it, the stages in order, and a
+  // classifier from `features` to n_classes.
+  ResidualNetwork(Convolution2DOptions stem, const NormalizationConfig& stem_bn, bool stem_max_pool,
+                  const std::vector<std::shared_ptr<Sequential>>& stages, int64_t features, int64_t n_classes);
   ResidualNetwork(const ResidualNetwork&) = default;
   std::string type_name() const override { return "ResidualNetwork"; }
 

@@ -12,8 +12,10 @@ namespace kusari::links::models {
 // third), global average pooling and a linear layer from 64 to n_classes. Depth 20, 32, 56, 110, ...
 class ResNet : public Cloneable<ResNet, ResidualNetwork> {
  public:
-  // depth = 6n + 2; zero_gamma starts the last scale of every residual branch at 0.
-  explicit ResNet(int64_t depth = 20, int64_t in_channels = 3, int64_t n_classes = 10, bool zero_gamma = false);
+  // depth = 6n + 2; every batch normalization is configured by bn (bn.zero_gamma starts the last scale
+  // of every residual branch at 0).
+  explicit ResNet(int64_t depth = 20, int64_t in_channels = 3, int64_t n_classes = 10,
+                  const NormalizationConfig& bn = {});
 
  protected:
   std::string type_name() const override { return "ResNet"; }

@@ -14,8 +14,9 @@ namespace kusari::links::models {
 // 25,557,032 parameters for 1000 classes.
 class ResNet50 : public Cloneable<ResNet50, ResidualNetwork> {
  public:
-  // zero_gamma starts the last scale of every residual branch at 0 (Goyal et al. 2017).
-  explicit ResNet50(int64_t n_classes = 1000, bool zero_gamma = false);
+  // Every batch normalization is configured by bn (bn.zero_gamma starts the last scale of every
+  // residual branch at 0, Goyal et al. 2017).
+  explicit ResNet50(int64_t n_classes = 1000, const NormalizationConfig& bn = {});
 
  protected:
   std::string type_name() const override { return "ResNet50"; }
