@@ -1,10 +1,14 @@
 // multi_color (after Kumar et al. 2017): the buffer is cut into C colors; color c is summed on its own
 // ring, rotated to start at rank c·P/C and run backwards for odd c, so that every rank owns a segment of
-// some color early and both directions of every link carry data. All colors run at once.
+// some color early and both directions of every link carry data. All colors run at once. When ranks
+// share nodes (the same number on each), the colors run between nodes only: a reduce-scatter inside
+// each node first leaves every rank one slice of the node's sum, the colored rings sum that slice with
+// the ranks holding it on the other nodes, and an all-gather inside the node returns the whole buffer.
 
 #include <kusari/distributed/allreduce_algorithm.h>
 #include <kusari/distributed/mpi_util.h>
 #include <kusari/distributed/ring.h>
+#include <kusari/distributed/wire_buffer.h>
 
 namespace kusari::distributed {
 namespace {
@@ -14,12 +18,32 @@ class MultiColorAllreduce : public AllreduceAlgorithm {
   explicit MultiColorAllreduce(const CommunicatorOptions& options) : options_(options) {}
 
   void run(ReduceBuffer& buffer, const CommGroups& groups) const override {
-    const int size = groups.topology().size;
+    const Topology& topology = groups.topology();
+    if (topology.intra_size == 1 || !topology.homogeneous) {
+      run_colors(groups.all(), topology.size, buffer);
+      return;
+    }
+    RingPlan node_ring = natural_ring(groups.intra(), 0, buffer.size(), options_);
+    const ElementRange slice = owned_range(node_ring);
+    const Array slice_sum = scratch(buffer.wire_bytes(slice.end - slice.begin));
+    node_ring.owned = slice_sum.raw_data();
+    node_ring.phases = RingPhases::reduce_scatter;
+    run_rings({node_ring}, buffer);
+    if (topology.inter_size > 1) {
+      WireBuffer across(slice_sum.raw_data(), slice.end - slice.begin, buffer.wire_dtype());
+      run_colors(groups.inter(), topology.inter_size, across);
+    }
+    node_ring.phases = RingPhases::allgather;
+    run_rings({node_ring}, buffer);
+  }
+
+ private:
+  // Sums `buffer` over the `size` ranks of comm on options_.colors rotated rings at once.
+  void run_colors(MPI_Comm comm, int size, ReduceBuffer& buffer) const {
     const int64_t n = buffer.size();
     std::vector<RingPlan> plans;
     for (int color = 0; color < options_.colors; ++color) {
-      RingPlan plan = natural_ring(groups.all(), n * color / options_.colors, n * (color + 1) / options_.colors,
-                                   options_);
+      RingPlan plan = natural_ring(comm, n * color / options_.colors, n * (color + 1) / options_.colors, options_);
       plan.order = rotated_order(size, static_cast<int>(int64_t{size} * color / options_.colors), color % 2 == 1);
       plan.tag_base = color * 2 * size;
       plans.push_back(std::move(plan));
@@ -27,7 +51,6 @@ class MultiColorAllreduce : public AllreduceAlgorithm {
     run_rings(plans, buffer);
   }
 
- private:
   CommunicatorOptions options_;
 };
 

@@ -2,17 +2,27 @@
 
 #include <cmath>
 
+#include <kusari/training/trainer.h>
+
 namespace kusari::recipes {
 
-PeriodOrEndTrigger::PeriodOrEndTrigger(double period, double end)
+bool TrainingEnd::reached(const training::Trainer& trainer) const {
+  const training::Updater& updater = trainer.updater();
+  return updater.epoch_detail() >= epochs || (max_iterations > 0 && updater.iteration() >= max_iterations);
+}
+
+std::optional<training::TrainingLength> StopTrigger::training_length() const {
+  if (end_.max_iterations > 0) return training::TrainingLength{static_cast<double>(end_.max_iterations), "iteration"};
+  return training::TrainingLength{end_.epochs, "epoch"};
+}
+
+PeriodOrEndTrigger::PeriodOrEndTrigger(double period, TrainingEnd end)
     : period_(period), end_(end), progress_("epoch", "PeriodOrEndTrigger") {}
 
 bool PeriodOrEndTrigger::operator()(const training::Trainer& trainer) {
   const auto [previous, current] = progress_.advance(trainer);
   if (!previous) return false;
-  const bool crossed_period = std::floor(*previous / period_) != std::floor(current / period_);
-  const bool crossed_end = *previous < end_ && current >= end_;
-  return crossed_period || crossed_end;
+  return std::floor(*previous / period_) != std::floor(current / period_) || end_.reached(trainer);
 }
 
 }  // namespace kusari::recipes

@@ -92,10 +92,11 @@ void print_plan(const Settings& s, const distributed::Communicator& comm, const 
 
 // The leader's reports: JSON log, plots, printed columns and the progress bar.
 void extend_reports(T::Trainer& trainer, const Settings& s) {
-  trainer.extend(std::make_shared<T::LogReport>(T::LogReportOptions{.trigger = PeriodOrEndTrigger(1, s.epoch)}));
-  const auto plot = [&](std::vector<std::string> keys, std::string file) {
+  const TrainingEnd end{s.epoch, s.max_iterations};
+  trainer.extend(std::make_shared<T::LogReport>(T::LogReportOptions{.trigger = PeriodOrEndTrigger(1, end)}));
+  const auto plot = [&trainer, end](std::vector<std::string> keys, std::string file) {
     trainer.extend(std::make_shared<T::PlotReport>(
-        std::move(keys), T::PlotReportOptions{.trigger = PeriodOrEndTrigger(1, s.epoch), .filename = file}));
+        std::move(keys), T::PlotReportOptions{.trigger = PeriodOrEndTrigger(1, end), .filename = file}));
   };
   plot({"main/loss", "validation/main/loss"}, "loss.svg");
   plot({"main/accuracy", "validation/main/accuracy"}, "accuracy.svg");
@@ -135,8 +136,9 @@ void train(Recipe& recipe, const CommandLine& line) {
   const T::LossFunction loss = classification_loss(model, dtype_from_name(s.dtype), s.label_smoothing);
   auto updater = std::make_shared<T::StandardUpdater>(data.train_iter, optimizer, loss);
   comm.barrier();  // the output directory exists before any rank's trainer looks for it
-  T::Trainer trainer(updater, {s.epoch, "epoch"}, s.out);
-  const T::Trigger evaluation = PeriodOrEndTrigger(s.eval_interval, s.epoch);
+  const TrainingEnd end{s.epoch, s.max_iterations};
+  T::Trainer trainer(updater, StopTrigger(end), s.out);
+  const T::Trigger evaluation = PeriodOrEndTrigger(s.eval_interval, end);
   recipe.extend(trainer, RunContext{s, comm, model, optimizer, evaluation});
   observe_iteration(trainer, optimizer);
   trainer.extend(T::create_multi_node_evaluator(std::make_shared<T::Evaluator>(data.val_iter, loss, model), comm),

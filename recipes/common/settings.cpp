@@ -34,6 +34,9 @@ void add_common_flags(CLI::App& app, Settings& s) {
       ->check(positive_integer())->capture_default_str();
   app.add_option("-e,--epoch", s.epoch, "epochs of training (fractions allowed)")
       ->check(positive_number())->capture_default_str();
+  app.add_option("--max-iterations", s.max_iterations,
+                 "stop after N iterations (0: run every epoch; the schedules still follow --epoch)")
+      ->check(nonnegative_integer())->capture_default_str();
   app.add_option("-o,--out", s.out, "output directory (log, plots, snapshots, args.json)")->capture_default_str();
   app.add_option("--resume", s.resume, "continue from this snapshot");
   app.add_flag("--autoload", s.autoload, "continue from the newest snapshot under --out, if any");

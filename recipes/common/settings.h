@@ -22,6 +22,7 @@ struct Settings {
   std::string preset_name = "imagenet";
   int64_t batchsize = 256;           // global minibatch B, split evenly over the ranks
   double epoch = 90;                 // passes over the training set (fractions allowed)
+  int64_t max_iterations = 0;        // > 0: stop after this many iterations (schedules still follow epoch)
   std::string out = "result";        // rank 0 writes log, plots, snapshots and args.json here
   std::string resume;                // a snapshot to continue from
   bool autoload = false;             // continue from the newest snapshot under out, if any
