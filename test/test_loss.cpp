@@ -235,6 +235,52 @@ TEST_CASE("accuracy counts argmax hits, skipping ignored labels") {
   expect_values(F::accuracy(y32, labels({1, 0, 2, 2})).data(), {1});
 }
 
+TEST_CASE("top-k accuracy: k = 1 is the argmax accuracy, k = 5 by hand, ties, ignored labels, dtypes") {
+  // k = 1 against argmax hits on random scores (no ties), labels in [0, 10).
+  const Array scores = random({64, 10}, 71, Dtype::float32);
+  const Array t = Array::uniform({64}, 0, 10, 72, Dtype::float32).astype(Dtype::int32);
+  const Array argmax_hits = ops::equal(ops::argmax(scores, 1), t.astype(Dtype::int64));
+  const double expected = ops::sum(argmax_hits).item<double>() / 64;
+  expect_values(F::accuracy(Variable(scores), Variable(t)).data(), {expected}, 1e-6);
+  expect_values(F::accuracy(Variable(scores), Variable(t), {}, 10).data(), {1});
+  // k = 5 over 7 classes: the label's rank (classes scoring higher) is 0, 4, 5, 6 and 2.
+  const Variable y(Array::from_vector<double>({7, 6, 5, 4, 3, 2, 1,    // label 0: rank 0
+                                               7, 6, 5, 4, 3, 2, 1,    // label 4: rank 4
+                                               1, 2, 3, 4, 5, 6, 7,    // label 1: rank 5
+                                               1, 2, 3, 4, 5, 6, 7,    // label 0: rank 6
+                                               0, 9, 0, 8, 7, 0, 0},   // label 4: rank 2
+                                              {5, 7}));
+  const Variable t5 = labels({0, 4, 1, 0, 4});
+  expect_values(F::accuracy(y, t5, {}, 5).data(), {3.0 / 5});
+  expect_values(F::accuracy(y, t5, {}, 6).data(), {4.0 / 5});
+  expect_values(F::accuracy(y, t5, {}, 1).data(), {1.0 / 5});
+  // Ties count for the label: only strictly higher scores push it out.
+  const Variable tied(Array::from_vector<double>({2, 2, 0, 1, 1, 1, 1, 0}, {2, 4}));
+  expect_values(F::accuracy(tied, labels({1, 3}), {}, 1).data(), {0.5});  // row 0 hits: a tie at the top
+  expect_values(F::accuracy(tied, labels({3, 3}), {}, 2).data(), {0});    // two and three classes above
+  expect_values(F::accuracy(tied, labels({3, 2}), {}, 3).data(), {1});    // two above; none above
+  // Ignored labels are not counted; other labels outside [0, C) are misses.
+  expect_values(F::accuracy(y, labels({0, 4, -1, -1, 4}), -1, 5).data(), {1});
+  expect_values(F::accuracy(y, labels({0, 4, 9, -1, 4}), -1, 5).data(), {3.0 / 4});
+  // Every floating dtype, and extra axes: y (2, 3, 2) with k = 2.
+  for (const Dtype dtype : {Dtype::float16, Dtype::bfloat16, Dtype::float32, Dtype::float64}) {
+    INFO(dtype_name(dtype));
+    const Variable cast(y.data().astype(dtype));
+    CHECK(F::accuracy(cast, t5, {}, 5).dtype() == dtype);
+    expect_values(F::accuracy(cast, t5, {}, 5).data(), {3.0 / 5}, 1e-2);
+  }
+  const Variable spatial(Array::from_vector<double>({0, 5, 1, 0, 2, 0, 0, 0, 1, 1, 0, 0}, {2, 3, 2}));
+  const Variable t_spatial(Array::from_vector<int64_t>({0, 0, 0, 2}, {2, 2}), false);
+  // Per (sample, position) the scores are (0, 1, 2) / (5, 0, 0) / (0, 1, 0) / (0, 1, 0): ranks 2, 0, 1, 1.
+  expect_values(F::accuracy(spatial, t_spatial, {}, 2).data(), {0.75});
+}
+
+TEST_CASE("top-k accuracy names a bad k and the class count") {
+  const Variable y(Array::zeros({2, 3}));
+  expect_error<ValueError>([&] { F::accuracy(y, labels({0, 1}), {}, 0); }, {"accuracy", "k = 0", "C = 3"});
+  expect_error<ValueError>([&] { F::accuracy(y, labels({0, 1}), {}, 4); }, {"accuracy", "k = 4", "C = 3"});
+}
+
 TEST_CASE("accuracy handles extra axes and names bad shapes and dtypes") {
   // y (2, 3, 2): argmax over axis 1 gives [[2, 0], [1, 1]].
   const Variable y(Array::from_vector<double>({0, 5, 1, 0, 2, 0, 0, 0, 1, 1, 0, 0}, {2, 3, 2}));

@@ -126,6 +126,12 @@ struct SoftmaxCrossEntropyGrad {
   using Fn = void(const Array& log_p, const Array& t, const Array& gy, const CrossEntropyTargets& targets,
                   const Array& gx);
 };
+// hits[i] (bool, (N,)) for x (N, C) floating (any strides) and labels t (N,) int64 contiguous: whether
+// t[i] is in [0, C), x[i, t[i]] is not NaN and fewer than k classes c have x[i, c] > x[i, t[i]].
+struct TopKHits {
+  static constexpr const char* name = "top_k_hits";
+  using Fn = void(const Array& x, const Array& t, int64_t k, const Array& hits);
+};
 // out[i] = draw number `offset + i` of the stream `seed` (p0, p1: low/high, mean/stddev or p/unused).
 struct Random {
   static constexpr const char* name = "random";

@@ -21,12 +21,26 @@ void check_accuracy_inputs(const Variable& y, const Variable& t) {
   }
 }
 
+// y's scores as (samples, C): y itself for (N, C), else axis 1 moved last and the rest flattened.
+Array score_rows(const Array& y) {
+  const int64_t classes = y.shape()[1];
+  if (y.ndim() == 2) return y;
+  std::vector<int64_t> axes{0};
+  for (int64_t i = 2; i < y.ndim(); ++i) axes.push_back(i);
+  axes.push_back(1);
+  return y.transpose(axes).reshape(Shape{-1, classes});
+}
+
 }  // namespace
 
-Variable accuracy(const Variable& y, const Variable& t, std::optional<int64_t> ignore_label) {
+Variable accuracy(const Variable& y, const Variable& t, std::optional<int64_t> ignore_label, int64_t k) {
   check_accuracy_inputs(y, t);
+  const int64_t classes = y.shape()[1];
+  if (k < 1 || k > classes) {
+    throw ValueError(cat("accuracy: expected 1 <= k <= C, got k = ", k, " for C = ", classes, " classes"));
+  }
   const Array labels = t.data().astype(Dtype::int64);
-  Array hits = ops::equal(ops::argmax(y.data(), 1), labels);
+  Array hits = ops::top_k_hits(score_rows(y.data()), labels.reshape(Shape{labels.size()}), k).reshape(labels.shape());
   Array counted = ops::scalar_like(static_cast<double>(labels.size()), labels);
   if (ignore_label) {
     const Array kept = ops::not_equal(labels, ops::scalar_like(static_cast<double>(*ignore_label), labels));

@@ -45,6 +45,9 @@ Array greater_equal(const Array& a, const Array& b);
 Array where(const Array& cond, const Array& a, const Array& b);
 // dst += src in place (src broadcast to dst's shape).
 void add_to(const Array& dst, const Array& src);
+// For scores x (N, C) of a floating dtype and integer labels t (N,): bool (N,), true where the label is
+// in [0, C), its score is not NaN, and fewer than k classes score strictly higher (1 <= k <= C).
+Array top_k_hits(const Array& x, const Array& t, int64_t k);
 // Per channel c of (N, C, ...) arrays x and y of one shape and floating dtype: {Σx, Σx·y} over every
 // axis but 1, x gated, as float64 arrays of shape (C,) (channel_sums(x, x) gives Σx and Σx²).
 std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const ChannelGate& gate = {});
