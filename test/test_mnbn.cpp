@@ -239,3 +239,19 @@ TEST_CASE("create_mnbn_model: every BatchNormalization becomes multi-node and ke
   CHECK(replaced->param("gamma").is(lone->param("gamma")));
   expect_error<ValueError>([&] { create_mnbn_model(std::shared_ptr<links::Link>(), comm); }, {"expected a model"});
 }
+
+TEST_CASE("ghost batch normalization is local-only: multi-node layers and create_mnbn_model refuse it") {
+  const Communicator comm = create_communicator();
+  const auto ghost = links::BatchNormalizationOptions(3).group_size(4);
+  expect_error<ValueError>([&] { links::MultiNodeBatchNormalization(ghost, comm); },
+                           {"ghost batch normalization", "local-only", "got 4"});
+  const links::BatchNormalization local(ghost);
+  expect_error<ValueError>([&] { links::MultiNodeBatchNormalization(local, comm); }, {"local-only", "got 4"});
+  // Nothing is replaced when a layer of the model has ghost groups.
+  auto model = std::make_shared<links::models::ResNet>(8, 1, 10, links::models::NormalizationConfig{.group_size = 2});
+  expect_error<ValueError>([&] { create_mnbn_model(model, comm); }, {"create_mnbn_model", "local-only", "got 2"});
+  for (const auto& [path, link] : model->namedlinks()) {
+    INFO(path);
+    CHECK(dynamic_cast<const links::MultiNodeBatchNormalization*>(link) == nullptr);
+  }
+}
