@@ -271,3 +271,61 @@ TEST_CASE("in-memory storage: the estimate before loading, the refusal beyond it
   CHECK(D::available_memory_bytes() > 0);
   CHECK(D::format_bytes(3 << 20) == "3.0 MiB");
 }
+
+TEST_CASE("sampling a JPEG's Y, Cb, Cr planes matches sampling its RGB decode") {
+  // A 4:2:0 colour JPEG, a grayscale one, and each through both output channel counts.
+  const D::Image rgb = rgb_pattern(120, 150);
+  std::vector<uint8_t> gray;
+  for (size_t i = 0; i < rgb.pixels.size(); i += 3) gray.push_back(rgb.pixels[i + 1]);
+  const std::vector<std::vector<uint8_t>> files = {
+      tj_encode(rgb.pixels.data(), 120, 150, TJPF_RGB, TJSAMP_420, 95),
+      tj_encode(gray.data(), 120, 150, TJPF_GRAY, TJSAMP_GRAY, 95)};
+  for (const std::vector<uint8_t>& bytes : files) {
+    const D::JpegPlanes planes = D::decode_jpeg_planes(bytes, "p.jpg", 0, 0);
+    CHECK(planes.height == 120);
+    CHECK(planes.width == 150);
+    CHECK(planes.planes.size() == (&bytes == &files[0] ? 3u : 1u));
+    const D::Image full = D::decode_image(bytes, "p.jpg");
+    for (int64_t channels : {3, 1}) {
+      D::ImageOptions training = kTraining;
+      D::ImageOptions evaluation = kEvaluation;
+      training.channels = evaluation.channels = channels;
+      for (int64_t epoch = 0; epoch < 4; ++epoch) {
+        // Fancy chroma upsampling against bilinear chroma: a few levels apart (stddev 0.2: 0.1 is 5 levels).
+        expect_close(D::transform_image_bytes(bytes, "p.jpg", training, 1, epoch),
+                     D::transform_image(full, training, 1, epoch, "p.jpg"), 0.1, 0);
+      }
+      expect_close(D::transform_image_bytes(bytes, "p.jpg", evaluation, 0, 0),
+                   D::transform_image(full, evaluation, 0, 0, "p.jpg"), 0.1, 0);
+    }
+  }
+  // CMYK files have no YCbCr planes: callers decode them to RGB.
+  std::vector<uint8_t> cmyk(16 * 16 * 4, 200);
+  CHECK(D::decode_jpeg_planes(tj_encode(cmyk.data(), 16, 16, TJPF_CMYK), "c.jpg", 0, 0).planes.empty());
+}
+
+TEST_CASE("the region sampler equals cropping then resize_bilinear, mirrored or not, at any width") {
+  // Widths around the 16-output blocks of the vectorised path, up- and downscaling.
+  const D::Image image = rgb_pattern(50, 70);
+  for (int64_t out : {5, 16, 17, 33, 40, 90}) {
+    for (bool mirror : {false, true}) {
+      const Array got = D::sample_region(image, {0, 0, 50, 70}, out, out, mirror, {});
+      D::Image resized = D::resize_bilinear(image, out, out);
+      const Array expected = D::augment_image(resized, {}, 0, 0, "p");
+      std::vector<float> want = expected.to_vector<float>();
+      if (mirror) {
+        for (int64_t c = 0; c < 3; ++c) {
+          for (int64_t y = 0; y < out; ++y) {
+            auto row = want.begin() + (c * out + y) * out;
+            std::reverse(row, row + out);
+          }
+        }
+      }
+      const std::vector<float> have = got.to_vector<float>();
+      float worst = 0;
+      for (size_t i = 0; i < have.size(); ++i) worst = std::max(worst, std::abs(have[i] - want[i]));
+      INFO("out ", out, " mirror ", mirror);
+      CHECK(worst <= 0.51f / 255);
+    }
+  }
+}

@@ -16,11 +16,13 @@
 #include <kusari/data/in_memory_labeled_image_dataset.h>
 #include <kusari/data/iterator.h>
 #include <kusari/data/jpeg.h>
+#include <kusari/data/jpeg_planes.h>
 #include <kusari/data/label_list.h>
 #include <kusari/data/labeled_image_dataset.h>
 #include <kusari/data/memory_info.h>
 #include <kusari/data/mnist.h>
 #include <kusari/data/multithread_iterator.h>
+#include <kusari/data/plane_sampler.h>
 #include <kusari/data/png.h>
 #include <kusari/data/random_resized_crop.h>
 #include <kusari/data/random_stream.h>

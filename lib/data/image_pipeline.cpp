@@ -4,6 +4,9 @@
 #include <cmath>
 
 #include <kusari/core/error.h>
+#include <kusari/data/jpeg.h>
+#include <kusari/data/jpeg_planes.h>
+#include <kusari/data/plane_sampler.h>
 #include <kusari/data/random_resized_crop.h>
 
 namespace kusari::data {
@@ -80,6 +83,13 @@ Array transform_image_bytes(const std::vector<uint8_t>& bytes, const std::string
   const ImagePlan plan = plan_image(size, options, index, epoch, name);
   const int64_t min_height = needed(size.height, plan.region.height, plan.height);
   const int64_t min_width = needed(size.width, plan.region.width, plan.width);
+  if (is_jpeg(bytes)) {
+    const JpegPlanes planes = decode_jpeg_planes(bytes, name, min_height, min_width);
+    if (!planes.planes.empty()) {
+      return sample_jpeg_planes(planes, rescale(plan.region, planes.scale), plan.height, plan.width, plan.mirror,
+                                options);
+    }
+  }
   const Image image = decode_image(bytes, name, min_height, min_width);
   check_size({image.height, image.width}, name);
   const double factor = decode_factor(bytes, size, min_height, min_width);

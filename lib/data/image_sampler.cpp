@@ -3,82 +3,142 @@
 #include <algorithm>
 #include <vector>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace kusari::data {
 namespace {
 
-// Where output position i samples the input along one axis: byte offsets of the two neighbours
-// (`stride` bytes apart per position) and the weight of the second.
+// Where output position i samples the input along one axis: the two neighbours (as offsets of
+// `stride` per position from `origin`) and the weight of the second.
 struct Taps {
-  std::vector<int64_t> lo, hi;
+  std::vector<int32_t> lo, hi;
   std::vector<float> weight;
+  int64_t first = 0;  // the lowest position any tap reads
+  int64_t last = 0;   // the highest
 };
 
-Taps axis_taps(double start, double length, int64_t out, int64_t in, int64_t stride, bool mirror) {
-  Taps taps{std::vector<int64_t>(static_cast<size_t>(out)), std::vector<int64_t>(static_cast<size_t>(out)),
-            std::vector<float>(static_cast<size_t>(out))};
+Taps axis_taps(double start, double length, int64_t out, int64_t in, bool mirror) {
+  Taps taps{std::vector<int32_t>(static_cast<size_t>(out)), std::vector<int32_t>(static_cast<size_t>(out)),
+            std::vector<float>(static_cast<size_t>(out)), in, 0};
   const double step = length / static_cast<double>(out);
   for (int64_t i = 0; i < out; ++i) {
     const double source = std::clamp(start + (static_cast<double>(i) + 0.5) * step - 0.5, 0.0,
                                      static_cast<double>(in - 1));
     const auto lo = static_cast<int64_t>(source);
+    const int64_t hi = std::min(lo + 1, in - 1);
     const auto k = static_cast<size_t>(mirror ? out - 1 - i : i);
-    taps.lo[k] = lo * stride;
-    taps.hi[k] = std::min(lo + 1, in - 1) * stride;
+    taps.lo[k] = static_cast<int32_t>(lo);
+    taps.hi[k] = static_cast<int32_t>(hi);
     taps.weight[k] = static_cast<float>(source - static_cast<double>(lo));
+    taps.first = std::min(taps.first, lo);
+    taps.last = std::max(taps.last, hi);
   }
   return taps;
 }
 
-// Per-channel multipliers and offsets taking a byte value v to (v / 255 - mean) / stddev.
-struct Normaliser {
-  float scale[3];
-  float shift[3];
-  explicit Normaliser(const ImageOptions& options) {
-    for (size_t c = 0; c < 3; ++c) {
-      scale[c] = 1.0f / (255.0f * options.stddev[c]);
-      shift[c] = options.mean[c] / options.stddev[c];
-    }
+// The column taps as offsets into a row of `stride` floats a pixel starting at column `first`.
+void to_offsets(Taps& taps, int64_t stride) {
+  for (size_t i = 0; i < taps.lo.size(); ++i) {
+    taps.lo[i] = static_cast<int32_t>((taps.lo[i] - taps.first) * stride);
+    taps.hi[i] = static_cast<int32_t>((taps.hi[i] - taps.first) * stride);
   }
-};
+}
 
-// One output row: samples between source rows r0 and r1 (weight wy of r1) into the channel planes.
-void sample_row(const uint8_t* r0, const uint8_t* r1, float wy, const Taps& cols, const Normaliser& n,
-                int64_t channels, float* const* planes, int64_t width) {
-  for (int64_t x = 0; x < width; ++x) {
-    const auto i = static_cast<size_t>(x);
-    const uint8_t *a = r0 + cols.lo[i], *b = r0 + cols.hi[i], *c = r1 + cols.lo[i], *d = r1 + cols.hi[i];
-    const float wx = cols.weight[i];
-    float v[3];
-    for (int ch = 0; ch < 3; ++ch) {
-      const float top = static_cast<float>(a[ch]) + wx * static_cast<float>(b[ch] - a[ch]);
-      const float bottom = static_cast<float>(c[ch]) + wx * static_cast<float>(d[ch] - c[ch]);
-      v[ch] = top + wy * (bottom - top);
-    }
-    if (channels == 1) {
-      planes[0][x] = (0.299f * v[0] + 0.587f * v[1] + 0.114f * v[2]) * n.scale[0] - n.shift[0];
-    } else {
-      for (int ch = 0; ch < 3; ++ch) planes[ch][x] = v[ch] * n.scale[ch] - n.shift[ch];
-    }
+// row[k] = r0[k] + wy (r1[k] - r0[k]) for k < count: the vertical half of the interpolation.
+void blend_rows(const uint8_t* r0, const uint8_t* r1, float wy, int64_t count, float* row) {
+  for (int64_t k = 0; k < count; ++k) {
+    const float a = r0[k], b = r1[k];
+    row[k] = a + wy * (b - a);
   }
+}
+
+// Replaces `pixels` interleaved R, G, B floats by their luminance, one float a pixel, in place.
+void to_luminance(float* row, int64_t pixels) {
+  for (int64_t p = 0; p < pixels; ++p) row[p] = 0.299f * row[3 * p] + 0.587f * row[3 * p + 1] + 0.114f * row[3 * p + 2];
+}
+
+// dst[x] = normalised horizontal interpolation of channel c of `row` (stride floats a pixel), one
+// output at a time (the compiler makes gathers of it).
+void blend_columns_gather(const float* __restrict row, const Taps& cols, int32_t begin, float scale, float shift,
+                          float* __restrict dst) {
+  const int32_t* __restrict lo = cols.lo.data();
+  const int32_t* __restrict hi = cols.hi.data();
+  const float* __restrict weight = cols.weight.data();
+  const auto width = static_cast<int32_t>(cols.lo.size());
+  for (int32_t x = begin; x < width; ++x) {
+    const float a = row[lo[x]], b = row[hi[x]];
+    dst[x] = (a + weight[x] * (b - a)) * scale - shift;
+  }
+}
+
+#if defined(__AVX512F__)
+// The same for blocks of 16 outputs whose taps lie within 32 consecutive floats: two loads and two
+// two-register permutes instead of two gathers (gathers took three quarters of the sampler's time).
+// `row` must be readable 32 floats past each block's first tap. Returns the first output not done.
+int32_t blend_columns_permute(const float* row, const Taps& cols, float scale, float shift, float* dst) {
+  const auto width = static_cast<int32_t>(cols.lo.size());
+  const __m512 scales = _mm512_set1_ps(scale), shifts = _mm512_set1_ps(shift);
+  int32_t x = 0;
+  for (; x + 16 <= width; x += 16) {
+    // Taps are monotonic in x (decreasing when mirrored), so a block's extremes are at its ends.
+    const int32_t first = std::min(cols.lo[static_cast<size_t>(x)], cols.lo[static_cast<size_t>(x + 15)]);
+    const int32_t last = std::max(cols.hi[static_cast<size_t>(x)], cols.hi[static_cast<size_t>(x + 15)]);
+    if (last - first >= 32) break;
+    const __m512i lo = _mm512_loadu_si512(cols.lo.data() + x), hi = _mm512_loadu_si512(cols.hi.data() + x);
+    const __m512i base = _mm512_set1_epi32(first);
+    const __m512 w0 = _mm512_loadu_ps(row + first), w1 = _mm512_loadu_ps(row + first + 16);
+    const __m512 a = _mm512_permutex2var_ps(w0, _mm512_sub_epi32(lo, base), w1);
+    const __m512 b = _mm512_permutex2var_ps(w0, _mm512_sub_epi32(hi, base), w1);
+    const __m512 v = _mm512_fmadd_ps(_mm512_loadu_ps(cols.weight.data() + x), _mm512_sub_ps(b, a), a);
+    _mm512_storeu_ps(dst + x, _mm512_fmsub_ps(v, scales, shifts));
+  }
+  return x;
+}
+#endif
+
+// dst[x] = normalised horizontal interpolation of channel c of `row` for every output x.
+void blend_columns(const float* row, const Taps& cols, float scale, float shift, float* dst) {
+  int32_t done = 0;
+#if defined(__AVX512F__)
+  done = blend_columns_permute(row, cols, scale, shift, dst);
+#endif
+  blend_columns_gather(row, cols, done, scale, shift, dst);
 }
 
 }  // namespace
 
-Array sample_region(const Image& image, const Region& region, int64_t out_height, int64_t out_width, bool mirror,
-                    const ImageOptions& options) {
-  const Taps rows = axis_taps(region.top, region.height, out_height, image.height, image.width * 3, false);
-  const Taps cols = axis_taps(region.left, region.width, out_width, image.width, 3, mirror);
-  const Normaliser normaliser(options);
-  Array out = Array::empty({options.channels, out_height, out_width}, Dtype::float32);
-  float* base = out.data<float>();
-  const int64_t plane = out_height * out_width;
+void sample_planar(const uint8_t* pixels, int64_t height, int64_t width, int64_t channels, const Region& region,
+                   int64_t out_height, int64_t out_width, bool mirror, bool luminance, const float* scale,
+                   const float* shift, float* out) {
+  const int64_t kept = luminance ? 1 : channels;
+  const Taps rows = axis_taps(region.top, region.height, out_height, height, false);
+  Taps cols = axis_taps(region.left, region.width, out_width, width, mirror);
+  to_offsets(cols, kept);
+  const int64_t span = cols.last - cols.first + 1;  // columns the crop reads
+  thread_local std::vector<float> row;
+  row.resize(static_cast<size_t>(span * channels + 32));  // the permuting blend reads up to 32 floats on
+  const int64_t plane = out_height * out_width, stride = width * channels;
+  const uint8_t* start = pixels + cols.first * channels;
   for (int64_t y = 0; y < out_height; ++y) {
     const auto i = static_cast<size_t>(y);
-    float* row = base + y * out_width;
-    float* planes[3] = {row, options.channels == 3 ? row + plane : row, options.channels == 3 ? row + 2 * plane : row};
-    sample_row(image.pixels.data() + rows.lo[i], image.pixels.data() + rows.hi[i], rows.weight[i], cols, normaliser,
-               options.channels, planes, out_width);
+    blend_rows(start + rows.lo[i] * stride, start + rows.hi[i] * stride, rows.weight[i], span * channels, row.data());
+    if (luminance) to_luminance(row.data(), span);
+    for (int64_t c = 0; c < kept; ++c) blend_columns(row.data() + c, cols, scale[c], shift[c], out + c * plane + y * out_width);
   }
+}
+
+Array sample_region(const Image& image, const Region& region, int64_t out_height, int64_t out_width, bool mirror,
+                    const ImageOptions& options) {
+  float scale[3], shift[3];
+  for (size_t c = 0; c < 3; ++c) {
+    scale[c] = 1.0f / (255.0f * options.stddev[c]);
+    shift[c] = options.mean[c] / options.stddev[c];
+  }
+  Array out = Array::empty({options.channels, out_height, out_width}, Dtype::float32);
+  sample_planar(image.pixels.data(), image.height, image.width, 3, region, out_height, out_width, mirror,
+                options.channels == 1, scale, shift, out.data<float>());
   return out;
 }
 
