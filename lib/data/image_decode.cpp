@@ -50,17 +50,18 @@ ImageSize image_size(const std::vector<uint8_t>& bytes, const std::string& name)
     return {height, width};
   }
   if (!is_jpeg(bytes)) refuse(bytes, name);
-  const std::optional<JpegHeader> header = scan_jpeg_header(bytes);
-  if (!header) throw IOError(cat(name, ": expected a JPEG start-of-frame marker in its ", bytes.size(), " bytes"));
-  return {header->height, header->width};
+  const auto [height, width] = jpeg_size(bytes, name);
+  return {height, width};
 }
 
 ImageSize read_image_size(const std::string& path) {
-  for (size_t count = size_t{1} << 16;; count *= 4) {
+  // 4 KiB hold the start-of-frame marker of most JPEGs; long metadata (EXIF thumbnails) needs more.
+  for (size_t count = size_t{1} << 12;; count *= 8) {
     const std::vector<uint8_t> bytes = read_prefix(path, count);
-    if (bytes.size() < count && !is_png(bytes)) return image_size(bytes, path);  // the whole file
-    if (is_png(bytes) || (is_jpeg(bytes) && scan_jpeg_header(bytes))) return image_size(bytes, path);
+    if (is_png(bytes)) return image_size(bytes, path);
     if (!is_jpeg(bytes)) refuse(bytes, path);
+    if (const std::optional<JpegHeader> header = scan_jpeg_header(bytes)) return {header->height, header->width};
+    if (bytes.size() < count) return image_size(bytes, path);  // the whole file: TurboJPEG decides
   }
 }
 

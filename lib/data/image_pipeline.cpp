@@ -83,12 +83,13 @@ Array transform_image_bytes(const std::vector<uint8_t>& bytes, const std::string
   const ImagePlan plan = plan_image(size, options, index, epoch, name);
   const int64_t min_height = needed(size.height, plan.region.height, plan.height);
   const int64_t min_width = needed(size.width, plan.region.width, plan.width);
-  if (is_jpeg(bytes)) {
-    const JpegPlanes planes = decode_jpeg_planes(bytes, name, min_height, min_width);
-    if (!planes.planes.empty()) {
-      return sample_jpeg_planes(planes, rescale(plan.region, planes.scale), plan.height, plan.width, plan.mirror,
-                                options);
-    }
+  // Each thread keeps its planes' buffers for the next image, unless they grew past 4 Mpixels.
+  thread_local JpegPlanes planes;
+  if (is_jpeg(bytes) && decode_jpeg_planes(bytes, name, min_height, min_width, planes)) {
+    Array out = sample_jpeg_planes(planes, rescale(plan.region, planes.scale), plan.height, plan.width, plan.mirror,
+                                   options);
+    if (planes.height * planes.width > (int64_t{1} << 22)) planes = JpegPlanes();
+    return out;
   }
   const Image image = decode_image(bytes, name, min_height, min_width);
   check_size({image.height, image.width}, name);

@@ -54,13 +54,31 @@ void blend_rows(const uint8_t* r0, const uint8_t* r1, float wy, int64_t count, f
   }
 }
 
-// Replaces `pixels` interleaved R, G, B floats by their luminance, one float a pixel, in place.
-void to_luminance(float* row, int64_t pixels) {
-  for (int64_t p = 0; p < pixels; ++p) row[p] = 0.299f * row[3 * p] + 0.587f * row[3 * p + 1] + 0.114f * row[3 * p + 2];
+// The luminance of `pixels` interleaved R, G, B floats, one float a pixel.
+void to_luminance(const float* __restrict row, float* __restrict luma, int64_t pixels) {
+  for (int64_t p = 0; p < pixels; ++p) {
+    luma[p] = 0.299f * row[3 * p] + 0.587f * row[3 * p + 1] + 0.114f * row[3 * p + 2];
+  }
 }
 
-// dst[x] = normalised horizontal interpolation of channel c of `row` (stride floats a pixel), one
-// output at a time (the compiler makes gathers of it).
+// Interleaved `channels`-float pixels (1 or 3) to one row per channel, `pitch` floats apart.
+void deinterleave(const float* __restrict row, int64_t channels, int64_t pixels, int64_t pitch,
+                  float* __restrict planar) {
+  if (channels == 1) {
+    std::copy(row, row + pixels, planar);
+    return;
+  }
+  float* __restrict r = planar;
+  float* __restrict g = planar + pitch;
+  float* __restrict b = planar + 2 * pitch;
+  for (int64_t p = 0; p < pixels; ++p) {  // channels == 3
+    r[p] = row[3 * p];
+    g[p] = row[3 * p + 1];
+    b[p] = row[3 * p + 2];
+  }
+}
+
+// dst[x] = normalised horizontal interpolation of `row` (one float a pixel), one output at a time (the compiler makes gathers of it).
 void blend_columns_gather(const float* __restrict row, const Taps& cols, int32_t begin, float scale, float shift,
                           float* __restrict dst) {
   const int32_t* __restrict lo = cols.lo.data();
@@ -98,7 +116,7 @@ int32_t blend_columns_permute(const float* row, const Taps& cols, float scale, f
 }
 #endif
 
-// dst[x] = normalised horizontal interpolation of channel c of `row` for every output x.
+// dst[x] = normalised horizontal interpolation of `row` for every output x.
 void blend_columns(const float* row, const Taps& cols, float scale, float shift, float* dst) {
   int32_t done = 0;
 #if defined(__AVX512F__)
@@ -115,17 +133,25 @@ void sample_planar(const uint8_t* pixels, int64_t height, int64_t width, int64_t
   const int64_t kept = luminance ? 1 : channels;
   const Taps rows = axis_taps(region.top, region.height, out_height, height, false);
   Taps cols = axis_taps(region.left, region.width, out_width, width, mirror);
-  to_offsets(cols, kept);
+  to_offsets(cols, 1);
   const int64_t span = cols.last - cols.first + 1;  // columns the crop reads
-  thread_local std::vector<float> row;
-  row.resize(static_cast<size_t>(span * channels + 32));  // the permuting blend reads up to 32 floats on
+  const int64_t pitch = span + 32;                  // the permuting blend reads up to 32 floats on
+  thread_local std::vector<float> row, planar;
+  row.resize(static_cast<size_t>(span * channels));
+  planar.resize(static_cast<size_t>(pitch * kept));
   const int64_t plane = out_height * out_width, stride = width * channels;
   const uint8_t* start = pixels + cols.first * channels;
   for (int64_t y = 0; y < out_height; ++y) {
     const auto i = static_cast<size_t>(y);
     blend_rows(start + rows.lo[i] * stride, start + rows.hi[i] * stride, rows.weight[i], span * channels, row.data());
-    if (luminance) to_luminance(row.data(), span);
-    for (int64_t c = 0; c < kept; ++c) blend_columns(row.data() + c, cols, scale[c], shift[c], out + c * plane + y * out_width);
+    if (luminance) {
+      to_luminance(row.data(), planar.data(), span);
+    } else {
+      deinterleave(row.data(), channels, span, pitch, planar.data());
+    }
+    for (int64_t c = 0; c < kept; ++c) {
+      blend_columns(planar.data() + c * pitch, cols, scale[c], shift[c], out + c * plane + y * out_width);
+    }
   }
 }
 

@@ -7,33 +7,10 @@
 #include <kusari/core/error.h>
 #include <kusari/data/binary_file.h>
 #include <kusari/data/cmyk.h>
+#include <kusari/data/turbojpeg_handle.h>
 
 namespace kusari::data {
 namespace {
-
-// One TurboJPEG decompressor per thread (handles are not thread-safe, and are cheap to keep).
-class Decompressor {
- public:
-  Decompressor() : handle_(tjInitDecompress()) {}
-  ~Decompressor() {
-    if (handle_) tjDestroy(handle_);
-  }
-  Decompressor(const Decompressor&) = delete;
-  Decompressor& operator=(const Decompressor&) = delete;
-  tjhandle get() const {
-    if (!handle_) throw IOError(cat("decode_jpeg: cannot start TurboJPEG (", tjGetErrorStr2(nullptr), ")"));
-    return handle_;
-  }
-
- private:
-  tjhandle handle_;
-};
-
-// True when the last TurboJPEG call on `handle` failed in a way that leaves the image wrong.
-bool failed(tjhandle handle) {
-  if (tjGetErrorCode(handle) == TJERR_FATAL) return true;
-  return std::strstr(tjGetErrorStr2(handle), "Premature end") != nullptr;  // truncated data
-}
 
 // True for the start-of-frame markers (C0-CF but DHT C4, JPG C8 and DAC CC).
 bool is_frame_marker(uint8_t marker) {
@@ -47,7 +24,7 @@ std::vector<uint8_t> decompress(tjhandle handle, const std::vector<uint8_t>& byt
                               static_cast<size_t>(tjPixelSize[format]));
   if (tjDecompress2(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), pixels.data(), width, 0, height,
                     format, 0) != 0 &&
-      failed(handle)) {
+      turbojpeg_failed(handle)) {
     throw IOError(cat(name, ": cannot decode the JPEG data of ", bytes.size(), " bytes (", tjGetErrorStr2(handle),
                       ")"));
   }
@@ -88,21 +65,39 @@ std::optional<JpegHeader> scan_jpeg_header(const std::vector<uint8_t>& bytes) {
 }
 
 JpegScale choose_jpeg_scale(int64_t height, int64_t width, int64_t min_height, int64_t min_width) {
+  static const std::vector<JpegScale> fast = [] {
+    int count = 0;
+    const tjscalingfactor* factors = tjGetScalingFactors(&count);
+    std::vector<JpegScale> result;
+    for (int i = 0; factors != nullptr && i < count; ++i) {
+      const int denom = factors[i].denom;
+      if (factors[i].num == 1 && denom > 1 && (denom & (denom - 1)) == 0) result.push_back({1, denom});
+    }
+    return result;
+  }();
   JpegScale best;
-  for (int denom : {2, 4, 8}) {
-    const JpegScale scale{1, denom};
-    if (scaled_size(height, scale) < min_height || scaled_size(width, scale) < min_width) break;
-    best = scale;
+  for (const JpegScale& scale : fast) {
+    const bool covers = scaled_size(height, scale) >= min_height && scaled_size(width, scale) >= min_width;
+    if (covers && scale.denom > best.denom) best = scale;
   }
   return best;
+}
+
+std::pair<int64_t, int64_t> jpeg_size(const std::vector<uint8_t>& bytes, const std::string& name) {
+  tjhandle handle = turbojpeg_decompressor();
+  int width = 0, height = 0, subsampling = 0, colorspace = 0;
+  if (tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height,
+                          &subsampling, &colorspace) != 0) {
+    throw IOError(cat(name, ": not a readable JPEG (", tjGetErrorStr2(handle), ")"));
+  }
+  return {height, width};
 }
 
 int64_t scaled_size(int64_t side, JpegScale scale) { return (side * scale.num + scale.denom - 1) / scale.denom; }
 
 Image decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& name, int64_t min_height,
                   int64_t min_width) {
-  thread_local Decompressor decompressor;
-  tjhandle handle = decompressor.get();
+  tjhandle handle = turbojpeg_decompressor();
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height,
                           &subsampling, &colorspace) != 0) {

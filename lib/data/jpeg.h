@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <kusari/data/image.h>
@@ -28,7 +29,10 @@ bool is_jpeg(const std::vector<uint8_t>& bytes);
 // The frame size and Adobe marker, read from the markers alone (no decoding); nullopt when the
 // start-of-frame marker lies beyond `bytes` (a file read only in part) or the data is not a JPEG.
 std::optional<JpegHeader> scan_jpeg_header(const std::vector<uint8_t>& bytes);
-// The smallest of TurboJPEG's scaling factors 1/1, 1/2, 1/4, 1/8 whose output of a height x width
+// The full-size height and width from the JPEG's headers, read by TurboJPEG (which needs the headers
+// up to the first scan); throws IOError naming `name` when the data is not a readable JPEG.
+std::pair<int64_t, int64_t> jpeg_size(const std::vector<uint8_t>& bytes, const std::string& name);
+// The smallest of TurboJPEG's scaling factors (tjGetScalingFactors) of the form 1/2^k whose output of a height x width
 // JPEG still has at least min_height rows and min_width columns (1/1 when none is that large). The
 // factors 7/8 ... 9/16 are left out: libjpeg-turbo decodes them without SIMD, and a 500 x 375 image
 // took 1.5 ms at 7/8 against 0.8 ms at 1/1 on this machine's EPYC (tjbench).
