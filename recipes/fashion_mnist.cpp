@@ -24,7 +24,11 @@ class FashionMnist : public StepSgdRecipe {
   std::string description() const override {
     return "Fashion-MNIST with an MLP or ResNet-20, data-parallel with batch normalization over the global batch";
   }
-  Settings defaults(Preset, const std::string& model) const override {
+  Preset default_preset() const override { return Preset::fashion_mnist; }
+  Settings defaults(Preset preset, const std::string& model) const override {
+    if (preset != Preset::fashion_mnist) {
+      throw FlagError{"--preset: expected fashion_mnist (the only preset of this command), got imagenet"};
+    }
     Settings s = preset_settings(Preset::fashion_mnist);
     const bool mlp = model != "resnet20";
     s.model = mlp ? "mlp" : "resnet20";

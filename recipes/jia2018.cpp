@@ -56,8 +56,7 @@ class Jia2018 : public Recipe {
         ->capture_default_str();
     app.add_option("--lars-eps", options_.eps, "epsilon of the trust ratio")->check(nonnegative_number())
         ->capture_default_str();
-    app.add_flag("--lars-clip,!--no-lars-clip", options_.clip, "LARC: rate min(lr, trust) instead of lr x trust")
-        ->capture_default_str();
+    add_switch(app, "lars-clip", options_.clip, "LARC: rate min(lr, trust) instead of lr x trust");
     app.add_option("--weight-decay", options_.weight_decay_rate, "weight decay (not on biases nor BN gamma/beta)")
         ->check(nonnegative_number())->capture_default_str();
   }
@@ -81,7 +80,7 @@ class Jia2018 : public Recipe {
     O::exclude_from_weight_decay(*optimizer);
     return optimizer;
   }
-  void extend(training::Trainer& trainer, const RunContext&) override {
+  void extend(training::Trainer& trainer) override {
     auto decay = std::make_shared<O::PolynomialSchedule>(lr_, lr_end_, epochs_ - warmup_.value(), power_);
     trainer.extend(std::make_shared<training::ScheduleShift>(
         "lr", std::make_shared<O::LinearWarmup>(decay, warmup_.value(), 0.0, true), "epoch"));

@@ -34,7 +34,10 @@ def check(command, status, words):
 for recipe in recipes:
     for args, words in BAD:
         check([recipe, "--preset", "fashion_mnist"] + args, 2, words)
-    check([recipe, "--preset", "imagenet"], 2, ["--train"])
+    if os.path.basename(recipe) == "fashion_mnist":
+        check([recipe, "--preset", "imagenet"], 2, ["--preset", "fashion_mnist", "imagenet"])
+    else:
+        check([recipe, "--preset", "imagenet"], 2, ["--train", "--val"])
     text = check([recipe, "--help"], 0, ["--batchsize", "--epoch", "--resume", "--autoload", "--frequency",
                                           "--seed", "--threads", "--device", "--dtype", "--wire-dtype",
                                           "--communicator", "--preset", "--train", "--val", "--root",

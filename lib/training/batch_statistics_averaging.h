@@ -1,7 +1,9 @@
 #pragma once
-// Batch normalization without moving averages, evaluated on every rank's statistics (Akiba et al.
-// 2017): right before evaluation, one all-reduce averages the last training batch's E[x] and E[x²] of
-// every such layer over the ranks, so each rank evaluates with the statistics of the global batch.
+// Batch-normalization statistics made the same on every rank. Each rank of a data-parallel run with
+// local batch normalization gathers statistics from its own batches, so before evaluation and before
+// a snapshot (which keeps rank 0's copy for every rank) one all-reduce puts every rank on the
+// statistics of all ranks together (ChainerMN's AllreducePersistent, and for layers without running
+// averages the evaluation statistics of Akiba et al. 2017).
 
 #include <memory>
 
@@ -11,14 +13,15 @@
 
 namespace kusari::training {
 
-// For every BatchNormalization in `model` kept without running averages, replaces last_mean and
-// last_var by those of all ranks' last training batches together: E[x] and E[x²] weighted by each
-// rank's last_count, every layer in one float64 all-reduce, var = E[x²] − E[x]². A layer no rank has
-// trained yet is left as it is. Collective: every rank calls it with the same model structure.
+// For every BatchNormalization in `model`: with running averages, replaces avg_mean and avg_var by
+// their mean over the ranks; without them, replaces last_mean and last_var by those of all ranks'
+// last training batches together (E[x] and E[x²] weighted by each rank's last_count, var = E[x²] −
+// E[x]²), leaving a layer no rank has trained yet as it is. One float64 all-reduce for every layer.
+// Collective: every rank calls it with the same model structure.
 void average_batch_statistics_now(const links::Link& model, const distributed::Communicator& comm);
 
-// An extension that runs average_batch_statistics_now before the evaluator (give it the evaluator's
-// trigger: `trainer.extend(average_batch_statistics(model, comm), evaluation_trigger)`).
+// An extension that runs average_batch_statistics_now before the evaluator and snapshots of the same
+// iteration: `trainer.extend(average_batch_statistics(model, comm), evaluation_trigger)`.
 std::shared_ptr<Extension> average_batch_statistics(std::shared_ptr<links::Link> model, distributed::Communicator comm);
 
 }  // namespace kusari::training

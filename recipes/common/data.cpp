@@ -8,6 +8,7 @@
 #include <kusari/data/mnist.h>
 #include <kusari/data/multithread_iterator.h>
 #include <kusari/data/serial_iterator.h>
+#include <kusari/data/shard_entries.h>
 #include <kusari/distributed/scatter_dataset.h>
 
 namespace kusari::recipes {
@@ -60,14 +61,13 @@ D::DatasetPtr image_dataset(const Settings& s, std::vector<D::LabeledPath> entri
     return std::make_shared<D::LabeledImageDataset>(std::move(entries), options);
   }
   D::InMemoryOptions memory;
-  memory.storage = s.in_memory == "compressed" && s.cache_decoded == 0 ? D::InMemoryStorage::compressed
-                                                                        : D::InMemoryStorage::decoded;
+  const bool compressed = s.in_memory == "compressed" && s.cache_decoded == 0;
+  memory.storage = compressed ? D::ImageStorage::compressed : D::ImageStorage::decoded;
   memory.shorter_side = s.cache_decoded;
-  const int64_t bytes = D::InMemoryLabeledImageDataset::estimate_bytes(entries, memory);
+  const int64_t bytes = D::InMemoryLabeledImageDataset::estimate_bytes(entries, options, memory);
   if (leader) {
-    std::cout << (train ? "training" : "validation") << " shard in memory ("
-              << (memory.storage == D::InMemoryStorage::compressed ? "compressed" : "decoded") << "): about "
-              << bytes / (1 << 20) << " MiB per rank\n" << std::flush;
+    std::cout << (train ? "training" : "validation") << " shard in memory (" << (compressed ? "compressed" : "decoded")
+              << "): " << bytes / (1 << 20) << " MiB on rank 0\n" << std::flush;
   }
   return std::make_shared<D::InMemoryLabeledImageDataset>(std::move(entries), options, memory);
 }

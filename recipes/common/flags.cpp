@@ -88,6 +88,12 @@ CLI::Validator one_of(const std::vector<std::string>& choices) {
   });
 }
 
+CLI::Option* add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description) {
+  const std::string shown = value ? "true" : "false";
+  return app.add_flag("--" + name + ",!--no-" + name, value, description + " (default " + shown + ")")
+      ->default_str(shown);
+}
+
 bool parse_flags(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);

@@ -27,6 +27,10 @@ CLI::Validator unit_interval();
 // Accepts one of `choices` exactly.
 CLI::Validator one_of(const std::vector<std::string>& choices);
 
+// Adds the switch --`name` with its negation --no-`name` bound to `value`, whose current value is the
+// default shown by --help and written to args.json.
+CLI::Option* add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description);
+
 // Parses argv into the options bound to `app`. Returns false after printing the help for --help/-h;
 // throws FlagError for an unknown flag, a missing value or a value its validator refuses.
 bool parse_flags(CLI::App& app, int argc, char** argv);

@@ -25,4 +25,15 @@ bool PeriodOrEndTrigger::operator()(const training::Trainer& trainer) {
   return std::floor(*previous / period_) != std::floor(current / period_) || end_.reached(trainer);
 }
 
+bool EitherTrigger::operator()(const training::Trainer& trainer) {
+  const bool first = first_(trainer);
+  const bool second = second_(trainer);
+  return first || second;
+}
+
+void EitherTrigger::serialize(Serializer& serializer) {
+  first_.serialize(serializer["first"]);
+  second_.serialize(serializer["second"]);
+}
+
 }  // namespace kusari::recipes

@@ -49,4 +49,18 @@ class PeriodOrEndTrigger : public training::CloneableTrigger<PeriodOrEndTrigger>
   training::UnitProgress progress_;
 };
 
+// Fires when either of two triggers fires (both are called every time, so each keeps its own count).
+class EitherTrigger : public training::CloneableTrigger<EitherTrigger> {
+ public:
+  // Fires with `first` or `second`.
+  EitherTrigger(training::Trigger first, training::Trigger second) : first_(std::move(first)), second_(std::move(second)) {}
+  // Whether either fired after the last update.
+  bool operator()(const training::Trainer& trainer) override;
+  // Saves or loads both triggers' states under "first/" and "second/".
+  void serialize(Serializer& serializer) override;
+
+ private:
+  training::Trigger first_, second_;
+};
+
 }  // namespace kusari::recipes

@@ -6,24 +6,13 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <kusari/distributed/communicator.h>
 #include <kusari/links/link.h>
 #include <kusari/optimizers/optimizer.h>
 #include <kusari/training/trainer.h>
-#include <kusari/training/trigger.h>
 
 #include "settings.h"
 
 namespace kusari::recipes {
-
-// What a recipe's extensions may need of the run.
-struct RunContext {
-  const Settings& settings;                         // the parsed common flags
-  const distributed::Communicator& comm;            // the ranks of the job
-  std::shared_ptr<links::Link> model;               // the predictor being trained (logits out)
-  std::shared_ptr<optimizers::Optimizer> optimizer; // the multi-node optimizer
-  training::Trigger evaluation_trigger;             // when the validation set is evaluated
-};
 
 // One paper's recipe; each executable derives one and passes it to run_recipe().
 class Recipe {
@@ -33,6 +22,8 @@ class Recipe {
   virtual std::string name() const = 0;
   // One line on what it reproduces, for --help.
   virtual std::string description() const = 0;
+  // The preset a command line without --preset runs.
+  virtual Preset default_preset() const { return Preset::imagenet; }
   // The common settings' defaults for `preset` (the model given by --model, if any, is `model`).
   virtual Settings defaults(Preset preset, const std::string& model) const = 0;
   // Adds the paper's own hyperparameters to `app`, with their defaults for `settings`.
@@ -43,8 +34,8 @@ class Recipe {
   // The paper's optimizer, set up on `model` with its hooks (it is made multi-node afterwards).
   virtual std::shared_ptr<optimizers::Optimizer> make_optimizer(const Settings& settings,
                                                                 const std::shared_ptr<links::Link>& model) = 0;
-  // Adds the paper's trainer extensions (learning-rate schedule and the like).
-  virtual void extend(training::Trainer& trainer, const RunContext& run) = 0;
+  // Adds the paper's trainer extensions (its learning-rate schedule).
+  virtual void extend(training::Trainer& trainer) = 0;
 };
 
 // Parses the flags (exit status 2 with a message on a bad one, 0 after --help), writes args.json, and

@@ -36,10 +36,12 @@ struct CommandLine {
 
 // Parses argv for `recipe`; empty after --help. Throws FlagError.
 std::optional<CommandLine> parse(int argc, char** argv, Recipe& recipe) {
-  const Preset preset = preset_from_name(prescan_flag(argc, argv, "--preset", "imagenet"));
+  const std::string default_preset = recipe.default_preset() == Preset::imagenet ? "imagenet" : "fashion_mnist";
+  const Preset preset = preset_from_name(prescan_flag(argc, argv, "--preset", default_preset));
   CommandLine line{recipe.defaults(preset, prescan_flag(argc, argv, "--model", "")), ""};
   CLI::App app(recipe.description(), recipe.name());
   app.get_formatter()->column_width(34);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last wins
   add_common_flags(app, line.settings);
   recipe.add_flags(app, line.settings);
   if (!parse_flags(app, argc, argv)) return std::nullopt;
@@ -139,12 +141,15 @@ void train(Recipe& recipe, const CommandLine& line) {
   const TrainingEnd end{s.epoch, s.max_iterations};
   T::Trainer trainer(updater, StopTrigger(end), s.out);
   const T::Trigger evaluation = PeriodOrEndTrigger(s.eval_interval, end);
-  recipe.extend(trainer, RunContext{s, comm, model, optimizer, evaluation});
+  recipe.extend(trainer);
   observe_iteration(trainer, optimizer);
   trainer.extend(T::create_multi_node_evaluator(std::make_shared<T::Evaluator>(data.val_iter, loss, model), comm),
                  evaluation);
   auto snapshot = T::multi_node_snapshot(comm, {.n_retains = 2, .autoload = s.autoload});
-  trainer.extend(snapshot, T::Trigger{s.frequency, "epoch"});
+  const T::Trigger snapshot_trigger{s.frequency, "epoch"};
+  trainer.extend(snapshot, snapshot_trigger);
+  // Every rank evaluates, and the snapshot keeps, the batch statistics of all ranks together.
+  trainer.extend(T::average_batch_statistics(model, comm), EitherTrigger(evaluation, snapshot_trigger));
   if (leader) extend_reports(trainer, s);
   if (!s.resume.empty()) snapshot->load(trainer, s.resume);
   trainer.run();

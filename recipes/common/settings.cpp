@@ -61,8 +61,8 @@ void add_common_flags(CLI::App& app, Settings& s) {
       ->check(positive_integer())->capture_default_str();
   app.add_option("--bucket-bytes", s.bucket_bytes, "gradients fused per all-reduce (tensor fusion θ, bytes)")
       ->check(positive_integer())->capture_default_str();
-  app.add_flag("--double-buffering,!--no-double-buffering", s.double_buffering,
-               "apply the previous step's averaged gradients while this step's travel")->capture_default_str();
+  add_switch(app, "double-buffering", s.double_buffering,
+             "apply the previous step's averaged gradients while this step's travel");
   app.add_option("--loss-scale", s.loss_scale, "none, dynamic, or a fixed loss scale")->capture_default_str();
   app.add_option("--train", s.train_list, "training list file of 'path label' lines (ImageNet format)");
   app.add_option("--val", s.val_list, "validation list file");
@@ -87,18 +87,17 @@ void add_common_flags(CLI::App& app, Settings& s) {
   app.add_option("--bn-eps", s.bn_eps, "batch normalization's eps")->check(positive_number())->capture_default_str();
   app.add_option("--bn-decay", s.bn_decay, "weight of the old running averages")->check(unit_interval())
       ->capture_default_str();
-  app.add_flag("--bn-running-average,!--no-bn-running-average", s.bn_running_average,
-               "evaluate with running averages (else with the last training batch's statistics)")
-      ->capture_default_str();
-  app.add_flag("--zero-gamma,!--no-zero-gamma", s.zero_gamma,
-               "start the last batch normalization of every residual branch at gamma = 0")->capture_default_str();
+  add_switch(app, "bn-running-average", s.bn_running_average,
+             "evaluate with running averages (else with the last training batch's statistics)");
+  add_switch(app, "zero-gamma", s.zero_gamma,
+             "start the last batch normalization of every residual branch at gamma = 0");
   app.add_option("--label-smoothing", s.label_smoothing, "label smoothing epsilon")->check(unit_interval())
       ->capture_default_str();
   app.add_option("--eval-batchsize", s.eval_batchsize, "examples per rank per evaluation batch")
       ->check(positive_integer())->capture_default_str();
   app.add_option("--eval-interval", s.eval_interval, "evaluate every N epochs (and at the end)")
       ->check(positive_number())->capture_default_str();
-  app.add_flag("--progress,!--no-progress", s.progress, "draw a progress bar")->capture_default_str();
+  add_switch(app, "progress", s.progress, "draw a progress bar");
 }
 
 void check_settings(const Settings& s) {

@@ -25,16 +25,16 @@ void StepSgdRecipe::add_flags(CLI::App& app, const Settings&) {
   app.add_option("--momentum", values_.momentum, "momentum")->check(unit_interval())->capture_default_str();
   app.add_option("--weight-decay", values_.weight_decay, "L2 weight decay")->check(nonnegative_number())
       ->capture_default_str();
-  app.add_flag("--decay-bias-bn,!--no-decay-bias-bn", values_.decay_bias_and_bn,
-               "weight decay on biases and batch-normalization parameters too")->capture_default_str();
+  add_switch(app, "decay-bias-bn", values_.decay_bias_and_bn,
+             "weight decay on biases and batch-normalization parameters too");
   warmup_.add_to(app, "--warmup-epochs", "epochs of gradual warm-up from --warmup-start-lr to lr");
   app.add_option("--warmup-start-lr", values_.warmup_start_lr, "learning rate at the start of the warm-up")
       ->check(nonnegative_number())->capture_default_str();
   milestones_.add_to(app, "--lr-milestones", "epochs at which lr is multiplied by --lr-decay");
   app.add_option("--lr-decay", values_.lr_decay, "factor at each milestone")->check(positive_number())
       ->capture_default_str();
-  app.add_flag("--momentum-correction,!--no-momentum-correction", values_.momentum_correction,
-               "rescale the momentum buffer by lr_new / lr_old when lr changes")->capture_default_str();
+  add_switch(app, "momentum-correction", values_.momentum_correction,
+             "rescale the momentum buffer by lr_new / lr_old when lr changes");
 }
 
 void StepSgdRecipe::resolve(const Settings& settings) {
@@ -60,7 +60,7 @@ std::shared_ptr<O::Optimizer> StepSgdRecipe::make_optimizer(const Settings&, con
   return optimizer;
 }
 
-void StepSgdRecipe::extend(training::Trainer& trainer, const RunContext&) {
+void StepSgdRecipe::extend(training::Trainer& trainer) {
   auto steps = std::make_shared<O::MultiStepSchedule>(lr_, values_.lr_decay, milestones_.values());
   std::shared_ptr<const O::Schedule> schedule = steps;
   if (warmup_.value() > 0) {

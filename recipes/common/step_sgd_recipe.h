@@ -33,7 +33,7 @@ class StepSgdRecipe : public Recipe {
   std::shared_ptr<optimizers::Optimizer> make_optimizer(const Settings& settings,
                                                         const std::shared_ptr<links::Link>& model) override;
   // Drives lr per iteration: lr_0 rising linearly to lr over the warm-up, then ÷(1/lr_decay) at each milestone.
-  void extend(training::Trainer& trainer, const RunContext& run) override;
+  void extend(training::Trainer& trainer) override;
 
  private:
   StepSgdDefaults values_;

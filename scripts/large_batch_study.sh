@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The large-batch study (docs/large_batch.md): ResNet-20 on Fashion-MNIST under `mpiexec -n 2`, batch
+# normalization over groups of 32 examples, the same epochs for every run: the small-batch baseline,
+# plain momentum SGD at a large batch, and each recipe's fashion_mnist preset at that batch.
+# Usage: scripts/large_batch_study.sh [RUN ...]   (default: every run below, in order)
+# A finished run (its log in docs/large_batch/<run>/ reaches the last epoch) is skipped; an
+# interrupted one resumes from its newest snapshot under $STUDY_SCRATCH (default study_runs/).
+# EPOCHS (default 15) sets the epochs of every run; KUSARI_BUILD_DIR the build directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+epochs=${EPOCHS:-15}
+build=${KUSARI_BUILD_DIR:-build}
+scratch=${STUDY_SCRATCH:-study_runs}
+baseline=(--model resnet20 --bn local --bn-batch 32)
+declare -A recipe flags
+add() { recipe[$1]=$2; flags[$1]=$3; order+=("$1"); }
+order=()
+add baseline_b128 fashion_mnist "-b 128 ${baseline[*]} --seed 0"
+add baseline_b128_seed1 fashion_mnist "-b 128 ${baseline[*]} --seed 1"
+add plain_b4096 fashion_mnist "-b 4096 ${baseline[*]}"
+add goyal2017_b4096 goyal2017 "-b 4096"
+add akiba2017_b4096 akiba2017 "-b 4096"
+add jia2018_b4096 jia2018 "-b 4096"
+add kumar2017_b4096 kumar2017 "-b 4096"
+add plain_b8192 fashion_mnist "-b 8192 ${baseline[*]}"
+add goyal2017_b8192 goyal2017 "-b 8192"
+add akiba2017_b8192 akiba2017 "-b 8192"
+add jia2018_b8192 jia2018 "-b 8192"
+
+runs=("$@")
+[ ${#runs[@]} -gt 0 ] || runs=("${order[@]}")
+ninja -C "$build" recipes/fashion_mnist recipes/goyal2017 recipes/akiba2017 recipes/jia2018 recipes/kumar2017 >/dev/null
+
+# Whether docs/large_batch/<run>/log holds the last epoch.
+finished() {
+  /usr/bin/python3 - "docs/large_batch/$1/log" "$epochs" <<'PY'
+import json, sys
+try:
+    log = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(1)
+sys.exit(0 if log and log[-1]["epoch"] >= float(sys.argv[2]) else 1)
+PY
+}
+
+for run in "${runs[@]}"; do
+  [ -n "${recipe[$run]:-}" ] || { echo "unknown run '$run' (expected one of: ${order[*]})" >&2; exit 2; }
+  if finished "$run"; then echo "$run: finished, skipped"; continue; fi
+  echo "$run: ${recipe[$run]} ${flags[$run]} --epoch $epochs"
+  # shellcheck disable=SC2086
+  mpiexec -n 2 "$build/recipes/${recipe[$run]}" --preset fashion_mnist --epoch "$epochs" --threads 1 \
+    --no-progress --autoload --out "$scratch/$run" ${flags[$run]} > "$scratch.$run.out" 2>&1 || {
+    echo "$run failed; see $scratch.$run.out" >&2; exit 1; }
+  mkdir -p "docs/large_batch/$run"
+  cp "$scratch/$run/log" "$scratch/$run/args.json" "docs/large_batch/$run/"
+  mv "$scratch.$run.out" "docs/large_batch/$run/stdout.txt"
+done
