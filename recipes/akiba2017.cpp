@@ -3,7 +3,8 @@
 // epoch b_c), the slow-start learning rate (0.5, 0.075, 0.01, 0.001 × 0.1·B/256 from epochs 0, 40,
 // 70, 85), batch normalization without moving averages (batch statistics in training; before each
 // evaluation the run loop averages the last training batch's E[x] and E[x²] over the ranks, see
-// training::average_batch_statistics), gradients all-reduced in float16. Reported: 1024 P100, B = 32768, 90 epochs in 15 minutes, 74.9% top-1.
+// training::average_batch_statistics), gradients all-reduced in float16.
+// Reported: 1024 P100, B = 32768, 90 epochs in 15 minutes, 74.9% top-1.
 
 #include <kusari/optimizers/rmsprop_warmup.h>
 #include <kusari/optimizers/schedules.h>
@@ -14,16 +15,13 @@
 #include "common/recipe.h"
 
 namespace kusari::recipes {
-namespace {
 
 namespace O = kusari::optimizers;
 
 class Akiba2017 : public Recipe {
  public:
-  std::string name() const override { return "akiba2017"; }
-  std::string description() const override {
-    return "Akiba et al. 2017: RMSprop warm-up, slow-start learning rate, BN without moving averages";
-  }
+  Akiba2017()
+      : Recipe("akiba2017", "Akiba et al. 2017: RMSprop warm-up, slow-start lr, BN without moving averages") {}
   Settings defaults(Preset preset, const std::string&) const override {
     Settings s = preset_settings(preset);
     if (preset == Preset::imagenet) s.batchsize = 32768;
@@ -85,7 +83,6 @@ class Akiba2017 : public Recipe {
   O::RMSpropWarmupOptions options_{.weight_decay_rate = 1e-4};
 };
 
-}  // namespace
 }  // namespace kusari::recipes
 
 int main(int argc, char** argv) {

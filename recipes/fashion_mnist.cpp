@@ -7,7 +7,6 @@
 #include "common/step_sgd_recipe.h"
 
 namespace kusari::recipes {
-namespace {
 
 // Momentum SGD as the MNIST examples run it: no warm-up, one drop at 2/3 of the epochs, weight decay
 // (ResNet only) sparing biases and batch-normalization parameters. lr_base gives lr 0.05 at the MLP's
@@ -19,11 +18,9 @@ StepSgdDefaults mnist_sgd(bool mlp) {
 
 class FashionMnist : public StepSgdRecipe {
  public:
-  explicit FashionMnist(const std::string& model) : StepSgdRecipe(mnist_sgd(model != "resnet20")) {}
-  std::string name() const override { return "fashion_mnist"; }
-  std::string description() const override {
-    return "Fashion-MNIST with an MLP or ResNet-20, data-parallel with batch normalization over the global batch";
-  }
+  explicit FashionMnist(const std::string& model)
+      : StepSgdRecipe("fashion_mnist", "Fashion-MNIST, MLP or ResNet-20, data-parallel, BN over the global batch",
+                      mnist_sgd(model != "resnet20")) {}
   Preset default_preset() const override { return Preset::fashion_mnist; }
   Settings defaults(Preset preset, const std::string& model) const override {
     if (preset != Preset::fashion_mnist) {
@@ -40,7 +37,6 @@ class FashionMnist : public StepSgdRecipe {
   }
 };
 
-}  // namespace
 }  // namespace kusari::recipes
 
 int main(int argc, char** argv) {

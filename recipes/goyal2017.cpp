@@ -6,24 +6,16 @@
 #include "common/step_sgd_recipe.h"
 
 namespace kusari::recipes {
-namespace {
 
+// The paper's defaults throughout (StepSgdDefaults and goyal_settings are Goyal's values).
 class Goyal2017 : public StepSgdRecipe {
  public:
-  Goyal2017() : StepSgdRecipe(StepSgdDefaults{}) {}
-  std::string name() const override { return "goyal2017"; }
-  std::string description() const override {
-    return "Goyal et al. 2017: large-minibatch momentum SGD with linear scaling and gradual warm-up";
-  }
-  Settings defaults(Preset preset, const std::string&) const override {
-    Settings s = preset_settings(preset);
-    if (preset == Preset::imagenet) s.batchsize = 8192;
-    s.zero_gamma = true;
-    return s;
-  }
+  Goyal2017()
+      : StepSgdRecipe("goyal2017", "Goyal et al. 2017: large-minibatch momentum SGD, linear scaling, gradual warm-up",
+                      StepSgdDefaults{}) {}
+  Settings defaults(Preset preset, const std::string&) const override { return goyal_settings(preset); }
 };
 
-}  // namespace
 }  // namespace kusari::recipes
 
 int main(int argc, char** argv) {

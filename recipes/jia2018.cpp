@@ -16,7 +16,6 @@
 #include "common/recipe.h"
 
 namespace kusari::recipes {
-namespace {
 
 namespace O = kusari::optimizers;
 
@@ -26,10 +25,8 @@ double reference_lars_lr(int64_t batch) { return batch < 16384 ? 10.0 : batch < 
 
 class Jia2018 : public Recipe {
  public:
-  std::string name() const override { return "jia2018"; }
-  std::string description() const override {
-    return "Jia et al. 2018: mixed precision, LARS, polynomial decay, hybrid all-reduce with tensor fusion";
-  }
+  Jia2018()
+      : Recipe("jia2018", "Jia et al. 2018: mixed precision, LARS, polynomial decay, hybrid all-reduce") {}
   Settings defaults(Preset preset, const std::string& model) const override {
     Settings s = preset_settings(preset);
     if (preset == Preset::imagenet) {
@@ -43,7 +40,7 @@ class Jia2018 : public Recipe {
     return s;
   }
   void add_flags(CLI::App& app, const Settings& settings) override {
-    lr_option_ = app.add_option("--lr", lr_, "base learning rate of LARS (default by B: 10 below 16k, 25 below 32k, 31.2)")
+    lr_option_ = app.add_option("--lr", lr_, "base rate of LARS (default by B: 10 below 16k, 25 below 32k, 31.2)")
                      ->check(nonnegative_number());
     app.add_option("--lr-end", lr_end_, "learning rate at the end of the polynomial decay")
         ->check(nonnegative_number())->capture_default_str();
@@ -93,7 +90,6 @@ class Jia2018 : public Recipe {
   O::LARSOptions options_{.weight_decay_rate = 5e-5};
 };
 
-}  // namespace
 }  // namespace kusari::recipes
 
 int main(int argc, char** argv) {

@@ -7,26 +7,21 @@
 #include "common/step_sgd_recipe.h"
 
 namespace kusari::recipes {
-namespace {
 
+// Goyal's optimizer and settings with in-memory shards and the multi-color all-reduce.
 class Kumar2017 : public StepSgdRecipe {
  public:
-  Kumar2017() : StepSgdRecipe(StepSgdDefaults{}) {}
-  std::string name() const override { return "kumar2017"; }
-  std::string description() const override {
-    return "Kumar et al. 2017: in-memory sharded data and the multi-color all-reduce, with Goyal's optimizer";
-  }
+  Kumar2017()
+      : StepSgdRecipe("kumar2017", "Kumar et al. 2017: in-memory sharded data, multi-color all-reduce, Goyal's SGD",
+                      StepSgdDefaults{}) {}
   Settings defaults(Preset preset, const std::string&) const override {
-    Settings s = preset_settings(preset);
-    if (preset == Preset::imagenet) s.batchsize = 8192;
-    s.zero_gamma = true;
+    Settings s = goyal_settings(preset);
     s.communicator = "multi_color";
     s.in_memory = "compressed";
     return s;
   }
 };
 
-}  // namespace
 }  // namespace kusari::recipes
 
 int main(int argc, char** argv) {

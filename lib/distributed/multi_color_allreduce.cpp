@@ -8,7 +8,6 @@
 #include <kusari/distributed/allreduce_algorithm.h>
 #include <kusari/distributed/mpi_util.h>
 #include <kusari/distributed/ring.h>
-#include <kusari/distributed/wire_buffer.h>
 
 namespace kusari::distributed {
 namespace {
@@ -23,18 +22,8 @@ class MultiColorAllreduce : public AllreduceAlgorithm {
       run_colors(groups.all(), topology.size, buffer);
       return;
     }
-    RingPlan node_ring = natural_ring(groups.intra(), 0, buffer.size(), options_);
-    const ElementRange slice = owned_range(node_ring);
-    const Array slice_sum = scratch(buffer.wire_bytes(slice.end - slice.begin));
-    node_ring.owned = slice_sum.raw_data();
-    node_ring.phases = RingPhases::reduce_scatter;
-    run_rings({node_ring}, buffer);
-    if (topology.inter_size > 1) {
-      WireBuffer across(slice_sum.raw_data(), slice.end - slice.begin, buffer.wire_dtype());
-      run_colors(groups.inter(), topology.inter_size, across);
-    }
-    node_ring.phases = RingPhases::allgather;
-    run_rings({node_ring}, buffer);
+    reduce_within_nodes(buffer, groups, options_,
+                        [&](ReduceBuffer& slice) { run_colors(groups.inter(), topology.inter_size, slice); });
   }
 
  private:

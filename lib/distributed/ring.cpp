@@ -11,6 +11,7 @@
 #include <deque>
 
 #include <kusari/distributed/mpi_util.h>
+#include <kusari/distributed/wire_buffer.h>
 
 namespace kusari::distributed {
 namespace {
@@ -330,6 +331,22 @@ void run_rings(const std::vector<RingPlan>& plans, ReduceBuffer& buffer) {
     if (index != MPI_UNDEFINED) waiting[static_cast<size_t>(index)]->head_request() = MPI_REQUEST_NULL;
   }
   for (RingStream& stream : streams) stream.finish();
+}
+
+void reduce_within_nodes(ReduceBuffer& buffer, const CommGroups& groups, const CommunicatorOptions& options,
+                         const std::function<void(ReduceBuffer& slice)>& across) {
+  RingPlan node_ring = natural_ring(groups.intra(), 0, buffer.size(), options);
+  const ElementRange slice = owned_range(node_ring);
+  const Array slice_sum = scratch(buffer.wire_bytes(slice.end - slice.begin));
+  node_ring.owned = slice_sum.raw_data();
+  node_ring.phases = RingPhases::reduce_scatter;
+  run_rings({node_ring}, buffer);
+  if (groups.topology().inter_size > 1) {
+    WireBuffer wire_slice(slice_sum.raw_data(), slice.end - slice.begin, buffer.wire_dtype());
+    across(wire_slice);
+  }
+  node_ring.phases = RingPhases::allgather;
+  run_rings({node_ring}, buffer);
 }
 
 }  // namespace kusari::distributed

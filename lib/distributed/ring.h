@@ -5,8 +5,10 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include <kusari/distributed/comm_groups.h>
 #include <kusari/distributed/communicator_options.h>
 #include <kusari/distributed/reduce_buffer.h>
 
@@ -43,5 +45,12 @@ ElementRange owned_range(const RingPlan& plan);
 std::vector<int> rotated_order(int size, int first, bool reverse);
 // Runs every plan to completion, all at once; the plans' ranges must not overlap.
 void run_rings(const std::vector<RingPlan>& plans, ReduceBuffer& buffer);
+
+// Sums `buffer` over every rank in three steps: a ring reduce-scatter inside each node leaves every
+// rank one slice of its node's sum, `across` sums that slice (a buffer of wire values) with the ranks
+// holding the same slice on the other nodes (not called with one node), and a ring all-gather inside
+// the node returns the whole buffer. The node-aware half of two_dimensional and multi_color.
+void reduce_within_nodes(ReduceBuffer& buffer, const CommGroups& groups, const CommunicatorOptions& options,
+                         const std::function<void(ReduceBuffer& slice)>& across);
 
 }  // namespace kusari::distributed

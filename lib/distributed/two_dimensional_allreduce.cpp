@@ -4,7 +4,6 @@
 
 #include <kusari/distributed/allreduce_algorithm.h>
 #include <kusari/distributed/ring.h>
-#include <kusari/distributed/wire_buffer.h>
 
 namespace kusari::distributed {
 namespace {
@@ -20,19 +19,9 @@ class TwoDimensionalAllreduce : public AllreduceAlgorithm {
   }
 
   void run(ReduceBuffer& buffer, const CommGroups& groups) const override {
-    RingPlan node_ring = natural_ring(groups.intra(), 0, buffer.size(), options_);
-    const ElementRange slice = owned_range(node_ring);
-    const Array slice_sum = scratch(buffer.wire_bytes(slice.end - slice.begin));
-    node_ring.owned = slice_sum.raw_data();
-
-    node_ring.phases = RingPhases::reduce_scatter;
-    run_rings({node_ring}, buffer);
-    if (groups.topology().inter_size > 1) {
-      WireBuffer across(slice_sum.raw_data(), slice.end - slice.begin, buffer.wire_dtype());
-      run_rings({natural_ring(groups.inter(), 0, across.size(), options_)}, across);
-    }
-    node_ring.phases = RingPhases::allgather;
-    run_rings({node_ring}, buffer);
+    reduce_within_nodes(buffer, groups, options_, [&](ReduceBuffer& slice) {
+      run_rings({natural_ring(groups.inter(), 0, slice.size(), options_)}, slice);
+    });
   }
 
  private:

@@ -13,7 +13,8 @@ namespace kusari::recipes {
 class EpochScaled {
  public:
   // A value whose paper default is `paper` (one number or a list) out of `paper_epochs` epochs.
-  EpochScaled(std::vector<double> paper, double paper_epochs = 90) : paper_(std::move(paper)), paper_epochs_(paper_epochs) {}
+  EpochScaled(std::vector<double> paper, double paper_epochs = 90)
+      : paper_(std::move(paper)), paper_epochs_(paper_epochs) {}
   // Adds the flag (one number, or a comma-separated list when the paper value has several).
   void add_to(CLI::App& app, const std::string& flag, const std::string& what);
   // The given value, or the paper's scaled by epochs / paper_epochs; also shown as the flag's default.

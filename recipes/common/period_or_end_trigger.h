@@ -53,7 +53,8 @@ class PeriodOrEndTrigger : public training::CloneableTrigger<PeriodOrEndTrigger>
 class EitherTrigger : public training::CloneableTrigger<EitherTrigger> {
  public:
   // Fires with `first` or `second`.
-  EitherTrigger(training::Trigger first, training::Trigger second) : first_(std::move(first)), second_(std::move(second)) {}
+  EitherTrigger(training::Trigger first, training::Trigger second)
+      : first_(std::move(first)), second_(std::move(second)) {}
   // Whether either fired after the last update.
   bool operator()(const training::Trainer& trainer) override;
   // Saves or loads both triggers' states under "first/" and "second/".

@@ -17,11 +17,13 @@ namespace kusari::recipes {
 // One paper's recipe; each executable derives one and passes it to run_recipe().
 class Recipe {
  public:
+  // A recipe run as `name` ("goyal2017") whose --help starts with `description` (one line).
+  Recipe(std::string name, std::string description) : name_(std::move(name)), description_(std::move(description)) {}
   virtual ~Recipe() = default;
-  // The executable's name ("goyal2017").
-  virtual std::string name() const = 0;
-  // One line on what it reproduces, for --help.
-  virtual std::string description() const = 0;
+  // The executable's name.
+  const std::string& name() const { return name_; }
+  // What it reproduces, in one line.
+  const std::string& description() const { return description_; }
   // The preset a command line without --preset runs.
   virtual Preset default_preset() const { return Preset::imagenet; }
   // The common settings' defaults for `preset` (the model given by --model, if any, is `model`).
@@ -36,6 +38,9 @@ class Recipe {
                                                                 const std::shared_ptr<links::Link>& model) = 0;
   // Adds the paper's trainer extensions (its learning-rate schedule).
   virtual void extend(training::Trainer& trainer) = 0;
+
+ private:
+  std::string name_, description_;
 };
 
 // Parses the flags (exit status 2 with a message on a bad one, 0 after --help), writes args.json, and

@@ -107,7 +107,9 @@ void check_settings(const Settings& s) {
     }
     throw FlagError{"--device: expected cpu or cuda:N, got '" + s.device + "'"};
   }
-  if (s.loaders < -1) throw FlagError{"--loaders: expected -1 (automatic) or an integer >= 0, got " + std::to_string(s.loaders)};
+  if (s.loaders < -1) {
+    throw FlagError{"--loaders: expected -1 (automatic) or an integer >= 0, got " + std::to_string(s.loaders)};
+  }
   if (s.loss_scale != "none" && s.loss_scale != "dynamic") {
     char* end = nullptr;
     const double scale = std::strtod(s.loss_scale.c_str(), &end);

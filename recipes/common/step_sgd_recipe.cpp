@@ -14,8 +14,16 @@ namespace kusari::recipes {
 
 namespace O = kusari::optimizers;
 
-StepSgdRecipe::StepSgdRecipe(const StepSgdDefaults& paper)
-    : values_(paper), warmup_(paper.warmup_epochs), milestones_(paper.milestones) {}
+Settings goyal_settings(Preset preset) {
+  Settings s = preset_settings(preset);
+  if (preset == Preset::imagenet) s.batchsize = 8192;
+  s.zero_gamma = true;
+  return s;
+}
+
+StepSgdRecipe::StepSgdRecipe(std::string name, std::string description, const StepSgdDefaults& paper)
+    : Recipe(std::move(name), std::move(description)),
+      values_(paper), warmup_(paper.warmup_epochs), milestones_(paper.milestones) {}
 
 void StepSgdRecipe::add_flags(CLI::App& app, const Settings&) {
   lr_option_ = app.add_option("--lr", lr_, "peak learning rate (default: --lr-base x B / 256)")
@@ -51,7 +59,8 @@ void StepSgdRecipe::resolve(const Settings& settings) {
   }
 }
 
-std::shared_ptr<O::Optimizer> StepSgdRecipe::make_optimizer(const Settings&, const std::shared_ptr<links::Link>& model) {
+std::shared_ptr<O::Optimizer> StepSgdRecipe::make_optimizer(const Settings&,
+                                                            const std::shared_ptr<links::Link>& model) {
   auto optimizer = std::make_shared<O::MomentumSGD>(lr_, values_.momentum);
   optimizer->set_momentum_correction(values_.momentum_correction);
   optimizer->setup(model);

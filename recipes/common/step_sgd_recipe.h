@@ -23,11 +23,14 @@ struct StepSgdDefaults {
   bool momentum_correction = true;               // v scaled by lr_new / lr_old when lr changes
 };
 
-// A recipe whose optimizer is Goyal et al.'s; subclasses give name, description and defaults.
+// Goyal et al.'s common settings: ResNet-50 at B = 8192 for imagenet, zero-γ in either preset.
+Settings goyal_settings(Preset preset);
+
+// A recipe whose optimizer is Goyal et al.'s; subclasses give its defaults.
 class StepSgdRecipe : public Recipe {
  public:
-  // Flags default to `paper`.
-  explicit StepSgdRecipe(const StepSgdDefaults& paper);
+  // The recipe `name` (see Recipe) whose flags default to `paper`.
+  StepSgdRecipe(std::string name, std::string description, const StepSgdDefaults& paper);
   void add_flags(CLI::App& app, const Settings& settings) override;
   void resolve(const Settings& settings) override;
   std::shared_ptr<optimizers::Optimizer> make_optimizer(const Settings& settings,
