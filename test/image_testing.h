@@ -56,9 +56,11 @@ inline int max_difference(const data::Image& a, const data::Image& b) {
 }
 
 // A PNG of the given libpng colour type and bit depth whose rows are `rows` (already packed as the
-// file stores them, 16-bit samples big-endian), with `palette` for PNG_COLOR_TYPE_PALETTE.
+// file stores them, 16-bit samples big-endian), with `palette` for PNG_COLOR_TYPE_PALETTE, Adam7
+// interlaced when asked.
 inline std::vector<uint8_t> encode_png(int64_t height, int64_t width, int color_type, int bit_depth,
-                                       const std::vector<uint8_t>& rows, const std::vector<png_color>& palette = {}) {
+                                       const std::vector<uint8_t>& rows, const std::vector<png_color>& palette = {},
+                                       bool interlaced = false) {
   struct Sink {
     std::vector<uint8_t> bytes;
   } sink;
@@ -77,11 +79,15 @@ inline std::vector<uint8_t> encode_png(int64_t height, int64_t width, int color_
       },
       nullptr);
   png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), bit_depth, color_type,
-               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+               interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
   if (!palette.empty()) png_set_PLTE(png, info, palette.data(), static_cast<int>(palette.size()));
   png_write_info(png, info);
+  const int passes = png_set_interlace_handling(png);
   const size_t stride = rows.size() / static_cast<size_t>(height);
-  for (int64_t y = 0; y < height; ++y) png_write_row(png, rows.data() + static_cast<size_t>(y) * stride);
+  for (int pass = 0; pass < passes; ++pass) {
+    for (int64_t y = 0; y < height; ++y) png_write_row(png, rows.data() + static_cast<size_t>(y) * stride);
+  }
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
   return sink.bytes;

@@ -94,6 +94,28 @@ TEST_CASE("PNGs of every colour type and depth decode to 8-bit RGB, alpha droppe
   CHECK(decoded.width == 7);
   CHECK(decoded.pixels == expected);
   CHECK(D::image_size(encode_png(6, 7, PNG_COLOR_TYPE_GRAY, 8, gray), "a.png").width == 7);
+  // Adam7 interlacing, and 1-bit gray (a set bit is white): rows of 0b10110000 for 4 pixels.
+  CHECK(D::decode_image(encode_png(6, 7, PNG_COLOR_TYPE_RGB, 8, rgb.pixels, {}, true), "i.png").pixels == rgb.pixels);
+  const D::Image bits = D::decode_image(encode_png(2, 4, PNG_COLOR_TYPE_GRAY, 1, {0xb0, 0xb0}), "b.png");
+  CHECK(bits.pixels == std::vector<uint8_t>{255, 255, 255, 0, 0, 0, 255, 255, 255, 255, 255, 255,
+                                            255, 255, 255, 0, 0, 0, 255, 255, 255, 255, 255, 255});
+}
+
+TEST_CASE("image sizes come from the headers, past long metadata") {
+  // A JPEG with an APP1 segment of 20000 bytes before its frame header.
+  const D::Image original = rgb_pattern(30, 50);
+  std::vector<uint8_t> jpeg = encode_rgb(original);
+  std::vector<uint8_t> app1 = {0xff, 0xe1, 0x4e, 0x22};  // length 20002
+  app1.resize(4 + 20000, 'x');
+  jpeg.insert(jpeg.begin() + 2, app1.begin(), app1.end());
+  TempDir dir;
+  write_bytes(dir.file("long.jpg"), jpeg);
+  const D::ImageSize size = D::read_image_size(dir.file("long.jpg"));
+  CHECK(size.height == 30);
+  CHECK(size.width == 50);
+  CHECK(max_difference(D::read_image(dir.file("long.jpg")), original) <= 4);
+  CHECK_FALSE(D::scan_jpeg_header(std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + 4096)));
+  CHECK_FALSE(D::scan_jpeg_header({1, 2, 3}));
 }
 
 TEST_CASE("a PNG named .JPEG is read by its signature; anything else is refused naming the path") {
@@ -136,4 +158,53 @@ TEST_CASE("a scaled decode matches a full decode followed by the same resize") {
   const D::Image half = D::decode_image(jpeg, "big.jpg", 41, 60);
   CHECK(half.height == 80);
   CHECK(max_difference(half, D::resize_bilinear(D::decode_image(jpeg, "big.jpg"), 80, 120)) <= 8);
+}
+
+TEST_CASE("corrupt and truncated files give IOError or an image, never a crash") {
+  const D::Image rgb = rgb_pattern(24, 32);
+  const std::vector<std::vector<uint8_t>> originals = {
+      tj_encode(rgb.pixels.data(), 24, 32, TJPF_RGB, TJSAMP_420, 90), encode_png(24, 32, PNG_COLOR_TYPE_RGB, 8,
+                                                                                 rgb.pixels)};
+  const D::ImageOptions training{.crop_height = 16, .crop_width = 16, .random_flip = true, .random_resized_crop = true};
+  int refused = 0, decoded = 0;
+  const auto attempt = [&](const std::vector<uint8_t>& bytes) {
+    try {
+      D::decode_image(bytes, "fuzz");
+      D::transform_image_bytes(bytes, "fuzz", training, 0, 0);
+      ++decoded;
+    } catch (const IOError& e) {
+      CHECK(std::string(e.what()).find("fuzz") != std::string::npos);
+      ++refused;
+    }
+  };
+  for (const std::vector<uint8_t>& original : originals) {
+    for (size_t length = 0; length < original.size(); length += 7) {
+      attempt(std::vector<uint8_t>(original.begin(), original.begin() + static_cast<std::ptrdiff_t>(length)));
+    }
+    for (uint64_t k = 0; k < 300; ++k) {
+      std::vector<uint8_t> bytes = original;
+      for (uint64_t flip = 0; flip < 3; ++flip) {
+        const uint64_t bits = D::random_bits(7, k, flip);
+        bytes[bits % std::min<size_t>(bytes.size(), 200)] ^= static_cast<uint8_t>(1 + (bits >> 32) % 255);
+      }
+      attempt(bytes);
+    }
+  }
+  CHECK(refused > 100);
+  CHECK(decoded > 0);
+  // A failed header read leaves TurboJPEG 2.1's handle unusable; the next file must still decode.
+  attempt({0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0xff});
+  CHECK(max_difference(D::decode_image(encode_rgb(rgb), "good.jpg"), rgb) <= 4);
+  // A frame header claiming 60000 x 60000 pixels is refused before anything is allocated.
+  std::vector<uint8_t> huge = originals[0];
+  const std::optional<D::JpegHeader> header = D::scan_jpeg_header(huge);
+  REQUIRE(header);
+  size_t at = 2;  // walk the marker segments to the baseline frame header
+  while (huge[at + 1] != 0xc0) at += 2 + ((size_t{huge[at + 2]} << 8) | huge[at + 3]);
+  for (size_t k : {at + 5, at + 7}) {
+    huge[k] = 0xea;  // 0xea60 = 60000
+    huge[k + 1] = 0x60;
+  }
+  expect_error<IOError>([&] { D::decode_image(huge, "huge.jpg"); }, {"huge.jpg", "60000 x 60000"});
+  expect_error<IOError>([&] { D::transform_image_bytes(huge, "huge.jpg", training, 0, 0); }, {"huge.jpg"});
 }

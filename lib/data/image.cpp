@@ -29,6 +29,13 @@ std::vector<Tap> taps(int64_t in, int64_t out) {
 
 }  // namespace
 
+void check_image_dimensions(int64_t height, int64_t width, const std::string& name) {
+  if (height <= 0 || width <= 0 || height > kMaxImagePixels / width) {
+    throw IOError(cat(name, ": expected an image of 1 to ", kMaxImagePixels, " pixels, the header says ", height,
+                      " x ", width));
+  }
+}
+
 Image resize_bilinear(const Image& image, int64_t height, int64_t width) {
   if (height <= 0 || width <= 0 || image.height <= 0 || image.width <= 0) {
     throw ValueError(cat("resize_bilinear: expected positive sizes, got an image of ", image.height, " x ",

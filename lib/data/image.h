@@ -3,9 +3,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kusari::data {
+
+// The most pixels a decoder accepts (268 Mpixels, 805 MB of RGB): a header claiming more is taken for
+// corrupt and refused with IOError before anything is allocated.
+inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
+
+// Throws IOError naming `name` unless height x width is positive and at most kMaxImagePixels.
+void check_image_dimensions(int64_t height, int64_t width, const std::string& name);
 
 // An 8-bit RGB image, rows top to bottom, pixels interleaved R, G, B.
 struct Image {

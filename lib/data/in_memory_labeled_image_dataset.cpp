@@ -46,10 +46,13 @@ int64_t entry_bytes(const LabeledPath& entry, const ImageOptions& options, const
   return size.height * size.width * 3;
 }
 
-void check_memory(int64_t estimate, size_t count, const InMemoryOptions& memory) {
+void check_memory_options(const InMemoryOptions& memory) {
   if (memory.shorter_side < 0) {
     throw ValueError(cat("InMemoryLabeledImageDataset: expected shorter_side >= 0, got ", memory.shorter_side));
   }
+}
+
+void check_memory(int64_t estimate, size_t count, const InMemoryOptions& memory) {
   const bool measured = memory.available_bytes < 0;
   const int64_t available = measured ? available_memory_bytes() : memory.available_bytes;
   if (estimate <= available) return;
@@ -69,18 +72,20 @@ InMemoryLabeledImageDataset::InMemoryLabeledImageDataset(std::vector<LabeledPath
                                                          InMemoryOptions memory)
     : entries_(std::move(entries)), options_(options), memory_(memory) {
   check_image_options(options_);
-  check_memory(memory.shorter_side < 0 ? 0 : estimate_bytes(entries_, options_, memory_), entries_.size(), memory_);
+  check_memory_options(memory_);
+  check_memory(estimate_bytes(entries_, options_, memory_), entries_.size(), memory_);
   load();
 }
 
 int64_t InMemoryLabeledImageDataset::estimate_bytes(const std::vector<LabeledPath>& entries,
                                                     const ImageOptions& options, const InMemoryOptions& memory) {
+  check_memory_options(memory);
   std::atomic<int64_t> total{0};
   parallel_each(static_cast<int64_t>(entries.size()), [&](int64_t i) {
     const LabeledPath& entry = entries[static_cast<size_t>(i)];
     try {
       total += entry_bytes(entry, options, memory);
-    } catch (const IOError& e) {
+    } catch (const IOError&) {
       if (options.on_bad_image == BadImagePolicy::error) throw;  // a skipped file takes nothing
     }
   });

@@ -17,7 +17,7 @@ namespace kusari::data {
 
 // What an in-memory data set keeps of each image.
 enum class ImageStorage {
-  decoded,     // 8-bit RGB pixels (ImageNet at shorter side 256: ~250 GB / P)
+  decoded,     // 8-bit RGB pixels (ImageNet's training set at shorter side 256: ~330 GB / P)
   compressed,  // the file's JPEG or PNG bytes, decoded on get() (ImageNet: ~140 GB / P)
 };
 

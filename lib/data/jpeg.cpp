@@ -25,8 +25,7 @@ std::vector<uint8_t> decompress(tjhandle handle, const std::vector<uint8_t>& byt
   if (tjDecompress2(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), pixels.data(), width, 0, height,
                     format, 0) != 0 &&
       turbojpeg_failed(handle)) {
-    throw IOError(cat(name, ": cannot decode the JPEG data of ", bytes.size(), " bytes (", tjGetErrorStr2(handle),
-                      ")"));
+    throw_turbojpeg_error(handle, cat(name, ": cannot decode the JPEG data of ", bytes.size(), " bytes"));
   }
   return pixels;
 }
@@ -88,7 +87,7 @@ std::pair<int64_t, int64_t> jpeg_size(const std::vector<uint8_t>& bytes, const s
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height,
                           &subsampling, &colorspace) != 0) {
-    throw IOError(cat(name, ": not a readable JPEG (", tjGetErrorStr2(handle), ")"));
+    throw_turbojpeg_error(handle, cat(name, ": not a readable JPEG"));
   }
   return {height, width};
 }
@@ -101,8 +100,9 @@ Image decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& name, in
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height,
                           &subsampling, &colorspace) != 0) {
-    throw IOError(cat(name, ": not a readable JPEG (", tjGetErrorStr2(handle), ")"));
+    throw_turbojpeg_error(handle, cat(name, ": not a readable JPEG"));
   }
+  check_image_dimensions(height, width, name);
   const JpegScale scale =
       min_height > 0 || min_width > 0 ? choose_jpeg_scale(height, width, min_height, min_width) : JpegScale{};
   const auto out_height = static_cast<int>(scaled_size(height, scale));

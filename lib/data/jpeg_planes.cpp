@@ -3,6 +3,7 @@
 #include <turbojpeg.h>
 
 #include <kusari/core/error.h>
+#include <kusari/data/image.h>
 #include <kusari/data/jpeg.h>
 #include <kusari/data/turbojpeg_handle.h>
 
@@ -38,12 +39,13 @@ bool decode_jpeg_planes(const std::vector<uint8_t>& bytes, const std::string& na
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height,
                           &subsampling, &colorspace) != 0) {
-    throw IOError(cat(name, ": not a readable JPEG (", tjGetErrorStr2(handle), ")"));
+    throw_turbojpeg_error(handle, cat(name, ": not a readable JPEG"));
   }
   if ((colorspace != TJCS_YCbCr && colorspace != TJCS_GRAY) || subsampling < 0) {
     out.planes.clear();
     return false;
   }
+  check_image_dimensions(height, width, name);
   const JpegScale scale =
       min_height > 0 || min_width > 0 ? choose_jpeg_scale(height, width, min_height, min_width) : JpegScale{};
   out.height = scaled_size(height, scale);
@@ -56,8 +58,7 @@ bool decode_jpeg_planes(const std::vector<uint8_t>& bytes, const std::string& na
                               static_cast<int>(out.width), nullptr, static_cast<int>(out.height), 0) != 0 &&
       turbojpeg_failed(handle)) {
     out.planes.clear();
-    throw IOError(cat(name, ": cannot decode the JPEG data of ", bytes.size(), " bytes (", tjGetErrorStr2(handle),
-                      ")"));
+    throw_turbojpeg_error(handle, cat(name, ": cannot decode the JPEG data of ", bytes.size(), " bytes"));
   }
   return true;
 }

@@ -67,6 +67,7 @@ bool decode(Context* context) {
   Image& out = *context->out;
   out.height = png_get_image_height(png, info);
   out.width = png_get_image_width(png, info);
+  if (out.height > kMaxImagePixels / out.width) png_error(png, "more pixels than kMaxImagePixels");
   if (png_get_rowbytes(png, info) != static_cast<size_t>(out.width) * 3) png_error(png, "unexpected row size");
   out.pixels.resize(static_cast<size_t>(out.height * out.width * 3));
   for (int pass = 0; pass < passes; ++pass) {

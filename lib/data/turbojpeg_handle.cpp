@@ -22,16 +22,26 @@ class Decompressor {
     if (!handle_) throw IOError(cat("TurboJPEG: cannot start a decompressor (", tjGetErrorStr2(nullptr), ")"));
     return handle_;
   }
+  // Starts over with a new handle.
+  void reset() {
+    if (handle_) tjDestroy(handle_);
+    handle_ = tjInitDecompress();
+  }
 
  private:
   tjhandle handle_;
 };
 
+thread_local Decompressor decompressor;
+
 }  // namespace
 
-void* turbojpeg_decompressor() {
-  thread_local Decompressor decompressor;
-  return decompressor.get();
+void* turbojpeg_decompressor() { return decompressor.get(); }
+
+void throw_turbojpeg_error(void* handle, const std::string& what) {
+  const std::string message = cat(what, " (", tjGetErrorStr2(handle), ")");
+  decompressor.reset();
+  throw IOError(message);
 }
 
 bool turbojpeg_failed(void* handle) {
