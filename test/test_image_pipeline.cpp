@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <set>
+#include <thread>
 
 using namespace kusari;
 using namespace kusari::testing;
@@ -326,6 +327,32 @@ TEST_CASE("the region sampler equals cropping then resize_bilinear, mirrored or 
       for (size_t i = 0; i < have.size(); ++i) worst = std::max(worst, std::abs(have[i] - want[i]));
       INFO("out ", out, " mirror ", mirror);
       CHECK(worst <= 0.51f / 255);
+    }
+  }
+}
+
+TEST_CASE("examples fetched from many threads at once equal the serial ones") {
+  PatternFolder folder(6);
+  write_bytes(folder.entries[2].path, {0xff, 0xd8, 0xff, 0xc0, 0x00});  // a corrupt header among them
+  D::ImageOptions options = kTraining;
+  options.on_bad_image = D::BadImagePolicy::skip;
+  const D::LabeledImageDataset dataset(folder.entries, options);
+  std::vector<std::vector<float>> serial;
+  for (int64_t i = 0; i < 24; ++i) serial.push_back(dataset.get(i % 6, i / 6)[0].to_vector<float>());
+  std::vector<std::vector<std::vector<float>>> results(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int64_t i = 0; i < 24; ++i) {
+        const int64_t k = (i + static_cast<int64_t>(t) * 5) % 24;
+        results[t].push_back(dataset.get(k % 6, k / 6)[0].to_vector<float>());
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (size_t t = 0; t < 4; ++t) {
+    for (int64_t i = 0; i < 24; ++i) {
+      CHECK(results[t][static_cast<size_t>(i)] == serial[static_cast<size_t>((i + static_cast<int64_t>(t) * 5) % 24)]);
     }
   }
 }
