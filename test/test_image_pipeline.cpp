@@ -251,6 +251,10 @@ TEST_CASE("in-memory storage: the estimate before loading, the refusal beyond it
   small.available_bytes = 1000;
   expect_error<ValueError>([&] { D::InMemoryLabeledImageDataset(folder.entries, kEvaluation, small); },
                            {std::to_string(3 * pixels), "1000 bytes", "available"});
+  small.available_bytes = 5000;
+  small.estimated_bytes = 6000;  // the caller's own estimate is the one checked
+  expect_error<ValueError>([&] { D::InMemoryLabeledImageDataset(folder.entries, kEvaluation, small); },
+                           {"6000 bytes", "5000 bytes"});
   // Loading the same entries with room to spare holds what was estimated.
   D::InMemoryOptions roomy = decoded;
   roomy.available_bytes = 1 << 20;

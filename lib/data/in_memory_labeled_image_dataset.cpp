@@ -73,7 +73,9 @@ InMemoryLabeledImageDataset::InMemoryLabeledImageDataset(std::vector<LabeledPath
     : entries_(std::move(entries)), options_(options), memory_(memory) {
   check_image_options(options_);
   check_memory_options(memory_);
-  check_memory(estimate_bytes(entries_, options_, memory_), entries_.size(), memory_);
+  const int64_t estimate =
+      memory_.estimated_bytes >= 0 ? memory_.estimated_bytes : estimate_bytes(entries_, options_, memory_);
+  check_memory(estimate, entries_.size(), memory_);
   load();
 }
 

@@ -28,6 +28,8 @@ struct InMemoryOptions {
                                   // (decoded at the smallest JPEG scale that covers it); 0 keeps the
                                   // image as resize_image leaves it
   int64_t available_bytes = -1;   // the memory the data set may fill; -1 reads MemAvailable
+  int64_t estimated_bytes = -1;   // estimate_bytes' result when the caller has it (saves reading every
+                                  // header twice); -1 has the constructor compute it
 };
 
 // The same examples as LabeledImageDataset with the same options (decoded storage without
