@@ -87,6 +87,24 @@ assert math.isnan(log[0]["nan"]) and log[1]["nan"] == 1 and log[0]["inf"] == -ma
 )", dir / "out/custom_log");
 }
 
+TEST_CASE("log_from_json reads back what log_to_json writes, and names what is wrong") {
+  const std::vector<T::Observation> log{{{"epoch", 1}, {"main/loss", 0.25}, {"quote\"back\\slash\nline", -1e-300}},
+                                        {{"nan", NAN}, {"inf", -INFINITY}, {"big", 1.5e300}},
+                                        {}};
+  const std::vector<T::Observation> back = T::log_from_json(T::log_to_json(log));
+  REQUIRE(back.size() == 3);
+  CHECK(back[0] == log[0]);
+  CHECK(std::isnan(back[1].at("nan")));
+  CHECK(back[1].at("inf") == -INFINITY);
+  CHECK(back[1].at("big") == 1.5e300);
+  CHECK(back[2].empty());
+  CHECK(T::log_from_json(" [ ] ").empty());
+  expect_error<ValueError>([] { T::log_from_json("[{\"a\": 1,}]"); }, {"offset 9", "'\"'"});
+  expect_error<ValueError>([] { T::log_from_json("[{\"a\": x}]"); }, {"a number", "offset 7", "'x}]'"});
+  expect_error<ValueError>([] { T::log_from_json("[{\"a\": 1}"); }, {"']'", "the end of the text"});
+  expect_error<ValueError>([] { T::log_from_json("[] x"); }, {"the end of the log", "'x'"});
+}
+
 TEST_CASE("PrintReport prints a header and aligned columns for each new log entry") {
   TempDir dir;
   Setup s = make_setup(dir / "out", {4, "iteration"});

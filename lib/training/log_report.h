@@ -41,5 +41,9 @@ class LogReport : public Extension {
 // The entries as Chainer writes its log: a JSON list of objects with 4-space indentation, keys sorted,
 // numbers in their shortest round-trip form and non-finite ones as NaN, Infinity and -Infinity.
 std::string log_to_json(const std::vector<Observation>& log);
+// The entries of a log in that format (any JSON list of flat objects of numbers, NaN and ±Infinity
+// allowed), e.g. to plot or tabulate finished runs; throws ValueError naming the offset, what was
+// expected there and what came.
+std::vector<Observation> log_from_json(const std::string& text);
 
 }  // namespace kusari::training
