@@ -254,11 +254,14 @@ TEST_CASE("top-k accuracy: k = 1 is the argmax accuracy, k = 5 by hand, ties, ig
   expect_values(F::accuracy(y, t5, {}, 5).data(), {3.0 / 5});
   expect_values(F::accuracy(y, t5, {}, 6).data(), {4.0 / 5});
   expect_values(F::accuracy(y, t5, {}, 1).data(), {1.0 / 5});
-  // Ties count for the label: only strictly higher scores push it out.
+  // Ties go to the lower class index, as argmax takes the first maximum.
   const Variable tied(Array::from_vector<double>({2, 2, 0, 1, 1, 1, 1, 0}, {2, 4}));
-  expect_values(F::accuracy(tied, labels({1, 3}), {}, 1).data(), {0.5});  // row 0 hits: a tie at the top
+  expect_values(F::accuracy(tied, labels({0, 3}), {}, 1).data(), {0.5});  // row 0 hits: a tie goes to class 0
+  expect_values(F::accuracy(tied, labels({1, 3}), {}, 1).data(), {0});    // ... so class 1 misses, as in argmax
+  const Variable flat(Array::zeros({3, 4}, Dtype::float64));               // collapsed logits: chance, not 100%
+  expect_values(F::accuracy(flat, labels({0, 1, 2}), {}, 1).data(), {1.0 / 3});
   expect_values(F::accuracy(tied, labels({3, 3}), {}, 2).data(), {0});    // two and three classes above
-  expect_values(F::accuracy(tied, labels({3, 2}), {}, 3).data(), {1});    // two above; none above
+  expect_values(F::accuracy(tied, labels({3, 2}), {}, 3).data(), {1});    // two above; two outrank it
   // Ignored labels are not counted; other labels outside [0, C) are misses.
   expect_values(F::accuracy(y, labels({0, 4, -1, -1, 4}), -1, 5).data(), {1});
   expect_values(F::accuracy(y, labels({0, 4, 9, -1, 4}), -1, 5).data(), {3.0 / 4});
@@ -271,8 +274,9 @@ TEST_CASE("top-k accuracy: k = 1 is the argmax accuracy, k = 5 by hand, ties, ig
   }
   const Variable spatial(Array::from_vector<double>({0, 5, 1, 0, 2, 0, 0, 0, 1, 1, 0, 0}, {2, 3, 2}));
   const Variable t_spatial(Array::from_vector<int64_t>({0, 0, 0, 2}, {2, 2}), false);
-  // Per (sample, position) the scores are (0, 1, 2) / (5, 0, 0) / (0, 1, 0) / (0, 1, 0): ranks 2, 0, 1, 1.
-  expect_values(F::accuracy(spatial, t_spatial, {}, 2).data(), {0.75});
+  // Per (sample, position) the scores are (0, 1, 2) / (5, 0, 0) / (0, 1, 0) / (0, 1, 0): ranks 2, 0, 1 and
+  // 2 (label 2 ties with class 0, which comes first).
+  expect_values(F::accuracy(spatial, t_spatial, {}, 2).data(), {0.5});
 }
 
 TEST_CASE("top-k accuracy names a bad k and the class count") {

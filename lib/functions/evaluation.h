@@ -9,9 +9,9 @@
 namespace kusari::functions {
 
 // The top-k accuracy: the fraction of samples counted correct, a sample being correct when fewer than k
-// classes score strictly higher (over axis 1 of y) than its label does, so ties with the label count
-// in its favour (for k = 1, the argmax hits, a tie at the top counting whichever tied class is the
-// label); a label outside [0, C) or a NaN score for it is a miss. y has shape (N, C, ...) of a floating
+// classes outrank its label over axis 1 of y: a class outranks it with a higher score, or an equal
+// score at a lower index (ties go to the first class, so k = 1 is exactly the argmax accuracy and
+// collapsed logits score chance, not 100%); a label outside [0, C) or a NaN score for it is a miss. y has shape (N, C, ...) of a floating
 // dtype and t shape (N, ...) with an integer dtype; 1 <= k <= C (ValueError otherwise). Labels equal to
 // ignore_label are not counted (0 when none count). Each sample's scores are read once, without
 // sorting. A 0-dimensional constant in y's dtype.

@@ -1,5 +1,6 @@
 // CPU top-k hits: each sample's row of scores is read once (in blocks, stopping early once k classes
-// outscore the label), counting the classes that score strictly higher than the label's; no sort.
+// outrank the label), counting the classes that outrank it: a higher score, or an equal score at a
+// lower index (ties go to the first class, as argmax does); no sort.
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cpu/strided_loop.h>
@@ -10,8 +11,14 @@ namespace {
 // Classes compared between two checks of the running count (the count is branch-free inside a block).
 constexpr int64_t kBlock = 128;
 
-// Whether fewer than k of the `classes` scores at x (`stride` apart) exceed the label's (false for a
+// Whether fewer than k of the `classes` scores at x (`stride` apart) outrank the label's (false for a
 // label outside [0, classes) or a NaN score).
+// 1 when class c (score v) outranks the label (score target): higher, or tied at a lower index.
+template <class C>
+int64_t outranks(C v, int64_t c, C target, int64_t label) {
+  return (v > target) | ((v == target) & (c < label));
+}
+
 template <class T>
 bool row_hit(const T* x, int64_t stride, int64_t classes, int64_t label, int64_t k) {
   using C = compute_type_t<T>;
@@ -24,9 +31,9 @@ bool row_hit(const T* x, int64_t stride, int64_t classes, int64_t label, int64_t
     int64_t count = 0;
     if (stride == 1) {
 #pragma omp simd reduction(+ : count)
-      for (int64_t c = begin; c < end; ++c) count += load(x[c]) > target ? 1 : 0;
+      for (int64_t c = begin; c < end; ++c) count += outranks(load(x[c]), c, target, label);
     } else {
-      for (int64_t c = begin; c < end; ++c) count += load(x[c * stride]) > target ? 1 : 0;
+      for (int64_t c = begin; c < end; ++c) count += outranks(load(x[c * stride]), c, target, label);
     }
     higher += count;
   }
