@@ -1,10 +1,8 @@
-#include "testing.h"
+#include "image_testing.h"
 
 #include <cmath>
 #include <fstream>
 #include <set>
-
-#include <turbojpeg.h>
 
 using namespace kusari;
 using namespace kusari::testing;
@@ -12,52 +10,14 @@ namespace D = kusari::data;
 
 namespace {
 
-// A smooth RGB test pattern: R grows to the right, G downwards, B is constant.
-D::Image pattern(int64_t height, int64_t width) {
-  D::Image image{height, width, {}};
-  for (int64_t y = 0; y < height; ++y) {
-    for (int64_t x = 0; x < width; ++x) {
-      image.pixels.push_back(static_cast<uint8_t>(255 * x / (width - 1)));
-      image.pixels.push_back(static_cast<uint8_t>(255 * y / (height - 1)));
-      image.pixels.push_back(100);
-    }
-  }
-  return image;
-}
-
-// `image` encoded by TurboJPEG at quality 100 without chroma subsampling.
-std::vector<uint8_t> encode(const D::Image& image) {
-  tjhandle handle = tjInitCompress();
-  REQUIRE(handle != nullptr);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  const int status = tjCompress2(handle, image.pixels.data(), static_cast<int>(image.width), 0,
-                                 static_cast<int>(image.height), TJPF_RGB, &buffer, &size, TJSAMP_444, 100, 0);
-  std::vector<uint8_t> bytes;
-  if (status == 0) bytes.assign(buffer, buffer + size);
-  tjFree(buffer);
-  tjDestroy(handle);
-  REQUIRE(status == 0);
-  return bytes;
-}
-
-// The largest difference between two images of one size.
-int max_difference(const D::Image& a, const D::Image& b) {
-  REQUIRE(a.height == b.height);
-  REQUIRE(a.width == b.width);
-  int worst = 0;
-  for (size_t i = 0; i < a.pixels.size(); ++i) worst = std::max(worst, std::abs(a.pixels[i] - b.pixels[i]));
-  return worst;
-}
-
 // Writes three JPEGs of different sizes and a list naming them with labels 3, 1, 4.
 struct ImageFolder {
   TempDir dir;
   ImageFolder() {
     std::filesystem::create_directory(dir.file("class"));
-    write_bytes(dir.file("class/a.jpg"), encode(pattern(20, 30)));
-    write_bytes(dir.file("class/b.jpg"), encode(pattern(40, 24)));
-    write_bytes(dir.file("c.jpg"), encode(pattern(16, 16)));
+    write_bytes(dir.file("class/a.jpg"), encode_rgb(rgb_pattern(20, 30)));
+    write_bytes(dir.file("class/b.jpg"), encode_rgb(rgb_pattern(40, 24)));
+    write_bytes(dir.file("c.jpg"), encode_rgb(rgb_pattern(16, 16)));
     std::ofstream(dir.file("list.txt")) << "class/a.jpg 3\n\nclass/b.jpg 1\nc.jpg   4\n";
   }
 };
@@ -65,8 +25,8 @@ struct ImageFolder {
 }  // namespace
 
 TEST_CASE("decode_jpeg gives back what TurboJPEG encoded") {
-  const D::Image original = pattern(12, 17);
-  const D::Image decoded = D::decode_jpeg(encode(original), "pattern");
+  const D::Image original = rgb_pattern(12, 17);
+  const D::Image decoded = D::decode_jpeg(encode_rgb(original), "pattern");
   CHECK(decoded.height == 12);
   CHECK(decoded.width == 17);
   CHECK(max_difference(decoded, original) <= 4);
@@ -77,7 +37,7 @@ TEST_CASE("bad JPEG data throws IOError naming the file") {
   write_bytes(dir.file("garbage.jpg"), {1, 2, 3, 4, 5, 6, 7, 8});
   expect_error<IOError>([&] { D::read_jpeg(dir.file("garbage.jpg")); },
                         {dir.file("garbage.jpg"), "not a readable JPEG"});
-  std::vector<uint8_t> bytes = encode(pattern(64, 64));
+  std::vector<uint8_t> bytes = encode_rgb(rgb_pattern(64, 64));
   bytes.resize(bytes.size() / 2);
   write_bytes(dir.file("truncated.jpg"), bytes);
   expect_error<IOError>([&] { D::read_jpeg(dir.file("truncated.jpg")); }, {dir.file("truncated.jpg"), "Premature end"});
@@ -93,8 +53,8 @@ TEST_CASE("bilinear resizing with aligned pixel centres") {
   D::Image four{2, 2, {10, 10, 10, 30, 30, 30, 50, 50, 50, 70, 70, 70}};
   CHECK(D::resize_bilinear(four, 1, 1).pixels == std::vector<uint8_t>{40, 40, 40});
   CHECK(D::resize_bilinear(four, 2, 2).pixels == four.pixels);
-  const D::Image smooth = pattern(40, 60);
-  CHECK(max_difference(D::resize_bilinear(smooth, 20, 30), pattern(20, 30)) <= 7);
+  const D::Image smooth = rgb_pattern(40, 60);
+  CHECK(max_difference(D::resize_bilinear(smooth, 20, 30), rgb_pattern(20, 30)) <= 7);
   expect_error<ValueError>([&] { D::resize_bilinear(four, 0, 3); }, {"positive", "0 x 3"});
 }
 
@@ -121,7 +81,7 @@ TEST_CASE("augment_image crops, flips and normalises into float32 (3, H, W)") {
 }
 
 TEST_CASE("random crops and flips depend only on seed, index and epoch") {
-  const D::Image image = pattern(10, 10);
+  const D::Image image = rgb_pattern(10, 10);
   const D::ImageOptions options{.crop_height = 6, .crop_width = 6, .random_crop = true, .random_flip = true, .seed = 5};
   std::set<std::vector<float>> seen;
   int flipped = 0;

@@ -20,9 +20,11 @@ void report_bad_image(const std::string& path, const std::string& reason) {
   }
 }
 
-Example load_or_skip(int64_t index, int64_t size, BadImagePolicy policy, FunctionRef<Example(int64_t)> load,
-                     FunctionRef<std::string(int64_t)> path_of) {
+Example load_or_skip(int64_t index, const std::vector<LabeledPath>& entries, BadImagePolicy policy,
+                     FunctionRef<Example(int64_t)> load) {
   if (policy == BadImagePolicy::error) return load(index);
+  const auto size = static_cast<int64_t>(entries.size());
+  const auto path_of = [&entries](int64_t i) -> const std::string& { return entries[static_cast<size_t>(i)].path; };
   for (int64_t k = 0; k < size; ++k) {
     const int64_t j = (index + k) % size;
     try {

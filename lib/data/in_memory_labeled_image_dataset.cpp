@@ -129,8 +129,7 @@ Example InMemoryLabeledImageDataset::load_example(int64_t stored, int64_t index,
   const LabeledPath& entry = entries_[i];
   if (const auto bad = bad_.find(stored); bad != bad_.end()) throw IOError(bad->second);
   if (memory_.storage == ImageStorage::compressed) {
-    return {transform_image_bytes(files_[i], entry.path, options_, index, epoch),
-            Array::scalar(entry.label, Dtype::int32)};
+    return labeled_file_example(files_[i], entry, options_, index, epoch);
   }
   if (memory_.shorter_side == 0 && !samples_regions(options_)) {
     return labeled_example(images_[i], entry.label, options_, index, epoch, entry.path);
@@ -140,8 +139,7 @@ Example InMemoryLabeledImageDataset::load_example(int64_t stored, int64_t index,
 
 Example InMemoryLabeledImageDataset::get_example(int64_t index, int64_t epoch) const {
   const auto load = [&](int64_t stored) { return load_example(stored, index, epoch); };
-  const auto path_of = [&](int64_t i) { return entries_[static_cast<size_t>(i)].path; };
-  return load_or_skip(index, size(), options_.on_bad_image, load, path_of);
+  return load_or_skip(index, entries_, options_.on_bad_image, load);
 }
 
 }  // namespace kusari::data

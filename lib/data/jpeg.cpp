@@ -83,13 +83,8 @@ JpegScale choose_jpeg_scale(int64_t height, int64_t width, int64_t min_height, i
 }
 
 std::pair<int64_t, int64_t> jpeg_size(const std::vector<uint8_t>& bytes, const std::string& name) {
-  tjhandle handle = turbojpeg_decompressor();
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height,
-                          &subsampling, &colorspace) != 0) {
-    throw_turbojpeg_error(handle, cat(name, ": not a readable JPEG"));
-  }
-  return {height, width};
+  const TurboJpegHeader header = read_turbojpeg_header(turbojpeg_decompressor(), bytes, name);
+  return {header.height, header.width};
 }
 
 int64_t scaled_size(int64_t side, JpegScale scale) { return (side * scale.num + scale.denom - 1) / scale.denom; }
@@ -97,20 +92,14 @@ int64_t scaled_size(int64_t side, JpegScale scale) { return (side * scale.num + 
 Image decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& name, int64_t min_height,
                   int64_t min_width) {
   tjhandle handle = turbojpeg_decompressor();
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height,
-                          &subsampling, &colorspace) != 0) {
-    throw_turbojpeg_error(handle, cat(name, ": not a readable JPEG"));
-  }
-  check_image_dimensions(height, width, name);
-  const JpegScale scale =
-      min_height > 0 || min_width > 0 ? choose_jpeg_scale(height, width, min_height, min_width) : JpegScale{};
-  const auto out_height = static_cast<int>(scaled_size(height, scale));
-  const auto out_width = static_cast<int>(scaled_size(width, scale));
-  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) {
-    const std::optional<JpegHeader> header = scan_jpeg_header(bytes);
+  const TurboJpegHeader header = read_turbojpeg_header(handle, bytes, name);
+  const JpegDecodeSize size = choose_decode_size(header, min_height, min_width, name);
+  const auto out_height = static_cast<int>(size.height);
+  const auto out_width = static_cast<int>(size.width);
+  if (header.colorspace == TJCS_CMYK || header.colorspace == TJCS_YCCK) {
+    const std::optional<JpegHeader> markers = scan_jpeg_header(bytes);
     const std::vector<uint8_t> cmyk = decompress(handle, bytes, name, out_width, out_height, TJPF_CMYK);
-    return {out_height, out_width, cmyk_to_rgb(cmyk, header && header->adobe)};
+    return {out_height, out_width, cmyk_to_rgb(cmyk, markers && markers->adobe)};
   }
   return {out_height, out_width, decompress(handle, bytes, name, out_width, out_height, TJPF_RGB)};
 }

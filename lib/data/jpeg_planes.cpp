@@ -36,22 +36,16 @@ JpegPlanes decode_jpeg_planes(const std::vector<uint8_t>& bytes, const std::stri
 bool decode_jpeg_planes(const std::vector<uint8_t>& bytes, const std::string& name, int64_t min_height,
                         int64_t min_width, JpegPlanes& out) {
   tjhandle handle = turbojpeg_decompressor();
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height,
-                          &subsampling, &colorspace) != 0) {
-    throw_turbojpeg_error(handle, cat(name, ": not a readable JPEG"));
-  }
-  if ((colorspace != TJCS_YCbCr && colorspace != TJCS_GRAY) || subsampling < 0) {
+  const TurboJpegHeader header = read_turbojpeg_header(handle, bytes, name);
+  if ((header.colorspace != TJCS_YCbCr && header.colorspace != TJCS_GRAY) || header.subsampling < 0) {
     out.planes.clear();
     return false;
   }
-  check_image_dimensions(height, width, name);
-  const JpegScale scale =
-      min_height > 0 || min_width > 0 ? choose_jpeg_scale(height, width, min_height, min_width) : JpegScale{};
-  out.height = scaled_size(height, scale);
-  out.width = scaled_size(width, scale);
-  out.scale = static_cast<double>(scale.num) / static_cast<double>(scale.denom);
-  make_planes(static_cast<int>(out.width), static_cast<int>(out.height), subsampling, out.planes);
+  const JpegDecodeSize size = choose_decode_size(header, min_height, min_width, name);
+  out.height = size.height;
+  out.width = size.width;
+  out.scale = static_cast<double>(size.scale.num) / static_cast<double>(size.scale.denom);
+  make_planes(static_cast<int>(out.width), static_cast<int>(out.height), header.subsampling, out.planes);
   unsigned char* destinations[3] = {};
   for (size_t c = 0; c < out.planes.size(); ++c) destinations[c] = out.planes[c].pixels.data();
   if (tjDecompressToYUVPlanes(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), destinations,

@@ -13,6 +13,11 @@ Example labeled_example(const Image& image, int32_t label, const ImageOptions& o
   return {augment_image(image, options, index, epoch, name), Array::scalar(label, Dtype::int32)};
 }
 
+Example labeled_file_example(const std::vector<uint8_t>& bytes, const LabeledPath& entry, const ImageOptions& options,
+                             int64_t index, int64_t epoch) {
+  return {transform_image_bytes(bytes, entry.path, options, index, epoch), Array::scalar(entry.label, Dtype::int32)};
+}
+
 LabeledImageDataset::LabeledImageDataset(const std::string& list_file, const std::string& root, ImageOptions options)
     : LabeledImageDataset(read_label_list(list_file, root), options) {}
 
@@ -22,13 +27,11 @@ LabeledImageDataset::LabeledImageDataset(std::vector<LabeledPath> entries, Image
 }
 
 Example LabeledImageDataset::get_example(int64_t index, int64_t epoch) const {
-  const auto load = [&](int64_t i) -> Example {
+  const auto load = [&](int64_t i) {
     const LabeledPath& entry = entries_[static_cast<size_t>(i)];
-    return {transform_image_bytes(read_file(entry.path), entry.path, options_, index, epoch),
-            Array::scalar(entry.label, Dtype::int32)};
+    return labeled_file_example(read_file(entry.path), entry, options_, index, epoch);
   };
-  const auto path_of = [&](int64_t i) { return entries_[static_cast<size_t>(i)].path; };
-  return load_or_skip(index, size(), options_.on_bad_image, load, path_of);
+  return load_or_skip(index, entries_, options_.on_bad_image, load);
 }
 
 }  // namespace kusari::data

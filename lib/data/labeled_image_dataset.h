@@ -35,5 +35,9 @@ class LabeledImageDataset : public Dataset {
 // A labeled example: the augmented image and its int32 label as a 0-dimensional array.
 Example labeled_example(const Image& image, int32_t label, const ImageOptions& options, int64_t index, int64_t epoch,
                         const std::string& name);
+// A labeled example from an image file's bytes: transform_image_bytes's image (named by entry.path)
+// and entry.label as a 0-dimensional int32 array.
+Example labeled_file_example(const std::vector<uint8_t>& bytes, const LabeledPath& entry, const ImageOptions& options,
+                             int64_t index, int64_t epoch);
 
 }  // namespace kusari::data

@@ -5,6 +5,7 @@
 #include <turbojpeg.h>
 
 #include <kusari/core/error.h>
+#include <kusari/data/image.h>
 
 namespace kusari::data {
 namespace {
@@ -47,6 +48,24 @@ void throw_turbojpeg_error(void* handle, const std::string& what) {
 bool turbojpeg_failed(void* handle) {
   if (tjGetErrorCode(handle) == TJERR_FATAL) return true;
   return std::strstr(tjGetErrorStr2(handle), "Premature end") != nullptr;  // truncated data
+}
+
+TurboJpegHeader read_turbojpeg_header(void* handle, const std::vector<uint8_t>& bytes, const std::string& name) {
+  TurboJpegHeader header;
+  if (tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &header.width,
+                          &header.height, &header.subsampling, &header.colorspace) != 0) {
+    throw_turbojpeg_error(handle, cat(name, ": not a readable JPEG"));
+  }
+  return header;
+}
+
+JpegDecodeSize choose_decode_size(const TurboJpegHeader& header, int64_t min_height, int64_t min_width,
+                                  const std::string& name) {
+  check_image_dimensions(header.height, header.width, name);
+  const JpegScale scale = min_height > 0 || min_width > 0
+                              ? choose_jpeg_scale(header.height, header.width, min_height, min_width)
+                              : JpegScale{};
+  return {scale, scaled_size(header.height, scale), scaled_size(header.width, scale)};
 }
 
 }  // namespace kusari::data

@@ -23,10 +23,7 @@ std::shared_ptr<links::Link> replacement(const std::shared_ptr<links::Link>& lin
 void require_local_batches(const links::Link& link) {
   for (const auto& [path, child] : link.namedlinks()) {
     const auto* bn = dynamic_cast<const links::BatchNormalization*>(child);
-    if (bn != nullptr && bn->group_size() > 0) {
-      throw ValueError(cat("create_mnbn_model: ghost batch normalization groups are local-only; expected a group "
-                           "size of 0 at '", path, "', got ", bn->group_size()));
-    }
+    if (bn != nullptr) links::require_whole_batch_statistics(*bn, "create_mnbn_model", path);
   }
 }
 

@@ -3,27 +3,24 @@
 #include <kusari/distributed/multi_node_normalization.h>
 
 namespace kusari::links {
-namespace {
 
-// Throws ValueError when bn normalises ghost-batch groups: their statistics are local by definition.
-const BatchNormalization& require_local_batch(const BatchNormalization& bn) {
+const BatchNormalization& require_whole_batch_statistics(const BatchNormalization& bn, const std::string& op,
+                                                         const std::string& path) {
   if (bn.group_size() > 0) {
-    throw ValueError(cat("MultiNodeBatchNormalization: ghost batch normalization groups are local-only; expected "
-                         "a group size of 0, got ", bn.group_size()));
+    throw ValueError(cat(op, ": ghost batch normalization groups are local-only; expected a group size of 0",
+                         path.empty() ? std::string() : cat(" at '", path, "'"), ", got ", bn.group_size()));
   }
   return bn;
 }
 
-}  // namespace
-
 MultiNodeBatchNormalization::MultiNodeBatchNormalization(const BatchNormalizationOptions& options,
                                                          distributed::Communicator comm)
     : BatchNormalization(options), comm_(std::move(comm)) {
-  require_local_batch(*this);
+  require_whole_batch_statistics(*this, "MultiNodeBatchNormalization");
 }
 
 MultiNodeBatchNormalization::MultiNodeBatchNormalization(const BatchNormalization& bn, distributed::Communicator comm)
-    : BatchNormalization(require_local_batch(bn)), comm_(std::move(comm)) {}
+    : BatchNormalization(require_whole_batch_statistics(bn, "MultiNodeBatchNormalization")), comm_(std::move(comm)) {}
 
 std::shared_ptr<Link> MultiNodeBatchNormalization::shallow_clone() const {
   return std::make_shared<MultiNodeBatchNormalization>(*this);

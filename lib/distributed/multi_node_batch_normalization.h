@@ -2,6 +2,7 @@
 // MultiNodeBatchNormalization: a BatchNormalization whose training statistics span every rank.
 
 #include <memory>
+#include <string>
 
 #include <kusari/distributed/communicator.h>
 #include <kusari/links/batch_normalization.h>
@@ -32,5 +33,11 @@ class MultiNodeBatchNormalization : public BatchNormalization {
  private:
   distributed::Communicator comm_;
 };
+
+// bn, after throwing ValueError "<op>: ghost batch normalization groups are local-only; ..." naming
+// `path` (when given) and bn's group size unless bn normalises whole batches (group size 0): ghost-batch
+// groups' statistics are local by definition, so such a layer cannot become multi-node.
+const BatchNormalization& require_whole_batch_statistics(const BatchNormalization& bn, const std::string& op,
+                                                         const std::string& path = "");
 
 }  // namespace kusari::links

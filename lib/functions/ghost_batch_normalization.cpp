@@ -5,6 +5,7 @@
 
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/functions/arithmetic.h>
+#include <kusari/functions/batch_normalization_detail.h>
 #include <kusari/functions/broadcast.h>
 #include <kusari/functions/cast.h>
 #include <kusari/functions/function_helpers.h>
@@ -15,8 +16,7 @@
 namespace kusari::functions {
 namespace {
 
-// The dtype statistics are computed in: float64 stays float64, everything else uses float32.
-Dtype statistics_dtype(Dtype dtype) { return dtype == Dtype::float64 ? Dtype::float64 : Dtype::float32; }
+using detail::statistics_dtype;
 
 // x's shape with axis 0 split into (groups, N / groups): (G, n, C, ...).
 Shape grouped_shape(const Shape& x, int64_t groups) {
@@ -38,10 +38,10 @@ Shape group_channel_shape(const Shape& grouped, int64_t groups) {
 // then one group_channel_affine pass; the first-order backward likewise (only x and gamma are kept);
 // a recorded backward (double backprop) is rebuilt from differentiable functions on x seen as
 // (G, n, C, ...).
-class GhostBatchNormalization final : public FunctionNode {
+class GhostBatchNormalization final : public detail::BatchNormalizationNode {
  public:
   GhostBatchNormalization(int64_t groups, double eps, Activation activation)
-      : groups_(groups), eps_(eps), activation_(activation) {}
+      : BatchNormalizationNode(activation), groups_(groups), eps_(eps) {}
   std::string label() const override { return "GhostBatchNormalization"; }
 
   std::vector<Array> forward(const std::vector<Array>& in) override {
@@ -58,22 +58,8 @@ class GhostBatchNormalization final : public FunctionNode {
     retain_inputs({0, 1});
     const bool relu = activation_ == Activation::relu;
     if (in.size() < 4) return {ops::group_channel_affine(x, scale_, Array(), Array(), shift_, groups_, {}, relu)};
-    if (relu) retain_outputs({0});
-    ones_ = Array::ones(mean_.shape(), Dtype::float64, x.device());
-    zeros_ = Array::zeros(mean_.shape(), Dtype::float64, x.device());
+    prepare_residual(mean_.shape(), x.device());
     return {ops::group_channel_affine(x, scale_, in[3], ones_, shift_, groups_, {}, relu)};
-  }
-
-  std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
-    const std::vector<Variable> retained = get_retained_inputs();
-    const bool need_gx = targets.front() == 0;
-    std::vector<Variable> grads = is_backprop_enabled()
-                                      ? recorded_backward(retained, gy[0])
-                                      : fused_backward(retained[0].data(), retained[1].data(), gy[0].data(), need_gx);
-    if (inputs().size() == 4) grads.push_back(residual_gradient(gy[0]));
-    std::vector<Variable> out;
-    for (size_t i : targets) out.push_back(grads[i]);
-    return out;
   }
 
   // The groups' statistics of the last forward, shape (G, C), float64.
@@ -85,7 +71,7 @@ class GhostBatchNormalization final : public FunctionNode {
  private:
   // Per group g: gx = a_g·gy + b_g·x + d_g from the group's Σgy and Σgy·x (one pass for all groups)
   // and one affine pass; gamma's and beta's gradients sum the groups' shares.
-  std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) {
+  std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) override {
     const ChannelGate gate = relu_gate(x);
     const auto [gy_sum, gy_x_sum] = ops::group_channel_sums(gy, x, groups_, gate);
     const Array group_ggamma = ops::mul(inv_std_, ops::sub(gy_x_sum, ops::mul(mean_, gy_sum)));
@@ -103,7 +89,7 @@ class GhostBatchNormalization final : public FunctionNode {
   }
 
   // The same gradients as differentiable functions of (x, gamma, gy), x seen as (G, n, C, ...).
-  std::vector<Variable> recorded_backward(const std::vector<Variable>& retained, const Variable& gy_in) {
+  std::vector<Variable> recorded_backward(const std::vector<Variable>& retained, const Variable& gy_in) override {
     const Dtype compute = statistics_dtype(retained[0].dtype());
     const Shape& shape = retained[0].shape();
     const Shape grouped = grouped_shape(shape, groups_);
@@ -127,34 +113,15 @@ class GhostBatchNormalization final : public FunctionNode {
             cast(reshape(sum_to(gbeta, per_channel), inputs()[2]->shape), inputs()[2]->dtype)};
   }
 
-  // Where the ReLU passes gradients: scale_g·x + shift_g > 0, or the output > 0 after a residual.
-  ChannelGate relu_gate(const Array& x) const {
-    if (activation_ != Activation::relu) return {};
-    if (inputs().size() < 4) return {x, scale_, shift_};
-    return {retained_output(0), ones_, zeros_};
-  }
-  // The ReLU's derivative as a constant 0/1 array of x's shape in like's dtype (recorded backward).
-  Variable relu_mask(const Array& like) const {
-    const Array y = inputs().size() < 4
-                        ? ops::group_channel_affine(retained_input(0), scale_, Array(), Array(), shift_, groups_)
-                        : retained_output(0);
-    return select_constant(ops::greater(y, ops::scalar_like(0, y)), 1, 0, like);
-  }
-  // The residual's gradient: gy where the ReLU passed it (all of gy without one).
-  Variable residual_gradient(const Variable& gy) const {
-    if (activation_ != Activation::relu) return gy;
-    if (!is_backprop_enabled()) return Variable(ops::relu_grad(gy.data(), retained_output(0)), false);
-    return gy * select_constant(ops::greater(retained_output(0), ops::scalar_like(0, retained_output(0))), 1, 0,
-                                gy.data());
+  // scale_g·x + shift_g per group g.
+  Array pre_activation(const Array& x) const override {
+    return ops::group_channel_affine(x, scale_, Array(), Array(), shift_, groups_);
   }
 
   int64_t groups_;
   double eps_;
-  Activation activation_;
   int64_t count_ = 0;
-  Array mean_, var_, inv_std_;  // float64, shape (G, C)
-  Array scale_, shift_;         // float64 (G, C): y = scale_g·x + shift_g before the activation
-  Array ones_, zeros_;          // float64 (G, C), set with a residual: its weight and the output's gate
+  Array mean_, var_, inv_std_;  // float64, shape (G, C); scale_, shift_ (and ones_, zeros_) are (G, C) too
 };
 
 // Throws unless x is a floating (N, C, ...) input with (C,) floating gamma and beta and group_size >= 1.
@@ -196,15 +163,7 @@ GhostBatchNormalizationResult ghost_batch_normalization(const Variable& x, const
     throw ShapeError(cat(op, ": expected more than one value per channel in each group, got input ", x.shape(),
                          " in groups of ", group_size));
   }
-  std::vector<Variable> inputs{x, gamma, beta};
-  if (residual.defined()) {
-    if (residual.shape() != x.shape() || residual.dtype() != x.dtype()) {
-      throw ShapeError(cat(op, ": expected a residual of the input's shape ", x.shape(), " and dtype ", x.dtype(),
-                           ", got ", residual.shape(), " and ", residual.dtype()));
-    }
-    require_same_dtype_and_device(x, residual, op);
-    inputs.push_back(residual);
-  }
+  const std::vector<Variable> inputs = detail::node_inputs(x, gamma, beta, residual, op);
   auto node = std::allocate_shared<GhostBatchNormalization>(PoolAllocator<GhostBatchNormalization>(), groups, eps,
                                                             activation);
   GhostBatchNormalizationResult result;

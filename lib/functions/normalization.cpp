@@ -6,6 +6,7 @@
 
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/functions/arithmetic.h>
+#include <kusari/functions/batch_normalization_detail.h>
 #include <kusari/functions/broadcast.h>
 #include <kusari/functions/cast.h>
 #include <kusari/functions/function_helpers.h>
@@ -16,8 +17,7 @@
 namespace kusari::functions {
 namespace {
 
-// The dtype statistics are computed in: float64 stays float64, everything else uses float32.
-Dtype statistics_dtype(Dtype dtype) { return dtype == Dtype::float64 ? Dtype::float64 : Dtype::float32; }
+using detail::statistics_dtype;
 
 // (1, C, 1, ...) for an input of x's rank.
 Shape channel_shape(const Shape& x, int64_t channels) {
@@ -49,10 +49,10 @@ Array sum_parts(const BatchSum& batch_sum, const Array& array) { return batch_su
 // it is rebuilt from differentiable functions.
 // With a batch_sum the batch is split across processes: statistics and the gradient sums that x's
 // gradient needs are summed over the parts, while gamma's and beta's gradients stay this part's share.
-class BatchNormalization final : public FunctionNode {
+class BatchNormalization final : public detail::BatchNormalizationNode {
  public:
   BatchNormalization(double eps, BatchSum batch_sum, Activation activation)
-      : eps_(eps), batch_sum_(std::move(batch_sum)), activation_(activation) {}
+      : BatchNormalizationNode(activation), eps_(eps), batch_sum_(std::move(batch_sum)) {}
   std::string label() const override { return "BatchNormalization"; }
 
   std::vector<Array> forward(const std::vector<Array>& in) override {
@@ -70,22 +70,8 @@ class BatchNormalization final : public FunctionNode {
     retain_inputs({0, 1});
     const bool relu = activation_ == Activation::relu;
     if (in.size() < 4) return {ops::channel_affine(x, scale_, Array(), Array(), shift_, {}, relu)};
-    if (relu) retain_outputs({0});
-    ones_ = Array::ones(Shape{x.shape()[1]}, Dtype::float64, x.device());
-    zeros_ = Array::zeros(Shape{x.shape()[1]}, Dtype::float64, x.device());
+    prepare_residual(Shape{x.shape()[1]}, x.device());
     return {ops::channel_affine(x, scale_, in[3], ones_, shift_, {}, relu)};
-  }
-
-  std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
-    const std::vector<Variable> retained = get_retained_inputs();
-    const bool need_gx = targets.front() == 0;
-    std::vector<Variable> grads = is_backprop_enabled()
-                                      ? recorded_backward(retained, gy[0])
-                                      : fused_backward(retained[0].data(), retained[1].data(), gy[0].data(), need_gx);
-    if (inputs().size() == 4) grads.push_back(residual_gradient(gy[0]));
-    std::vector<Variable> out;
-    for (size_t i : targets) out.push_back(grads[i]);
-    return out;
   }
 
   // The statistics of the last forward, shape (C,), in the statistics dtype.
@@ -120,7 +106,7 @@ class BatchNormalization final : public FunctionNode {
   }
 
   // gx = a·gy + b·x + d per channel, from Σgy and Σgy·x (one pass) and one affine pass.
-  std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) {
+  std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) override {
     const ChannelGate relu_mask = relu_gate(x);
     const auto [gy_sum, gy_x_sum] = ops::channel_sums(gy, x, relu_mask);
     const Array gbeta = gy_sum;
@@ -140,7 +126,7 @@ class BatchNormalization final : public FunctionNode {
 
   // The same gradients as differentiable functions of (x, gamma, gy) (and of the other parts' x and
   // gy through batch_sum).
-  std::vector<Variable> recorded_backward(const std::vector<Variable>& retained, const Variable& gy_in) {
+  std::vector<Variable> recorded_backward(const std::vector<Variable>& retained, const Variable& gy_in) override {
     const Dtype compute = statistics_dtype(retained[0].dtype());
     const Variable x = cast(retained[0], compute), gamma = cast(retained[1], compute);
     const Shape cshape = channel_shape(x.shape(), x.shape()[1]);
@@ -163,40 +149,34 @@ class BatchNormalization final : public FunctionNode {
             cast(reshape(gbeta, inputs()[2]->shape), inputs()[2]->dtype)};
   }
 
-  // Where the ReLU passes gradients: scale·x + shift > 0, or the output > 0 when a residual was added.
-  ChannelGate relu_gate(const Array& x) const {
-    if (activation_ != Activation::relu) return {};
-    if (inputs().size() < 4) return {x, scale_, shift_};
-    return {retained_output(0), ones_, zeros_};
-  }
-  // The ReLU's derivative as a constant 0/1 array of x's shape in like's dtype (for the recorded backward).
-  Variable relu_mask(const Array& like) const {
-    const Array y = inputs().size() < 4 ? ops::channel_affine(retained_input(0), scale_, Array(), Array(), shift_)
-                                        : retained_output(0);
-    return select_constant(ops::greater(y, ops::scalar_like(0, y)), 1, 0, like);
-  }
-  // The residual's gradient: gy where the ReLU passed it (all of gy without one).
-  Variable residual_gradient(const Variable& gy) const {
-    if (activation_ != Activation::relu) return gy;
-    if (!is_backprop_enabled()) return Variable(ops::relu_grad(gy.data(), retained_output(0)), false);
-    return gy * relu_mask(gy.data());
+  // scale·x + shift per channel.
+  Array pre_activation(const Array& x) const override {
+    return ops::channel_affine(x, scale_, Array(), Array(), shift_);
   }
 
   double eps_;
   BatchSum batch_sum_;
   int64_t count_ = 0;
   Dtype statistics_dtype_ = Dtype::float32;
-  Activation activation_;
-  Array mean_, var_, inv_std_;  // float64, shape (C,)
-  Array scale_, shift_;         // float64 (C,): y = scale·x + shift before the activation
-  // float64 (C,), set when a residual is added: its weight (ones), and with the ones the identity map
-  // through which the ReLU's gate reads the output.
-  Array ones_, zeros_;
+  Array mean_, var_, inv_std_;  // float64, shape (C,); scale_, shift_ (and ones_, zeros_) are (C,) too
 };
 
 BatchNormalizationResult apply_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
                                                    double eps, BatchSum batch_sum, Activation activation,
                                                    const Variable& residual, const char* op) {
+  const std::vector<Variable> inputs = detail::node_inputs(x, gamma, beta, residual, op);
+  auto node = std::allocate_shared<BatchNormalization>(PoolAllocator<BatchNormalization>(), eps, std::move(batch_sum),
+                                                       activation);
+  Variable y = node->apply(inputs)[0];
+  return {y, node->mean(), node->var(), node->count()};
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<Variable> node_inputs(const Variable& x, const Variable& gamma, const Variable& beta,
+                                  const Variable& residual, const char* op) {
   std::vector<Variable> inputs{x, gamma, beta};
   if (residual.defined()) {
     if (residual.shape() != x.shape() || residual.dtype() != x.dtype()) {
@@ -206,13 +186,10 @@ BatchNormalizationResult apply_batch_normalization(const Variable& x, const Vari
     require_same_dtype_and_device(x, residual, op);
     inputs.push_back(residual);
   }
-  auto node = std::allocate_shared<BatchNormalization>(PoolAllocator<BatchNormalization>(), eps, std::move(batch_sum),
-                                                       activation);
-  Variable y = node->apply(inputs)[0];
-  return {y, node->mean(), node->var(), node->count()};
+  return inputs;
 }
 
-}  // namespace
+}  // namespace detail
 
 BatchNormalizationResult batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
                                              double eps, Activation activation, const Variable& residual) {
