@@ -18,6 +18,7 @@ namespace kusari::recipes {
 
 namespace O = kusari::optimizers;
 
+// The RMSprop warm-up under the slow-start schedule; the rest is the run loop's.
 class Akiba2017 : public Recipe {
  public:
   Akiba2017()
@@ -30,7 +31,7 @@ class Akiba2017 : public Recipe {
     s.communicator = "ring";
     return s;
   }
-  void add_flags(CLI::App& app, const Settings&) override {
+  void add_flags(CLI::App& app) override {
     app.add_option("--lr-base", lr_base_, "learning rate per 256 examples (lr_base of the slow start = this x B / 256)")
         ->check(nonnegative_number())->capture_default_str();
     boundaries_.add_to(app, "--slow-start-epochs", "epochs where the slow-start factor changes");
@@ -55,10 +56,11 @@ class Akiba2017 : public Recipe {
       throw FlagError{"--slow-start-factors: expected " + std::to_string(boundaries_.values().size() + 1) +
                       " factors (one more than --slow-start-epochs), got " + std::to_string(factors_.size())};
     }
+    require_increasing(boundaries_.values(), "--slow-start-epochs");
     if (!(period_.value() > 0)) throw FlagError{"--warmup-period: expected a number > 0, got 0"};
     lr_ = lr_base_ * static_cast<double>(settings.batchsize) / 256.0;
   }
-  std::shared_ptr<O::Optimizer> make_optimizer(const Settings&, const std::shared_ptr<links::Link>& model) override {
+  std::shared_ptr<O::Optimizer> make_optimizer(const std::shared_ptr<links::Link>& model) override {
     O::RMSpropWarmupOptions options = options_;
     options.lr = lr_ * factors_.front();
     options.center = center_.value();
@@ -68,10 +70,9 @@ class Akiba2017 : public Recipe {
     return optimizer;
   }
   void extend(training::Trainer& trainer) override {
-    std::vector<double> rates;
-    for (double factor : factors_) rates.push_back(factor * lr_);
     trainer.extend(std::make_shared<training::ScheduleShift>(
-                       "lr", std::make_shared<O::PiecewiseConstantSchedule>(boundaries_.values(), rates), "epoch"));
+        "lr", std::make_shared<O::PiecewiseConstantSchedule>(O::slow_start_schedule(lr_, boundaries_.values(), factors_)),
+        "epoch"));
   }
 
  private:

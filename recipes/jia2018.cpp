@@ -23,6 +23,7 @@ namespace O = kusari::optimizers;
 // (with 25 warm-up epochs instead of 5).
 double reference_lars_lr(int64_t batch) { return batch < 16384 ? 10.0 : batch < 32768 ? 25.0 : 31.2; }
 
+// LARS under warm-up and polynomial decay, in float16 with dynamic loss scaling by default.
 class Jia2018 : public Recipe {
  public:
   Jia2018()
@@ -33,24 +34,23 @@ class Jia2018 : public Recipe {
       s.batchsize = 65536;
       s.dtype = "float16";
       s.loss_scale = "dynamic";
-      if (model.rfind("alexnet", 0) == 0) s.epoch = 95;
+      if (model.rfind("alexnet", 0) == 0) s.epoch = 95;  // prescanned: the last --model given
     }
     s.wire_dtype = "float16";
     s.communicator = "hybrid";
     return s;
   }
-  void add_flags(CLI::App& app, const Settings& settings) override {
+  void add_flags(CLI::App& app) override {
     lr_option_ = app.add_option("--lr", lr_, "base rate of LARS (default by B: 10 below 16k, 25 below 32k, 31.2)")
                      ->check(nonnegative_number());
     app.add_option("--lr-end", lr_end_, "learning rate at the end of the polynomial decay")
         ->check(nonnegative_number())->capture_default_str();
     app.add_option("--lr-power", power_, "power of the polynomial decay")->check(positive_number())
         ->capture_default_str();
-    warmup_ = EpochScaled({settings.batchsize >= 32768 ? 25.0 : 5.0}, settings.epoch > 90 ? 95 : 90);
     warmup_.add_to(app, "--warmup-epochs", "epochs of linear warm-up from 0 (25 of 90 from B = 32k up)");
     app.add_option("--momentum", options_.momentum, "momentum")->check(unit_interval())->capture_default_str();
-    app.add_option("--lars-eta", options_.eta, "LARS trust coefficient")->check(nonnegative_number())
-        ->capture_default_str();
+    eta_option_ = app.add_option("--lars-eta", options_.eta, "LARS trust coefficient (default 0.001, with --lars-clip 0.02)")
+                      ->check(nonnegative_number());
     app.add_option("--lars-eps", options_.eps, "epsilon of the trust ratio")->check(nonnegative_number())
         ->capture_default_str();
     add_switch(app, "lars-clip", options_.clip, "LARC: rate min(lr, trust) instead of lr x trust");
@@ -62,14 +62,17 @@ class Jia2018 : public Recipe {
       lr_ = reference_lars_lr(settings.batchsize);
       lr_option_->default_str(std::to_string(lr_));
     }
+    // MLPerf's warm-up: 5 epochs of 90 below B = 32k, 25 from there; AlexNet's 95 epochs scale it.
+    warmup_.set_paper({settings.batchsize >= 32768 ? 25.0 : 5.0}, settings.model.rfind("alexnet", 0) == 0 ? 95 : 90);
     warmup_.resolve(settings.epoch);
+    if (eta_option_->count() == 0) options_.eta = options_.clip ? 0.02 : 0.001;
     if (warmup_.value() >= settings.epoch) {
       throw FlagError{"--warmup-epochs: expected fewer than --epoch " + std::to_string(settings.epoch) + ", got " +
                       std::to_string(warmup_.value())};
     }
     epochs_ = settings.epoch;
   }
-  std::shared_ptr<O::Optimizer> make_optimizer(const Settings&, const std::shared_ptr<links::Link>& model) override {
+  std::shared_ptr<O::Optimizer> make_optimizer(const std::shared_ptr<links::Link>& model) override {
     O::LARSOptions options = options_;
     options.lr = lr_;
     auto optimizer = std::make_shared<O::LARS>(options);
@@ -86,7 +89,8 @@ class Jia2018 : public Recipe {
  private:
   double lr_ = 0, lr_end_ = 1e-4, power_ = 2, epochs_ = 0;
   CLI::Option* lr_option_ = nullptr;
-  EpochScaled warmup_{{5}};
+  CLI::Option* eta_option_ = nullptr;
+  EpochScaled warmup_{{5}};  // the paper's value is set in resolve(), from the batch
   O::LARSOptions options_{.weight_decay_rate = 5e-5};
 };
 

@@ -6,7 +6,8 @@ brightest row is the label), as `mpiexec -n 2` runs of its fashion_mnist preset:
   - resume: a run stopped after the first epoch's snapshot and resumed from it ends with the same
     log values and the same parameters as the uninterrupted run;
   - a run of half an epoch still logs once, under mpiexec and in one process without it;
-  - ImageNet-format data: the set written as JPEG files and list files by scripts/make_image_list;
+  - ImageNet-format data: the set written as JPEG files and list files by scripts/make_image_list,
+    two epochs and again stopped and resumed;
   - extra arguments given after the recipe are added to every run (e.g. --dtype float16).
 Usage: recipe_check.py MPIEXEC MAKE_IMAGE_LIST RECIPE [EXTRA_FLAG ...]"""
 import atexit
@@ -96,7 +97,8 @@ run(idx + ["--epoch", "2", "--out", parted, "--resume", os.path.join(parted, "sn
 resumed = load_log(parted, 2, 10)
 for key in ["main/loss", "validation/main/loss", "validation/main/accuracy", "lr"]:
     assert resumed[1][key] == log[1][key], f"resumed {key} {resumed[1][key]} != uninterrupted {log[1][key]}"
-expected, actual = model_params(os.path.join(whole, "snapshot_iter_10")), model_params(os.path.join(parted, "snapshot_iter_10"))
+expected = model_params(os.path.join(whole, "snapshot_iter_10"))
+actual = model_params(os.path.join(parted, "snapshot_iter_10"))
 assert expected.keys() == actual.keys() and expected, (sorted(expected), sorted(actual))
 for key in expected:
     assert numpy.array_equal(expected[key], actual[key]), f"{key} differs after resuming"
@@ -114,8 +116,16 @@ load_log(single, 1, 3)
 # ImageNet-format data: JPEG files and list files.
 images = os.path.join(tmp, "images")
 subprocess.run([make_image_list, "--dataset", data, "--out", images], check=True, capture_output=True)
+lists = ["--train", os.path.join(images, "train.txt"), "--val", os.path.join(images, "val.txt"), "--root", images]
 listed = os.path.join(tmp, "listed")
-run(common + ["--epoch", "1", "--out", listed, "--train", os.path.join(images, "train.txt"),
-              "--val", os.path.join(images, "val.txt"), "--root", images])
-load_log(listed, 1, 5)
+run(common + lists + ["--epoch", "2", "--out", listed])
+listed_log = load_log(listed, 2, 10)
+# Resumed from list data too (for kumar2017 the shards are in memory).
+listed_parted = os.path.join(tmp, "listed_parted")
+run(common + lists + ["--epoch", "2", "--max-iterations", "5", "--out", listed_parted])
+run(common + lists + ["--epoch", "2", "--out", listed_parted,
+                      "--resume", os.path.join(listed_parted, "snapshot_iter_5")])
+resumed_listed = load_log(listed_parted, 2, 10)[1]
+for key in ["main/loss", "validation/main/loss"]:
+    assert resumed_listed[key] == listed_log[1][key], f"list data: resumed {key} {resumed_listed[key]} differs"
 print(f"{name}: IDX and list runs, resume and half-epoch log passed")

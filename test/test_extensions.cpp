@@ -88,7 +88,8 @@ assert math.isnan(log[0]["nan"]) and log[1]["nan"] == 1 and log[0]["inf"] == -ma
 }
 
 TEST_CASE("log_from_json reads back what log_to_json writes, and names what is wrong") {
-  const std::vector<T::Observation> log{{{"epoch", 1}, {"main/loss", 0.25}, {"quote\"back\\slash\nline", -1e-300}},
+  const std::vector<T::Observation> log{{{"epoch", 1}, {"main/loss", 0.25}, {"quote\"back\\slash\nline\x01", -1e-300},
+                                         {"subnormal", 4.9e-324}},
                                         {{"nan", NAN}, {"inf", -INFINITY}, {"big", 1.5e300}},
                                         {}};
   const std::vector<T::Observation> back = T::log_from_json(T::log_to_json(log));
@@ -100,7 +101,8 @@ TEST_CASE("log_from_json reads back what log_to_json writes, and names what is w
   CHECK(back[2].empty());
   CHECK(T::log_from_json(" [ ] ").empty());
   expect_error<ValueError>([] { T::log_from_json("[{\"a\": 1,}]"); }, {"offset 9", "'\"'"});
-  expect_error<ValueError>([] { T::log_from_json("[{\"a\": x}]"); }, {"a number", "offset 7", "'x}]'"});
+  expect_error<ValueError>([] { T::log_from_json("[{\"a\": x}]"); }, {"a finite number", "offset 7", "'x}]'"});
+  expect_error<ValueError>([] { T::log_from_json("[{\"a\": 1e999}]"); }, {"a finite number", "offset 7"});
   expect_error<ValueError>([] { T::log_from_json("[{\"a\": 1}"); }, {"']'", "the end of the text"});
   expect_error<ValueError>([] { T::log_from_json("[] x"); }, {"the end of the log", "'x'"});
 }

@@ -78,6 +78,13 @@ TEST_CASE("slow_start_schedule: Akiba et al.'s piecewise rates") {
   CHECK(schedule.value(84.5) == doctest::Approx(0.01 * lr_base));
   CHECK(schedule.value(85) == doctest::Approx(0.001 * lr_base));
   CHECK(schedule.value(90) == doctest::Approx(0.001 * lr_base));
+  // Scaled to 15 epochs, with other factors; bad boundaries are refused by the piecewise schedule.
+  const O::PiecewiseConstantSchedule short_run = O::slow_start_schedule(2.0, {5, 10}, {1, 0.5, 0.25});
+  CHECK(short_run.value(4.9) == doctest::Approx(2.0));
+  CHECK(short_run.value(5) == doctest::Approx(1.0));
+  CHECK(short_run.value(12) == doctest::Approx(0.5));
+  expect_error<ValueError>([] { O::slow_start_schedule(1, {10, 5}, {1, 1, 1}); }, {"PiecewiseConstantSchedule"});
+  expect_error<ValueError>([] { O::slow_start_schedule(1, {5}, {1}); }, {"2 values", "1 boundaries"});
 }
 
 TEST_CASE("a schedule drives an optimizer's lr per iteration") {

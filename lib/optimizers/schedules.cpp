@@ -119,8 +119,11 @@ double LinearWarmup::value(double step) const {
   return start_ + (target - start_) * step / warmup_;
 }
 
-PiecewiseConstantSchedule slow_start_schedule(double lr_base) {
-  return PiecewiseConstantSchedule({40, 70, 85}, {0.5 * lr_base, 0.075 * lr_base, 0.01 * lr_base, 0.001 * lr_base});
+PiecewiseConstantSchedule slow_start_schedule(double lr_base, const std::vector<double>& epochs,
+                                              const std::vector<double>& factors) {
+  std::vector<double> rates;
+  for (double factor : factors) rates.push_back(factor * lr_base);
+  return PiecewiseConstantSchedule(epochs, rates);
 }
 
 }  // namespace kusari::optimizers

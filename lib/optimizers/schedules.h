@@ -110,8 +110,11 @@ class LinearWarmup : public Schedule {
   bool shift_;
 };
 
-// The slow-start schedule of Akiba et al. 2017 over epochs: 0.5·lr_base on [0, 40), 0.075·lr_base
-// on [40, 70), 0.01·lr_base on [70, 85), 0.001·lr_base from 85 on.
-PiecewiseConstantSchedule slow_start_schedule(double lr_base);
+// The slow-start schedule of Akiba et al. 2017 over epochs: factors[i]·lr_base on [epochs[i−1],
+// epochs[i]); by default 0.5·lr_base on [0, 40), 0.075·lr_base on [40, 70), 0.01·lr_base on [70, 85),
+// 0.001·lr_base from 85 on. Throws ValueError unless epochs increase strictly and there is one more
+// factor than epochs.
+PiecewiseConstantSchedule slow_start_schedule(double lr_base, const std::vector<double>& epochs = {40, 70, 85},
+                                              const std::vector<double>& factors = {0.5, 0.075, 0.01, 0.001});
 
 }  // namespace kusari::optimizers

@@ -49,9 +49,7 @@ class LogParser {
     std::string out;
     while (at_ < text_.size() && text_[at_] != '"') {
       if (text_[at_] == '\\' && at_ + 1 < text_.size()) {
-        const char escaped = text_[++at_];
-        out += escaped == 'n' ? '\n' : escaped == 't' ? '\t' : escaped;
-        ++at_;
+        out += escaped_character();
         continue;
       }
       out += text_[at_++];
@@ -59,6 +57,22 @@ class LogParser {
     if (at_ >= text_.size()) fail("a closing '\"'");
     ++at_;
     return out;
+  }
+
+  // The character of the escape at at_ (\\n, \\t, \\uXXXX below 0x80, or the escaped character itself).
+  char escaped_character() {
+    const char kind = text_[++at_];
+    ++at_;
+    if (kind == 'n') return '\n';
+    if (kind == 't') return '\t';
+    if (kind != 'u') return kind;
+    if (at_ + 4 > text_.size()) fail("four hex digits");
+    const std::string hex = text_.substr(at_, 4);
+    char* end = nullptr;
+    const long code = std::strtol(hex.c_str(), &end, 16);
+    if (end != hex.c_str() + 4 || code >= 0x80) fail("an escape below \\u0080");
+    at_ += 4;
+    return static_cast<char>(code);
   }
 
   double number() {
@@ -75,7 +89,7 @@ class LogParser {
     char* end = nullptr;
     errno = 0;
     const double value = std::strtod(begin, &end);
-    if (end == begin || errno == ERANGE) fail("a number");
+    if (end == begin || (errno == ERANGE && std::isinf(value))) fail("a finite number");  // underflow is fine
     at_ += static_cast<size_t>(end - begin);
     return value;
   }
@@ -92,10 +106,10 @@ class LogParser {
     return false;
   }
   void expect(char c) {
-    if (!take(c)) fail(std::string("'") + c + "'");
+    if (!take(c)) fail(cat("'", c, "'"));
   }
   [[noreturn]] void fail(const std::string& expected) const {
-    const std::string came = at_ < text_.size() ? "'" + text_.substr(at_, 12) + "'" : "the end of the text";
+    const std::string came = at_ < text_.size() ? cat("'", text_.substr(at_, 12), "'") : "the end of the text";
     throw ValueError(cat("log_from_json: expected ", expected, " at offset ", at_, ", got ", came));
   }
 

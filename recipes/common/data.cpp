@@ -5,6 +5,7 @@
 
 #include <kusari/data/in_memory_labeled_image_dataset.h>
 #include <kusari/data/labeled_image_dataset.h>
+#include <kusari/data/memory_info.h>
 #include <kusari/data/mnist.h>
 #include <kusari/data/multithread_iterator.h>
 #include <kusari/data/serial_iterator.h>
@@ -24,9 +25,10 @@ D::BadImagePolicy bad_image_policy(const Settings& s) {
   return s.on_bad_image == "skip" ? D::BadImagePolicy::skip : D::BadImagePolicy::error;
 }
 
-// The papers' augmentation at 224 (training: random-resized-crop and flip; evaluation: shorter side
-// 256, centre crop), or for the small preset the images as they are, one channel.
-D::ImageOptions image_options(const Settings& s, bool train) {
+// The papers' augmentation at 224 (training: random-resized-crop and flip, drawn from a stream of
+// this rank's own; evaluation: shorter side 256, centre crop), or for the small preset the images as
+// they are, one channel.
+D::ImageOptions image_options(const Settings& s, bool train, int rank) {
   D::ImageOptions options;
   options.on_bad_image = bad_image_policy(s);
   if (s.preset == Preset::fashion_mnist) {
@@ -39,7 +41,8 @@ D::ImageOptions image_options(const Settings& s, bool train) {
   if (train) {
     options.random_resized_crop = true;
     options.random_flip = true;
-    options.seed = static_cast<uint64_t>(s.seed);
+    // Shards index their examples from 0: without the rank every rank would draw the same crops.
+    options.seed = static_cast<uint64_t>(s.seed) * 1000003 + static_cast<uint64_t>(rank);
   } else {
     options.resize_shorter = 256;
   }
@@ -54,9 +57,12 @@ std::vector<D::LabeledPath> list_shard(const Settings& s, const std::string& lis
                           static_cast<uint64_t>(s.seed), train, train);
 }
 
-// Kumar et al.'s in-memory shard (the rank's files in RAM), or images read from disk on every get().
-D::DatasetPtr image_dataset(const Settings& s, std::vector<D::LabeledPath> entries, bool train, bool leader) {
-  D::ImageOptions options = image_options(s, train);
+// Kumar et al.'s in-memory shard (the rank's files in RAM; the node's memory shared by its ranks), or
+// images read from disk on every get().
+D::DatasetPtr image_dataset(const Settings& s, std::vector<D::LabeledPath> entries, bool train,
+                            const distributed::Communicator& comm) {
+  const bool leader = comm.rank() == 0;
+  D::ImageOptions options = image_options(s, train, comm.rank());
   if (s.in_memory == "off" && s.cache_decoded == 0) {
     return std::make_shared<D::LabeledImageDataset>(std::move(entries), options);
   }
@@ -64,7 +70,9 @@ D::DatasetPtr image_dataset(const Settings& s, std::vector<D::LabeledPath> entri
   const bool compressed = s.in_memory == "compressed" && s.cache_decoded == 0;
   memory.storage = compressed ? D::ImageStorage::compressed : D::ImageStorage::decoded;
   memory.shorter_side = s.cache_decoded;
+  memory.available_bytes = D::available_memory_bytes() / comm.intra_size();  // every rank of the node loads at once
   const int64_t bytes = D::InMemoryLabeledImageDataset::estimate_bytes(entries, options, memory);
+  memory.estimated_bytes = bytes;  // the constructor need not read every header again
   if (leader) {
     std::cout << (train ? "training" : "validation") << " shard in memory (" << (compressed ? "compressed" : "decoded")
               << "): " << bytes / (1 << 20) << " MiB on rank 0\n" << std::flush;
@@ -89,17 +97,17 @@ ThreadPlan plan_threads(const Settings& s, int ranks_on_node, int64_t cores) {
   const int64_t share = std::max<int64_t>(1, cores / std::max(1, ranks_on_node));
   const bool images = !s.train_list.empty();
   ThreadPlan plan;
-  plan.loaders = s.loaders >= 0 ? s.loaders : (images && share >= 2 ? std::max<int64_t>(1, share / 4) : 0);
+  const int64_t spare = s.threads > 0 ? std::max<int64_t>(0, share - s.threads) : share - 1;
+  plan.loaders = s.loaders >= 0 ? s.loaders : (images ? std::min(spare, std::max<int64_t>(1, share / 4)) : 0);
   plan.compute = s.threads > 0 ? s.threads : std::max<int64_t>(1, share - plan.loaders);
   return plan;
 }
 
 RunData load_data(const Settings& s, const distributed::Communicator& comm, const ThreadPlan& threads) {
-  const bool leader = comm.rank() == 0;
   RunData out;
   if (!s.train_list.empty()) {
-    out.train = image_dataset(s, list_shard(s, s.train_list, true, comm), true, leader);
-    out.val = image_dataset(s, list_shard(s, s.val_list, false, comm), false, leader);
+    out.train = image_dataset(s, list_shard(s, s.train_list, true, comm), true, comm);
+    out.val = image_dataset(s, list_shard(s, s.val_list, false, comm), false, comm);
     out.channels = s.preset == Preset::fashion_mnist ? 1 : 3;
   } else {
     out.train = distributed::scatter_dataset(D::mnist(s.dataset, true), comm, true, static_cast<uint64_t>(s.seed));

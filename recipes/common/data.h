@@ -28,12 +28,13 @@ struct ThreadPlan {
 };
 
 // The flags' thread counts, or, where they are automatic, this node's cores divided among its ranks
-// so that ranks × (compute + loaders) stays within the cores; loaders only for image lists.
+// so that ranks × (compute + loaders) stays within the cores (loaders only for image lists, none when
+// a rank has one core); explicit counts are taken as given (run() warns when they exceed the cores).
 ThreadPlan plan_threads(const Settings& settings, int ranks_on_node, int64_t cores);
 
 // Reads this rank's shards and makes the iterators (local batch = B / P; evaluation batches of
 // eval_batchsize). Collective for IDX data (the shard order is broadcast). Prints the in-memory
-// estimate on rank 0 before loading; throws when it exceeds the available memory.
+// estimate on rank 0 before loading; throws when it exceeds this rank's share of the node's memory.
 RunData load_data(const Settings& settings, const distributed::Communicator& comm, const ThreadPlan& threads);
 
 }  // namespace kusari::recipes

@@ -3,6 +3,7 @@
 // epochs; unless given on the command line they scale with the run's --epoch, so the imagenet preset
 // keeps the paper's values and a 15-epoch run keeps the paper's proportions.
 
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,11 @@ class EpochScaled {
       : paper_(std::move(paper)), paper_epochs_(paper_epochs) {}
   // Adds the flag (one number, or a comma-separated list when the paper value has several).
   void add_to(CLI::App& app, const std::string& flag, const std::string& what);
+  // Replaces the paper's value (one that depends on other flags, such as the batch).
+  void set_paper(std::vector<double> paper, double paper_epochs = 90) {
+    paper_ = std::move(paper);
+    paper_epochs_ = paper_epochs;
+  }
   // The given value, or the paper's scaled by epochs / paper_epochs; also shown as the flag's default.
   void resolve(double epochs);
   // The resolved values.

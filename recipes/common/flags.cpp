@@ -1,6 +1,7 @@
 #include "flags.h"
 
 #include <charconv>
+#include <functional>
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -94,6 +95,13 @@ CLI::Option* add_switch(CLI::App& app, const std::string& name, bool& value, con
       ->default_str(shown);
 }
 
+void require_increasing(const std::vector<double>& values, const std::string& flag) {
+  if (std::adjacent_find(values.begin(), values.end(), std::greater_equal<>()) == values.end()) return;
+  std::ostringstream given;
+  for (size_t i = 0; i < values.size(); ++i) given << (i ? "," : "") << values[i];
+  throw FlagError{flag + ": expected strictly increasing epochs, got " + given.str()};
+}
+
 bool parse_flags(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
@@ -107,12 +115,13 @@ bool parse_flags(CLI::App& app, int argc, char** argv) {
 }
 
 std::string prescan_flag(int argc, char** argv, const std::string& name, const std::string& fallback) {
+  std::string value = fallback;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == name && i + 1 < argc) return argv[i + 1];
-    if (arg.rfind(name + "=", 0) == 0) return arg.substr(name.size() + 1);
+    if (arg == name && i + 1 < argc) value = argv[i + 1];
+    if (arg.rfind(name + "=", 0) == 0) value = arg.substr(name.size() + 1);
   }
-  return fallback;
+  return value;
 }
 
 std::string flags_to_json(const CLI::App& app) {

@@ -27,16 +27,27 @@ CLI::Validator unit_interval();
 // Accepts one of `choices` exactly.
 CLI::Validator one_of(const std::vector<std::string>& choices);
 
+// Adds the option `names` ("-b,--batchsize") bound to `value`, checked by `validator`, its current
+// value shown as the default by --help and written to args.json when not given.
+template <class T>
+CLI::Option* add_value(CLI::App& app, const std::string& names, T& value, const std::string& description,
+                       const CLI::Validator& validator) {
+  return app.add_option(names, value, description)->check(validator)->capture_default_str();
+}
+
 // Adds the switch --`name` with its negation --no-`name` bound to `value`, whose current value is the
 // default shown by --help and written to args.json.
 CLI::Option* add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description);
+
+// Throws FlagError naming `flag` and the values unless `values` increase strictly.
+void require_increasing(const std::vector<double>& values, const std::string& flag);
 
 // Parses argv into the options bound to `app`. Returns false after printing the help for --help/-h;
 // throws FlagError for an unknown flag, a missing value or a value its validator refuses.
 bool parse_flags(CLI::App& app, int argc, char** argv);
 
-// The value of the long flag `name` ("--batchsize") in argv when given, else `fallback` (read before
-// the full parse, for flags whose value changes other flags' defaults, such as --preset).
+// The value of the long flag `name` ("--preset") in argv when given (the last one, as the parse takes),
+// else `fallback`: read before the full parse, for flags whose value changes other flags' defaults.
 std::string prescan_flag(int argc, char** argv, const std::string& name, const std::string& fallback);
 
 // Every option of `app` with the value it ran with (given on the command line, else its default), as

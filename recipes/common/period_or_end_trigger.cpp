@@ -1,7 +1,5 @@
 #include "period_or_end_trigger.h"
 
-#include <cmath>
-
 #include <kusari/training/trainer.h>
 
 namespace kusari::recipes {
@@ -16,13 +14,9 @@ std::optional<training::TrainingLength> StopTrigger::training_length() const {
   return training::TrainingLength{end_.epochs, "epoch"};
 }
 
-PeriodOrEndTrigger::PeriodOrEndTrigger(double period, TrainingEnd end)
-    : period_(period), end_(end), progress_("epoch", "PeriodOrEndTrigger") {}
-
 bool PeriodOrEndTrigger::operator()(const training::Trainer& trainer) {
-  const auto [previous, current] = progress_.advance(trainer);
-  if (!previous) return false;
-  return std::floor(*previous / period_) != std::floor(current / period_) || end_.reached(trainer);
+  const bool period = period_(trainer);
+  return period || end_.reached(trainer);
 }
 
 bool EitherTrigger::operator()(const training::Trainer& trainer) {

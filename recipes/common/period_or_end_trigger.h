@@ -1,19 +1,17 @@
 #pragma once
 // Triggers of the run loop: the stop trigger (the epochs of --epoch, or fewer iterations with
-// --max-iterations) and one that fires every `period` epochs and once more at the end, so a run
-// shorter than an epoch (or ending mid-period) still logs and evaluates when it stops.
+// --max-iterations), one that fires with a period and once more at the end, and either of two.
 
 #include <cstdint>
 
 #include <kusari/training/trigger.h>
-#include <kusari/training/unit_progress.h>
 
 namespace kusari::recipes {
 
 // Where training stops: after `epochs` epochs, or earlier at iteration `max_iterations` when > 0.
 struct TrainingEnd {
-  double epochs = 0;
-  int64_t max_iterations = 0;
+  double epochs = 0;           // --epoch
+  int64_t max_iterations = 0;  // --max-iterations (0: none)
 
   // Whether training has reached its end at the trainer's current progress.
   bool reached(const training::Trainer& trainer) const;
@@ -33,20 +31,20 @@ class StopTrigger : public training::CloneableTrigger<StopTrigger> {
   TrainingEnd end_;
 };
 
-// Fires when the epoch crosses a multiple of `period` or training reaches its end.
+// Fires with `period` (e.g. every epoch) and when training reaches its end, so a run that stops
+// between two periods still logs and evaluates at its end.
 class PeriodOrEndTrigger : public training::CloneableTrigger<PeriodOrEndTrigger> {
  public:
-  // period > 0 in epochs.
-  PeriodOrEndTrigger(double period, TrainingEnd end);
-  // Whether the last update crossed a multiple of the period or reached the end.
+  // Fires with `period` (called after every update, so it keeps its own count) or at `end`.
+  PeriodOrEndTrigger(training::Trigger period, TrainingEnd end) : period_(std::move(period)), end_(end) {}
+  // Whether the period fired after the last update or the end was reached.
   bool operator()(const training::Trainer& trainer) override;
-  // Saves or loads the epoch seen at the previous call.
-  void serialize(Serializer& serializer) override { progress_.serialize(serializer); }
+  // Saves or loads the period's state.
+  void serialize(Serializer& serializer) override { period_.serialize(serializer); }
 
  private:
-  double period_;
+  training::Trigger period_;
   TrainingEnd end_;
-  training::UnitProgress progress_;
 };
 
 // Fires when either of two triggers fires (both are called every time, so each keeps its own count).

@@ -28,14 +28,13 @@ class Recipe {
   virtual Preset default_preset() const { return Preset::imagenet; }
   // The common settings' defaults for `preset` (the model given by --model, if any, is `model`).
   virtual Settings defaults(Preset preset, const std::string& model) const = 0;
-  // Adds the paper's own hyperparameters to `app`, with their defaults for `settings`.
-  virtual void add_flags(CLI::App& app, const Settings& settings) = 0;
+  // Adds the paper's own hyperparameters to `app`, with the paper's values as defaults.
+  virtual void add_flags(CLI::App& app) = 0;
   // Resolves defaults that depend on other flags (epoch-scaled milestones, lr from B) once all are
   // parsed, and checks the combination; throws FlagError.
   virtual void resolve(const Settings& settings) { (void)settings; }
   // The paper's optimizer, set up on `model` with its hooks (it is made multi-node afterwards).
-  virtual std::shared_ptr<optimizers::Optimizer> make_optimizer(const Settings& settings,
-                                                                const std::shared_ptr<links::Link>& model) = 0;
+  virtual std::shared_ptr<optimizers::Optimizer> make_optimizer(const std::shared_ptr<links::Link>& model) = 0;
   // Adds the paper's trainer extensions (its learning-rate schedule).
   virtual void extend(training::Trainer& trainer) = 0;
 

@@ -2,7 +2,6 @@
 // model, precision, multi-node optimizer, evaluator, log, plots, report, progress bar, snapshots.
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -43,7 +42,7 @@ std::optional<CommandLine> parse(int argc, char** argv, Recipe& recipe) {
   app.get_formatter()->column_width(34);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last wins
   add_common_flags(app, line.settings);
-  recipe.add_flags(app, line.settings);
+  recipe.add_flags(app);
   if (!parse_flags(app, argc, argv)) return std::nullopt;
   line.settings.preset = preset;
   check_settings(line.settings);
@@ -52,11 +51,17 @@ std::optional<CommandLine> parse(int argc, char** argv, Recipe& recipe) {
   return line;
 }
 
-// Refuses a global batch the ranks cannot share evenly (on every rank alike).
+// Refuses a global batch the ranks cannot share evenly, or a local batch the BN groups cannot split
+// (on every rank alike, before any data is read).
 void check_batch(const Settings& s, const distributed::Communicator& comm) {
   if (s.batchsize % comm.size() != 0) {
     throw FlagError{"--batchsize: expected a multiple of the " + std::to_string(comm.size()) +
                     " ranks (each takes B / P), got " + std::to_string(s.batchsize)};
+  }
+  const int64_t local = s.batchsize / comm.size();
+  if (s.bn_batch > 0 && local > s.bn_batch && local % s.bn_batch != 0) {
+    throw FlagError{"--bn-batch: expected a divisor of the local batch " + std::to_string(local) + " (B / P), got " +
+                    std::to_string(s.bn_batch)};
   }
 }
 
@@ -68,7 +73,9 @@ void set_up_precision(const Settings& s, links::Link& model, O::Optimizer& optim
     optimizer.use_fp32_update();
   }
   if (s.loss_scale == "dynamic") {
-    optimizer.set_loss_scaler(O::LossScaler::dynamic());
+    optimizer.set_loss_scaler(O::LossScaler::dynamic({.initial_scale = s.loss_scale_initial,
+                                                      .growth_interval = s.loss_scale_interval,
+                                                      .max_scale = s.loss_scale_max}));
   } else if (s.loss_scale != "none") {
     optimizer.set_loss_scaler(O::LossScaler::fixed(std::stod(s.loss_scale)));
   }
@@ -78,12 +85,20 @@ distributed::Communicator make_communicator(const Settings& s) {
   distributed::CommunicatorOptions options;
   options.wire_dtype = dtype_from_name(s.wire_dtype);
   options.colors = static_cast<int>(s.colors);
+  options.ranks_per_node = static_cast<int>(s.ranks_per_node);
+  options.chunk_bytes = s.chunk_bytes;
+  options.pipeline_depth = static_cast<int>(s.pipeline_depth);
   options.hybrid_threshold_bytes = s.hybrid_threshold;
   return distributed::create_communicator(s.communicator, options);
 }
 
 void print_plan(const Settings& s, const distributed::Communicator& comm, const ThreadPlan& threads,
                 const RunData& data) {
+  const int64_t cores = std::thread::hardware_concurrency();
+  if (comm.intra_size() * (threads.compute + threads.loaders) > cores) {
+    std::cout << "warning: " << comm.intra_size() << " ranks x (" << threads.compute << " threads + "
+              << threads.loaders << " loaders) exceed this node's " << cores << " cores\n";
+  }
   std::cout << "ranks: " << comm.size() << ", communicator: " << comm.algorithm() << " (" << s.wire_dtype
             << " wire), compute threads per rank: " << threads.compute << ", loaders per rank: " << threads.loaders
             << "\nbatch: " << s.batchsize << " in all, " << s.batchsize / comm.size() << " per rank"
@@ -95,10 +110,13 @@ void print_plan(const Settings& s, const distributed::Communicator& comm, const 
 // The leader's reports: JSON log, plots, printed columns and the progress bar.
 void extend_reports(T::Trainer& trainer, const Settings& s) {
   const TrainingEnd end{s.epoch, s.max_iterations};
-  trainer.extend(std::make_shared<T::LogReport>(T::LogReportOptions{.trigger = PeriodOrEndTrigger(1, end)}));
-  const auto plot = [&trainer, end](std::vector<std::string> keys, std::string file) {
-    trainer.extend(std::make_shared<T::PlotReport>(
-        std::move(keys), T::PlotReportOptions{.trigger = PeriodOrEndTrigger(1, end), .filename = file}));
+  const T::Trigger every_epoch = PeriodOrEndTrigger({1, "epoch"}, end);
+  const T::Trigger log_trigger =
+      s.log_interval > 0 ? PeriodOrEndTrigger({static_cast<double>(s.log_interval), "iteration"}, end) : every_epoch;
+  trainer.extend(std::make_shared<T::LogReport>(T::LogReportOptions{.trigger = log_trigger}));
+  const auto plot = [&trainer, &every_epoch](std::vector<std::string> keys, std::string file) {
+    trainer.extend(std::make_shared<T::PlotReport>(std::move(keys),
+                                                   T::PlotReportOptions{.trigger = every_epoch, .filename = file}));
   };
   plot({"main/loss", "validation/main/loss"}, "loss.svg");
   plot({"main/accuracy", "validation/main/accuracy"}, "accuracy.svg");
@@ -130,7 +148,7 @@ void train(Recipe& recipe, const CommandLine& line) {
   if (leader) print_plan(s, comm, threads, data);
 
   const std::shared_ptr<links::Link> model = make_model(s, data.channels, comm);
-  std::shared_ptr<O::Optimizer> optimizer = recipe.make_optimizer(s, model);
+  std::shared_ptr<O::Optimizer> optimizer = recipe.make_optimizer(model);
   set_up_precision(s, *model, *optimizer, data);
   optimizer = distributed::create_multi_node_optimizer(
       optimizer, comm, {.bucket_bytes = s.bucket_bytes, .double_buffering = s.double_buffering});
@@ -140,7 +158,7 @@ void train(Recipe& recipe, const CommandLine& line) {
   comm.barrier();  // the output directory exists before any rank's trainer looks for it
   const TrainingEnd end{s.epoch, s.max_iterations};
   T::Trainer trainer(updater, StopTrigger(end), s.out);
-  const T::Trigger evaluation = PeriodOrEndTrigger(s.eval_interval, end);
+  const T::Trigger evaluation = PeriodOrEndTrigger({s.eval_interval, "epoch"}, end);
   recipe.extend(trainer);
   observe_iteration(trainer, optimizer);
   trainer.extend(T::create_multi_node_evaluator(std::make_shared<T::Evaluator>(data.val_iter, loss, model), comm),

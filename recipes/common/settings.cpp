@@ -26,78 +26,100 @@ Settings preset_settings(Preset preset) {
   return s;
 }
 
-void add_common_flags(CLI::App& app, Settings& s) {
-  const std::vector<std::string> dtypes{"float32", "float16", "bfloat16"};
-  app.add_option("--preset", s.preset_name, "imagenet (the paper's setting) or fashion_mnist (a small one)")
-      ->check(one_of({"imagenet", "fashion_mnist"}))->capture_default_str();
-  app.add_option("-b,--batchsize", s.batchsize, "global minibatch B (split evenly over the ranks)")
-      ->check(positive_integer())->capture_default_str();
-  app.add_option("-e,--epoch", s.epoch, "epochs of training (fractions allowed)")
-      ->check(positive_number())->capture_default_str();
-  app.add_option("--max-iterations", s.max_iterations,
-                 "stop after N iterations (0: run every epoch; the schedules still follow --epoch)")
-      ->check(nonnegative_integer())->capture_default_str();
+namespace {
+
+const std::vector<std::string> kDtypes{"float32", "float16", "bfloat16"};
+
+// Length, output, resuming, seed and threads.
+void add_run_flags(CLI::App& app, Settings& s) {
+  add_value(app, "--preset", s.preset_name, "imagenet (the paper's setting) or fashion_mnist (a small one)",
+            one_of({"imagenet", "fashion_mnist"}));
+  add_value(app, "-b,--batchsize", s.batchsize, "global minibatch B (split evenly over the ranks)", positive_integer());
+  add_value(app, "-e,--epoch", s.epoch, "epochs of training (fractions allowed)", positive_number());
+  add_value(app, "--max-iterations", s.max_iterations,
+            "stop after N iterations (0: run every epoch; the schedules still follow --epoch)", nonnegative_integer());
+  add_value(app, "--log-interval", s.log_interval, "a log entry every N iterations (0: every epoch)",
+            nonnegative_integer());
   app.add_option("-o,--out", s.out, "output directory (log, plots, snapshots, args.json)")->capture_default_str();
   app.add_option("--resume", s.resume, "continue from this snapshot");
-  app.add_flag("--autoload", s.autoload, "continue from the newest snapshot under --out, if any");
-  app.add_option("-f,--frequency", s.frequency, "a snapshot every N epochs")
-      ->check(positive_number())->capture_default_str();
-  app.add_option("--seed", s.seed, "seed of parameters, shards, shuffling and augmentation")
-      ->check(nonnegative_integer())->capture_default_str();
-  app.add_option("--threads", s.threads, "compute threads per rank (0: the node's cores less the loaders)")
-      ->check(nonnegative_integer())->capture_default_str();
+  add_switch(app, "autoload", s.autoload, "continue from the newest snapshot under --out, if any");
+  add_value(app, "-f,--frequency", s.frequency, "a snapshot every N epochs", positive_number());
+  add_value(app, "--seed", s.seed, "seed of parameters, shards, shuffling and augmentation", nonnegative_integer());
+  add_value(app, "--threads", s.threads, "compute threads per rank (0: the node's cores less the loaders)",
+            nonnegative_integer());
   app.add_option("--loaders", s.loaders, "image decoding threads per rank (-1: chosen from the cores)")
       ->capture_default_str();
   app.add_option("--device", s.device, "cpu, or cuda:N")->capture_default_str();
-  app.add_option("--dtype", s.dtype, "compute dtype (float32 master weights)")->check(one_of(dtypes))
-      ->capture_default_str();
-  app.add_option("--wire-dtype", s.wire_dtype, "dtype gradients are all-reduced in")->check(one_of(dtypes))
-      ->capture_default_str();
-  app.add_option("--communicator", s.communicator, "all-reduce algorithm")
-      ->check(one_of(distributed::allreduce_algorithm_names()))->capture_default_str();
-  app.add_option("--colors", s.colors, "multi_color: rings running at once")->check(positive_integer())
-      ->capture_default_str();
-  app.add_option("--hybrid-threshold", s.hybrid_threshold, "hybrid: ring from this many wire bytes up")
-      ->check(positive_integer())->capture_default_str();
-  app.add_option("--bucket-bytes", s.bucket_bytes, "gradients fused per all-reduce (tensor fusion θ, bytes)")
-      ->check(positive_integer())->capture_default_str();
+  add_switch(app, "progress", s.progress, "draw a progress bar");
+}
+
+// Precision and gradient communication.
+void add_communication_flags(CLI::App& app, Settings& s) {
+  add_value(app, "--dtype", s.dtype, "compute dtype (float32 master weights)", one_of(kDtypes));
+  app.add_option("--loss-scale", s.loss_scale, "none, dynamic, or a fixed loss scale")->capture_default_str();
+  add_value(app, "--loss-scale-initial", s.loss_scale_initial, "dynamic loss scaling: the first scale",
+            positive_number());
+  add_value(app, "--loss-scale-interval", s.loss_scale_interval, "dynamic loss scaling: clean steps before it doubles",
+            positive_integer());
+  add_value(app, "--loss-scale-max", s.loss_scale_max, "dynamic loss scaling: the largest scale", positive_number());
+  add_value(app, "--wire-dtype", s.wire_dtype, "dtype gradients are all-reduced in", one_of(kDtypes));
+  add_value(app, "--communicator", s.communicator, "all-reduce algorithm", one_of(distributed::allreduce_algorithm_names()));
+  add_value(app, "--colors", s.colors, "multi_color: rings running at once", positive_integer());
+  add_value(app, "--ranks-per-node", s.ranks_per_node,
+            "ranks grouped as one node by the node-aware algorithms (0: the real nodes)", nonnegative_integer());
+  add_value(app, "--hybrid-threshold", s.hybrid_threshold, "hybrid: ring from this many wire bytes up",
+            positive_integer());
+  add_value(app, "--chunk-bytes", s.chunk_bytes, "ring algorithms: wire bytes per pipelined message", positive_integer());
+  add_value(app, "--pipeline-depth", s.pipeline_depth, "ring algorithms: messages in flight", positive_integer());
+  add_value(app, "--bucket-bytes", s.bucket_bytes, "gradients fused per all-reduce (tensor fusion θ, bytes)",
+            positive_integer());
   add_switch(app, "double-buffering", s.double_buffering,
              "apply the previous step's averaged gradients while this step's travel");
-  app.add_option("--loss-scale", s.loss_scale, "none, dynamic, or a fixed loss scale")->capture_default_str();
+}
+
+// Where the images come from and how they are kept.
+void add_data_flags(CLI::App& app, Settings& s) {
   app.add_option("--train", s.train_list, "training list file of 'path label' lines (ImageNet format)");
   app.add_option("--val", s.val_list, "validation list file");
   app.add_option("--root", s.root, "directory the list paths are relative to")->capture_default_str();
-  app.add_option("--dataset", s.dataset, "directory of IDX files (used when --train is not given)")
+  app.add_option("--dataset", s.dataset, "directory of IDX files (fashion_mnist, when --train is not given)")
       ->capture_default_str();
-  app.add_option("--in-memory", s.in_memory, "keep each rank's shard in RAM: off, compressed or decoded")
-      ->check(one_of({"off", "compressed", "decoded"}))->capture_default_str();
-  app.add_option("--cache-decoded", s.cache_decoded, "in-memory images decoded at this shorter side")
-      ->check(nonnegative_integer())->capture_default_str();
-  app.add_option("--on-bad-image", s.on_bad_image, "an undecodable image stops the run (error) or is skipped")
-      ->check(one_of({"error", "skip"}))->capture_default_str();
-  app.add_option("--classes", s.classes, "output classes")->check(positive_integer())->capture_default_str();
-  app.add_option("--model", s.model, "network")
-      ->check(one_of({"mlp", "resnet20", "resnet32", "resnet56", "resnet50", "alexnet_bn", "alexnet_pool5_bn"}))
-      ->capture_default_str();
-  app.add_option("--unit", s.unit, "hidden units of the MLP")->check(positive_integer())->capture_default_str();
-  app.add_option("--bn", s.bn, "batch-normalization statistics over each rank's batch or the global batch")
-      ->check(one_of({"local", "multi_node"}))->capture_default_str();
-  app.add_option("--bn-batch", s.bn_batch, "examples per batch-normalization group (0: the whole local batch)")
-      ->check(nonnegative_integer())->capture_default_str();
-  app.add_option("--bn-eps", s.bn_eps, "batch normalization's eps")->check(positive_number())->capture_default_str();
-  app.add_option("--bn-decay", s.bn_decay, "weight of the old running averages")->check(unit_interval())
-      ->capture_default_str();
+  add_value(app, "--in-memory", s.in_memory, "keep each rank's shard in RAM: off, compressed or decoded",
+            one_of({"off", "compressed", "decoded"}));
+  add_value(app, "--cache-decoded", s.cache_decoded, "in-memory images decoded at this shorter side",
+            nonnegative_integer());
+  add_value(app, "--on-bad-image", s.on_bad_image, "an undecodable image stops the run (error) or is skipped",
+            one_of({"error", "skip"}));
+  add_value(app, "--eval-batchsize", s.eval_batchsize, "examples per rank per evaluation batch", positive_integer());
+  add_value(app, "--eval-interval", s.eval_interval, "evaluate every N epochs (and at the end)", positive_number());
+}
+
+// The network and its batch normalization.
+void add_model_flags(CLI::App& app, Settings& s) {
+  add_value(app, "--model", s.model, "network",
+            one_of({"mlp", "resnet20", "resnet32", "resnet56", "resnet50", "alexnet_bn", "alexnet_pool5_bn"}));
+  add_value(app, "--classes", s.classes, "output classes", positive_integer());
+  add_value(app, "--unit", s.unit, "hidden units of the MLP", positive_integer());
+  add_value(app, "--label-smoothing", s.label_smoothing, "label smoothing epsilon", unit_interval());
+  add_value(app, "--bn", s.bn, "batch-normalization statistics over each rank's batch or the global batch",
+            one_of({"local", "multi_node"}));
+  add_value(app, "--bn-batch", s.bn_batch, "examples per batch-normalization group (0: the whole local batch)",
+            nonnegative_integer());
+  add_value(app, "--bn-eps", s.bn_eps, "batch normalization's eps", positive_number());
+  add_value(app, "--bn-decay", s.bn_decay, "weight of the old running averages", unit_interval());
   add_switch(app, "bn-running-average", s.bn_running_average,
              "evaluate with running averages (else with the last training batch's statistics)");
   add_switch(app, "zero-gamma", s.zero_gamma,
              "start the last batch normalization of every residual branch at gamma = 0");
-  app.add_option("--label-smoothing", s.label_smoothing, "label smoothing epsilon")->check(unit_interval())
-      ->capture_default_str();
-  app.add_option("--eval-batchsize", s.eval_batchsize, "examples per rank per evaluation batch")
-      ->check(positive_integer())->capture_default_str();
-  app.add_option("--eval-interval", s.eval_interval, "evaluate every N epochs (and at the end)")
-      ->check(positive_number())->capture_default_str();
-  add_switch(app, "progress", s.progress, "draw a progress bar");
+}
+
+}  // namespace
+
+void add_common_flags(CLI::App& app, Settings& s) {
+  add_run_flags(app, s);
+  add_communication_flags(app, s);
+  add_data_flags(app, s);
+  add_model_flags(app, s);
 }
 
 void check_settings(const Settings& s) {
@@ -121,14 +143,18 @@ void check_settings(const Settings& s) {
     throw FlagError{"--train and --val: expected both list files or neither, got only " +
                     std::string(s.train_list.empty() ? "--val" : "--train")};
   }
-  if (s.preset == Preset::imagenet && s.train_list.empty() && s.dataset.empty()) {
-    throw FlagError{"--preset imagenet: expected --train LIST --val LIST [--root DIR] (or --dataset DIR), got neither"};
+  if (s.preset == Preset::imagenet && s.train_list.empty()) {
+    throw FlagError{"--preset imagenet: expected --train LIST --val LIST [--root DIR] (ImageNet-format lists), got none"};
   }
   if (s.bn == "multi_node" && s.bn_batch != 0) {
     throw FlagError{"--bn multi_node: expected --bn-batch 0 (groups are local), got " + std::to_string(s.bn_batch)};
   }
-  if (s.model == "mlp" && s.preset == Preset::imagenet) {
-    throw FlagError{"--model mlp: expected the fashion_mnist preset, got imagenet"};
+  const bool needs_imagenet = s.model == "resnet50" || s.model.rfind("alexnet", 0) == 0;
+  if (needs_imagenet && s.preset != Preset::imagenet) {
+    throw FlagError{"--model " + s.model + ": expected the imagenet preset (224 x 224 RGB input), got fashion_mnist"};
+  }
+  if (s.model == "mlp" && s.preset != Preset::fashion_mnist) {
+    throw FlagError{"--model mlp: expected the fashion_mnist preset (28 x 28 input), got imagenet"};
   }
 }
 

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -23,6 +22,7 @@ struct Settings {
   int64_t batchsize = 256;           // global minibatch B, split evenly over the ranks
   double epoch = 90;                 // passes over the training set (fractions allowed)
   int64_t max_iterations = 0;        // > 0: stop after this many iterations (schedules still follow epoch)
+  int64_t log_interval = 0;          // > 0: a log entry every this many iterations (else every epoch)
   std::string out = "result";        // rank 0 writes log, plots, snapshots and args.json here
   std::string resume;                // a snapshot to continue from
   bool autoload = false;             // continue from the newest snapshot under out, if any
@@ -35,10 +35,16 @@ struct Settings {
   std::string wire_dtype = "float32";  // what gradients travel as
   std::string communicator = "hybrid"; // the all-reduce algorithm
   int64_t colors = 4;                // multi_color: rings at once
+  int64_t ranks_per_node = 0;        // > 0: pretend nodes of this many ranks (hierarchical groups of k)
+  int64_t chunk_bytes = 1 << 20;     // pipelining unit of the ring algorithms (wire bytes)
+  int64_t pipeline_depth = 4;        // messages each ring keeps in flight
   int64_t hybrid_threshold = 1 << 20;  // hybrid: ring from this many wire bytes up
   int64_t bucket_bytes = 25 << 20;   // gradients fused per all-reduce (float32 bytes)
   bool double_buffering = false;     // apply the previous step's gradients while this step's travel
   std::string loss_scale = "none";   // none, dynamic, or a fixed scale
+  double loss_scale_initial = 65536;     // dynamic: S at the start (2^16)
+  int64_t loss_scale_interval = 2000;    // dynamic: clean steps before S doubles
+  double loss_scale_max = 16777216;      // dynamic: S never grows past this (2^24)
   std::string train_list, val_list, root;  // ImageNet-format data: "path label" lists under root
   std::string dataset;               // IDX data: {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]
   std::string in_memory = "off";     // off, compressed (file bytes in RAM) or decoded

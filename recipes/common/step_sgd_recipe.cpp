@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+
 #include <kusari/optimizers/hooks.h>
 #include <kusari/optimizers/momentum_sgd.h>
 #include <kusari/optimizers/schedules.h>
@@ -25,7 +26,7 @@ StepSgdRecipe::StepSgdRecipe(std::string name, std::string description, const St
     : Recipe(std::move(name), std::move(description)),
       values_(paper), warmup_(paper.warmup_epochs), milestones_(paper.milestones) {}
 
-void StepSgdRecipe::add_flags(CLI::App& app, const Settings&) {
+void StepSgdRecipe::add_flags(CLI::App& app) {
   lr_option_ = app.add_option("--lr", lr_, "peak learning rate (default: --lr-base x B / 256)")
                    ->check(nonnegative_number());
   app.add_option("--lr-base", values_.lr_base, "learning rate per 256 examples (linear scaling rule)")
@@ -36,8 +37,9 @@ void StepSgdRecipe::add_flags(CLI::App& app, const Settings&) {
   add_switch(app, "decay-bias-bn", values_.decay_bias_and_bn,
              "weight decay on biases and batch-normalization parameters too");
   warmup_.add_to(app, "--warmup-epochs", "epochs of gradual warm-up from --warmup-start-lr to lr");
-  app.add_option("--warmup-start-lr", values_.warmup_start_lr, "learning rate at the start of the warm-up")
-      ->check(nonnegative_number())->capture_default_str();
+  warmup_start_option_ = app.add_option("--warmup-start-lr", warmup_start_lr_,
+                                        "learning rate at the start of the warm-up (default: --lr-base)")
+                             ->check(nonnegative_number());
   milestones_.add_to(app, "--lr-milestones", "epochs at which lr is multiplied by --lr-decay");
   app.add_option("--lr-decay", values_.lr_decay, "factor at each milestone")->check(positive_number())
       ->capture_default_str();
@@ -52,15 +54,14 @@ void StepSgdRecipe::resolve(const Settings& settings) {
   }
   warmup_.resolve(settings.epoch);
   milestones_.resolve(settings.epoch);
-  const std::vector<double>& m = milestones_.values();
-  if (!std::is_sorted(m.begin(), m.end()) || std::adjacent_find(m.begin(), m.end()) != m.end()) {
-    throw FlagError{"--lr-milestones: expected strictly increasing epochs, got " +
-                    std::to_string(m.size()) + " values out of order"};
+  require_increasing(milestones_.values(), "--lr-milestones");
+  if (warmup_start_option_->count() == 0) {
+    warmup_start_lr_ = values_.lr_base;  // lr_0: the per-256 rate the linear scaling starts from
+    warmup_start_option_->default_str(std::to_string(warmup_start_lr_));
   }
 }
 
-std::shared_ptr<O::Optimizer> StepSgdRecipe::make_optimizer(const Settings&,
-                                                            const std::shared_ptr<links::Link>& model) {
+std::shared_ptr<O::Optimizer> StepSgdRecipe::make_optimizer(const std::shared_ptr<links::Link>& model) {
   auto optimizer = std::make_shared<O::MomentumSGD>(lr_, values_.momentum);
   optimizer->set_momentum_correction(values_.momentum_correction);
   optimizer->setup(model);
@@ -73,7 +74,7 @@ void StepSgdRecipe::extend(training::Trainer& trainer) {
   auto steps = std::make_shared<O::MultiStepSchedule>(lr_, values_.lr_decay, milestones_.values());
   std::shared_ptr<const O::Schedule> schedule = steps;
   if (warmup_.value() > 0) {
-    schedule = std::make_shared<O::LinearWarmup>(steps, warmup_.value(), std::min(values_.warmup_start_lr, lr_));
+    schedule = std::make_shared<O::LinearWarmup>(steps, warmup_.value(), std::min(warmup_start_lr_, lr_));
   }
   trainer.extend(std::make_shared<training::ScheduleShift>("lr", schedule, "epoch"));
 }

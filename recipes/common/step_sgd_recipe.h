@@ -17,7 +17,6 @@ struct StepSgdDefaults {
   double weight_decay = 1e-4;
   bool decay_bias_and_bn = true;                 // weight decay on biases and BN γ/β too
   std::vector<double> warmup_epochs = {5};       // of 90, scaled to --epoch
-  double warmup_start_lr = 0.1;                  // lr_0 of the gradual warm-up
   std::vector<double> milestones = {30, 60, 80}; // of 90, scaled to --epoch
   double lr_decay = 0.1;                         // factor at each milestone
   bool momentum_correction = true;               // v scaled by lr_new / lr_old when lr changes
@@ -31,18 +30,23 @@ class StepSgdRecipe : public Recipe {
  public:
   // The recipe `name` (see Recipe) whose flags default to `paper`.
   StepSgdRecipe(std::string name, std::string description, const StepSgdDefaults& paper);
-  void add_flags(CLI::App& app, const Settings& settings) override;
+  // --lr, --lr-base, --momentum, --weight-decay, --[no-]decay-bias-bn, --warmup-epochs,
+  // --warmup-start-lr, --lr-milestones, --lr-decay, --[no-]momentum-correction.
+  void add_flags(CLI::App& app) override;
+  // lr = lr_base·B/256 unless given; the epoch-valued flags scaled to --epoch; milestones checked.
   void resolve(const Settings& settings) override;
-  std::shared_ptr<optimizers::Optimizer> make_optimizer(const Settings& settings,
-                                                        const std::shared_ptr<links::Link>& model) override;
+  // MomentumSGD with momentum correction and the weight-decay hook (biases and BN spared on request).
+  std::shared_ptr<optimizers::Optimizer> make_optimizer(const std::shared_ptr<links::Link>& model) override;
   // Drives lr per iteration: lr_0 rising linearly to lr over the warm-up, then ÷(1/lr_decay) at each milestone.
   void extend(training::Trainer& trainer) override;
 
  private:
   StepSgdDefaults values_;
   EpochScaled warmup_, milestones_;
-  double lr_ = 0;  // the resolved peak rate
+  double lr_ = 0;             // the resolved peak rate
+  double warmup_start_lr_ = 0;  // the resolved lr_0
   CLI::Option* lr_option_ = nullptr;
+  CLI::Option* warmup_start_option_ = nullptr;
 };
 
 }  // namespace kusari::recipes
