@@ -186,6 +186,9 @@ TEST_CASE("PlotReport writes an SVG line plot through a temporary file") {
 TEST_CASE("nice_ticks chooses round steps and the SVG survives degenerate and non-finite data") {
   CHECK(T::nice_ticks(0, 1) == std::vector<double>{0, 0.2, 0.4, 0.6000000000000001, 0.8, 1});
   CHECK(T::nice_ticks(3, 97).front() == 20);
+  // A flat series whose mean came out an ulp high (an lr held at 0.8): one tick, not an endless loop.
+  CHECK(T::nice_ticks(0.8, 0.8000000000000002) == std::vector<double>{0.8});
+  CHECK(T::nice_ticks(1e-12, 3e-12).size() >= 3);
   CHECK(T::nice_ticks(3, 97).back() == 80);
   const std::string svg = T::svg_line_plot({{"one", {1}, {2}}, {"odd <name>", {1, 2}, {NAN, INFINITY}}}, "x & y");
   CHECK(svg.rfind("<svg", 0) == 0);

@@ -115,7 +115,10 @@ std::string line(const Frame& frame, const PlotSeries& series, size_t index) {
 
 std::vector<double> nice_ticks(double low, double high, int count) {
   const double raw = (high - low) / std::max(1, count);
-  if (!(raw > 0) || !std::isfinite(raw)) return {low};
+  // A range within rounding of its values (a flat series whose mean came out an ulp off) has one tick:
+  // smaller steps would make k·step stop moving in double precision.
+  const double scale = std::max(std::abs(low), std::abs(high));
+  if (!(raw > scale * 1e-9) || !std::isfinite(raw)) return {low};
   const double magnitude = std::pow(10, std::floor(std::log10(raw)));
   double step = magnitude;
   for (const double factor : {1.0, 2.0, 5.0, 10.0}) {

@@ -17,7 +17,8 @@ struct PlotSeries {
 // The SVG document (it starts with "<svg") of `series` over an x axis labelled `x_label`.
 std::string svg_line_plot(const std::vector<PlotSeries>& series, const std::string& x_label);
 
-// About `count` round tick positions covering [low, high] (steps of 1, 2 or 5 times a power of ten).
+// About `count` round tick positions covering [low, high] (steps of 1, 2 or 5 times a power of ten);
+// just `low` when the range is empty, not finite, or within rounding (1e-9) of its values.
 std::vector<double> nice_ticks(double low, double high, int count = 5);
 
 }  // namespace kusari::training
