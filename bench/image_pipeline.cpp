@@ -1,5 +1,6 @@
 // The ImageNet input pipeline on one thread, per image (each line the best of 5 alternating rounds):
-// a full-size TurboJPEG decode alone, the training transform (random-resized crop to 224, flip, normalise, from the file's bytes) and the
+// a full-size TurboJPEG decode alone, the training transform (random-resized crop to 224, flip, normalise,
+// from the file's bytes) and the
 // evaluation transform (shorter side 256, centre crop 224). The JPEGs are written at start: 500 x 375
 // (ImageNet's most common size), smooth gradients plus noise, quality 90, 4:2:0. A fourth line is the
 // training transform from pixels stored at shorter side 256 (InMemoryLabeledImageDataset, decoded).
@@ -38,7 +39,8 @@ std::vector<uint8_t> synthetic_pixels(int64_t seed) {
       for (int c = 0; c < 3; ++c) {
         const uint64_t bits = D::random_bits(static_cast<uint64_t>(seed), static_cast<uint64_t>(y * kWidth + x),
                                              static_cast<uint64_t>(c));
-        const double noise = static_cast<double>(bits & 0xff) / 12.8 + static_cast<double>((bits >> 8) & 0xff) / 12.8 - 20;
+        const double noise =
+            static_cast<double>(bits & 0xff) / 12.8 + static_cast<double>((bits >> 8) & 0xff) / 12.8 - 20;
         pixels.push_back(static_cast<uint8_t>(std::clamp(base[c] + noise, 0.0, 255.0)));
       }
     }
@@ -111,7 +113,8 @@ std::vector<double> best_of_rounds(const std::vector<Workload>& workloads, const
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bench::Options options = bench::parse_options(argc, argv, {.threads = 1, .warmup = 20, .min_steps = 50, .seconds = 5.0});
+  const bench::Options options =
+      bench::parse_options(argc, argv, {.threads = 1, .warmup = 20, .min_steps = 50, .seconds = 5.0});
   set_num_threads(options.threads);
   char pattern[] = "/tmp/kusari-image-pipeline-XXXXXX";
   if (!mkdtemp(pattern)) {

@@ -71,7 +71,8 @@ class Akiba2017 : public Recipe {
   }
   void extend(training::Trainer& trainer) override {
     trainer.extend(std::make_shared<training::ScheduleShift>(
-        "lr", std::make_shared<O::PiecewiseConstantSchedule>(O::slow_start_schedule(lr_, boundaries_.values(), factors_)),
+        "lr",
+        std::make_shared<O::PiecewiseConstantSchedule>(O::slow_start_schedule(lr_, boundaries_.values(), factors_)),
         "epoch"));
   }
 

@@ -49,7 +49,7 @@ class Jia2018 : public Recipe {
         ->capture_default_str();
     warmup_.add_to(app, "--warmup-epochs", "epochs of linear warm-up from 0 (25 of 90 from B = 32k up)");
     app.add_option("--momentum", options_.momentum, "momentum")->check(unit_interval())->capture_default_str();
-    eta_option_ = app.add_option("--lars-eta", options_.eta, "LARS trust coefficient (default 0.001, with --lars-clip 0.02)")
+    eta_option_ = app.add_option("--lars-eta", options_.eta, "trust coefficient (default 0.001; 0.02 with --lars-clip)")
                       ->check(nonnegative_number());
     app.add_option("--lars-eps", options_.eps, "epsilon of the trust ratio")->check(nonnegative_number())
         ->capture_default_str();

@@ -30,8 +30,8 @@ add jia2018_b8192 jia2018 "-b 8192"
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=("${order[@]}")
 # A build directory (not a copy of the executables alone) is brought up to date first.
-[ ! -f "$build/build.ninja" ] || ninja -C "$build" recipes/fashion_mnist recipes/goyal2017 recipes/akiba2017 recipes/jia2018 \
-  recipes/kumar2017 >/dev/null
+[ ! -f "$build/build.ninja" ] || ninja -C "$build" recipes/fashion_mnist recipes/goyal2017 recipes/akiba2017 \
+  recipes/jia2018 recipes/kumar2017 >/dev/null
 
 # Whether docs/large_batch/<run>/log holds the last epoch.
 finished() {

@@ -78,7 +78,8 @@ void deinterleave(const float* __restrict row, int64_t channels, int64_t pixels,
   }
 }
 
-// dst[x] = normalised horizontal interpolation of `row` (one float a pixel), one output at a time (the compiler makes gathers of it).
+// dst[x] = normalised horizontal interpolation of `row` (one float a pixel), one output at a time (the
+// compiler makes gathers of it).
 void blend_columns_gather(const float* __restrict row, const Taps& cols, int32_t begin, float scale, float shift,
                           float* __restrict dst) {
   const int32_t* __restrict lo = cols.lo.data();

@@ -80,7 +80,8 @@ void average_batch_statistics_now(const links::Link& model, const distributed::C
   for (const links::BatchNormalization* bn : layers) store_average(*bn, total, at, comm.size());
 }
 
-std::shared_ptr<Extension> average_batch_statistics(std::shared_ptr<links::Link> model, distributed::Communicator comm) {
+std::shared_ptr<Extension> average_batch_statistics(std::shared_ptr<links::Link> model,
+                                                    distributed::Communicator comm) {
   return make_extension([model, comm](Trainer&) { average_batch_statistics_now(*model, comm); },
                         "average_batch_statistics", {1, "epoch"}, kPriorityWriter + 10);
 }

@@ -16,7 +16,7 @@ namespace kusari::training {
 // For every BatchNormalization in `model`: with running averages, replaces avg_mean and avg_var by
 // their mean over the ranks; without them, replaces last_mean and last_var by those of all ranks'
 // last training batches together (E[x] and E[x²] weighted by each rank's last_count, var = E[x²] −
-// E[x]²), leaving a layer no rank has trained yet as it is. One float64 all-reduce for every layer.
+// E[x]²), leaving a layer no rank has trained yet as it is. One float64 all-reduce for all layers.
 // Collective: every rank calls it with the same model structure.
 void average_batch_statistics_now(const links::Link& model, const distributed::Communicator& comm);
 

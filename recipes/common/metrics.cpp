@@ -1,7 +1,6 @@
 #include "metrics.h"
 
 #include <chrono>
-#include <optional>
 
 #include <kusari/functions/cast.h>
 #include <kusari/functions/evaluation.h>

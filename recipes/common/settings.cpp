@@ -1,5 +1,7 @@
 #include "settings.h"
 
+#include <vector>
+
 #include <kusari/distributed/communicator.h>
 
 #include "flags.h"
@@ -63,13 +65,15 @@ void add_communication_flags(CLI::App& app, Settings& s) {
             positive_integer());
   add_value(app, "--loss-scale-max", s.loss_scale_max, "dynamic loss scaling: the largest scale", positive_number());
   add_value(app, "--wire-dtype", s.wire_dtype, "dtype gradients are all-reduced in", one_of(kDtypes));
-  add_value(app, "--communicator", s.communicator, "all-reduce algorithm", one_of(distributed::allreduce_algorithm_names()));
+  add_value(app, "--communicator", s.communicator, "all-reduce algorithm",
+            one_of(distributed::allreduce_algorithm_names()));
   add_value(app, "--colors", s.colors, "multi_color: rings running at once", positive_integer());
   add_value(app, "--ranks-per-node", s.ranks_per_node,
             "ranks grouped as one node by the node-aware algorithms (0: the real nodes)", nonnegative_integer());
   add_value(app, "--hybrid-threshold", s.hybrid_threshold, "hybrid: ring from this many wire bytes up",
             positive_integer());
-  add_value(app, "--chunk-bytes", s.chunk_bytes, "ring algorithms: wire bytes per pipelined message", positive_integer());
+  add_value(app, "--chunk-bytes", s.chunk_bytes, "ring algorithms: wire bytes per pipelined message",
+            positive_integer());
   add_value(app, "--pipeline-depth", s.pipeline_depth, "ring algorithms: messages in flight", positive_integer());
   add_value(app, "--bucket-bytes", s.bucket_bytes, "gradients fused per all-reduce (tensor fusion θ, bytes)",
             positive_integer());
@@ -144,7 +148,7 @@ void check_settings(const Settings& s) {
                     std::string(s.train_list.empty() ? "--val" : "--train")};
   }
   if (s.preset == Preset::imagenet && s.train_list.empty()) {
-    throw FlagError{"--preset imagenet: expected --train LIST --val LIST [--root DIR] (ImageNet-format lists), got none"};
+    throw FlagError{"--preset imagenet: expected --train LIST --val LIST [--root DIR] (ImageNet lists), got none"};
   }
   if (s.bn == "multi_node" && s.bn_batch != 0) {
     throw FlagError{"--bn multi_node: expected --bn-batch 0 (groups are local), got " + std::to_string(s.bn_batch)};
