@@ -79,9 +79,9 @@ class Akiba2017 : public Recipe {
  private:
   double lr_base_ = 0.1;
   double lr_ = 0;
-  EpochScaled boundaries_{{40, 70, 85}};
+  EpochScaled boundaries_{{40, 70, 85}, true};
   std::vector<double> factors_{0.5, 0.075, 0.01, 0.001};
-  EpochScaled center_{{10}}, period_{{5}};
+  EpochScaled center_{{10}, false}, period_{{5}, false};
   O::RMSpropWarmupOptions options_{.weight_decay_rate = 1e-4};
 };
 

@@ -90,7 +90,7 @@ class Jia2018 : public Recipe {
   double lr_ = 0, lr_end_ = 1e-4, power_ = 2, epochs_ = 0;
   CLI::Option* lr_option_ = nullptr;
   CLI::Option* eta_option_ = nullptr;
-  EpochScaled warmup_{{5}};  // the paper's value is set in resolve(), from the batch
+  EpochScaled warmup_{{5}, false};  // the paper's value is set in resolve(), from the batch
   O::LARSOptions options_{.weight_decay_rate = 5e-5};
 };
 

@@ -19,6 +19,10 @@ BAD = [
     (["--device", "cuda:0"], ["--device", "CUDA", "cuda:0"]),
     (["--train", "only.txt"], ["--train", "--val"]),
     (["--batchsize"], ["--batchsize"]),
+    (["--loaders", "-2"], ["--loaders", "-1", "-2"]),
+    (["--loss-scale", "big"], ["--loss-scale", "dynamic", "big"]),
+    (["--model", "resnet50"], ["--model resnet50", "imagenet preset", "fashion_mnist"]),
+    (["--bn", "multi_node", "--bn-batch", "32"], ["--bn multi_node", "--bn-batch 0", "32"]),
 ]
 
 
@@ -45,4 +49,13 @@ for recipe in recipes:
     assert "=" in text, text  # defaults are shown
     check([mpiexec, "-n", "3", recipe, "--preset", "fashion_mnist", "--batchsize", "8"], 2,
           ["--batchsize", "multiple of the 3 ranks", "8"])
-    print(f"{os.path.basename(recipe)}: flag errors refused")
+    check([mpiexec, "-n", "2", recipe, "--preset", "fashion_mnist", "--batchsize", "96", "--bn", "local",
+           "--bn-batch", "32"], 2, ["--bn-batch", "divisor of the local batch 48", "32"])
+    name = os.path.basename(recipe)
+    if name == "akiba2017":
+        check([recipe, "--preset", "fashion_mnist", "--slow-start-epochs", "7,4,8"], 2,
+              ["--slow-start-epochs", "strictly increasing", "7,4,8"])
+    if name in ("goyal2017", "kumar2017", "fashion_mnist"):
+        check([recipe, "--preset", "fashion_mnist", "--lr-milestones", "3,3"], 2,
+              ["--lr-milestones", "strictly increasing", "3,3"])
+    print(f"{name}: flag errors refused")

@@ -19,7 +19,7 @@ void EpochScaled::add_to(CLI::App& app, const std::string& flag, const std::stri
   std::ostringstream help;
   help << what << " (default " << join(paper_) << " of " << paper_epochs_ << " epochs, scaled to --epoch)";
   option_ = app.add_option(flag, values_, help.str())->check(nonnegative_number());
-  if (paper_.size() > 1) option_->delimiter(',');
+  if (list_) option_->delimiter(',');
   else option_->expected(1);
 }
 

@@ -13,10 +13,11 @@ namespace kusari::recipes {
 // A flag in epochs whose default is `paper` epochs of `paper_epochs`, scaled to the run's length.
 class EpochScaled {
  public:
-  // A value whose paper default is `paper` (one number or a list) out of `paper_epochs` epochs.
-  EpochScaled(std::vector<double> paper, double paper_epochs = 90)
-      : paper_(std::move(paper)), paper_epochs_(paper_epochs) {}
-  // Adds the flag (one number, or a comma-separated list when the paper value has several).
+  // A value whose paper default is `paper` out of `paper_epochs` epochs; a `list` flag takes any number
+  // of comma-separated epochs (milestones), else exactly one (a warm-up length).
+  EpochScaled(std::vector<double> paper, bool list, double paper_epochs = 90)
+      : paper_(std::move(paper)), paper_epochs_(paper_epochs), list_(list) {}
+  // Adds the flag (one number, or a comma-separated list).
   void add_to(CLI::App& app, const std::string& flag, const std::string& what);
   // Replaces the paper's value (one that depends on other flags, such as the batch).
   void set_paper(std::vector<double> paper, double paper_epochs = 90) {
@@ -33,6 +34,7 @@ class EpochScaled {
  private:
   std::vector<double> paper_;
   double paper_epochs_;
+  bool list_;
   std::vector<double> values_;
   CLI::Option* option_ = nullptr;
 };

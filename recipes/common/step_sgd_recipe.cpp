@@ -24,7 +24,7 @@ Settings goyal_settings(Preset preset) {
 
 StepSgdRecipe::StepSgdRecipe(std::string name, std::string description, const StepSgdDefaults& paper)
     : Recipe(std::move(name), std::move(description)),
-      values_(paper), warmup_(paper.warmup_epochs), milestones_(paper.milestones) {}
+      values_(paper), warmup_(paper.warmup_epochs, false), milestones_(paper.milestones, true) {}
 
 void StepSgdRecipe::add_flags(CLI::App& app) {
   lr_option_ = app.add_option("--lr", lr_, "peak learning rate (default: --lr-base x B / 256)")
