@@ -149,6 +149,52 @@ TEST_CASE("algorithm x wire dtype: exact integer sums, averages within the wire 
   }
 }
 
+// `value` on every rank, through allreduce_grad: the mean, after checking that the ranks agree.
+float averaged(const Communicator& comm, float value) {
+  const Array x = Array::full({1}, value, Dtype::float32);
+  comm.allreduce_grad({x});
+  expect_identical_on_all_ranks(comm, x);
+  return x.item<float>();
+}
+
+TEST_CASE("algorithm x averaging policy in float16: automatic neither overflows nor flushes to zero; inf and NaN "
+          "from one rank reach every rank") {
+  for (const std::string& name : allreduce_algorithm_names()) {
+    INFO("algorithm ", name);
+    CommunicatorOptions options = small_chunks(Dtype::float16);
+    const Communicator automatic = create_communicator(name, options);
+    const int rank = automatic.rank();
+    const int ranks = automatic.size();
+    // A value whose sum overflows float16, one whose 1/P share is below its smallest subnormal.
+    const float tiny = 2e-8f * static_cast<float>(rank + 1);
+    const double tiny_mean = 2e-8 * (ranks + 1) / 2;
+    CHECK(averaged(automatic, 40000.0f) == doctest::Approx(40000).epsilon(1e-3));
+    CHECK(averaged(automatic, tiny) == doctest::Approx(tiny_mean).epsilon(0.01));
+    CHECK(averaged(automatic, 0.25f) == 0.25f);
+    CHECK(std::isinf(averaged(automatic, rank == ranks - 1 ? INFINITY : 1.0f)));
+    CHECK(std::isnan(averaged(automatic, rank == 0 ? NAN : 1.0f)));
+    options.averaging = AveragingPolicy::divide_after;
+    CHECK(std::isinf(averaged(create_communicator(name, options), 40000.0f)));
+    options.averaging = AveragingPolicy::divide_before;
+    CHECK(averaged(create_communicator(name, options), tiny) == 0.0f);
+  }
+}
+
+TEST_CASE("allreduce_sum: prescale before the wire, postscale after the sum") {
+  for (const Dtype wire : kWires) {
+    const Communicator comm = create_communicator("ring", small_chunks(wire));
+    const Array x = Array::full({9}, comm.rank() + 1.0, Dtype::float32);
+    comm.allreduce_sum({x}, 0.5, 4);
+    double sum = 0;
+    for (int r = 0; r < comm.size(); ++r) sum += r + 1;
+    CHECK(x.to_vector<float>() == std::vector<float>(9, static_cast<float>(4 * 0.5 * sum)));
+    const Array big = Array::full({3}, 60000.0, Dtype::float32);
+    comm.allreduce_sum({big}, 1.0 / 1024, 1024.0 / comm.size());
+    INFO("wire ", wire);
+    CHECK(big.to_vector<float>()[0] == doctest::Approx(60000).epsilon(wire_epsilon(wire)));
+  }
+}
+
 TEST_CASE("algorithm: node-aware algorithms with one rank per node (only the ring across nodes)") {
   for (const std::string name : {"hierarchical", "two_dimensional"}) {
     INFO("algorithm ", name);

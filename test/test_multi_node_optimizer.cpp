@@ -275,6 +275,47 @@ TEST_CASE("multi-node optimizer: dynamic loss scaling skips a step on every rank
   expect_identical_across_ranks(comm, *net);
 }
 
+TEST_CASE("multi-node optimizer: double buffering unscales each step's gradients by the loss scale they were "
+          "computed with, across a scale change") {
+  const Communicator comm = create_communicator();
+  default_generator().set_state(5100, 0);
+  auto net = std::make_shared<links::Linear>(3, 2);
+  const Array initial = net->param("W").data().copy();
+  auto actual = std::make_shared<optimizers::SGD>(0.1);
+  actual->set_loss_scaler(optimizers::LossScaler::dynamic({.initial_scale = 1024}));
+  auto optimizer = create_multi_node_optimizer(actual, comm, {.double_buffering = true});
+  optimizer->setup(net);
+  // Step k's input on rank r; the last rank's at step 3 overflows.
+  const auto input = [&](int k, int r) {
+    Array x = random({2, 3}, 60 + static_cast<uint64_t>(10 * k + r), Dtype::float32);
+    if (k == 3 && r == comm.size() - 1) x.fill(std::numeric_limits<float>::infinity());
+    return x;
+  };
+  // Update k applies step k - 1's gradients: none at 1 and 2, step 3's overflow at 4 (the scale
+  // halves to 512 after step 4's backward ran at 1024), then steps 4 (at 1024) and 5 (at 512).
+  const std::vector<bool> applied = {false, false, true, false, true, true};
+  for (int k = 1; k <= 6; ++k) {
+    INFO("update ", k);
+    const Array x = input(k, comm.rank());
+    CHECK(optimizer->update([&] { return functions::sum(net->forward(Variable(x, false))); }) ==
+          applied[static_cast<size_t>(k - 1)]);
+  }
+  CHECK(optimizer->loss_scale() == 512);
+  // d sum(W x + b) / dW[i][j] = sum over rows of x[., j], whatever W is: W moves by -0.1 times the
+  // ranks' mean of that, for the gradients of steps 2, 4 and 5.
+  std::vector<double> expected = initial.to_vector<double>();
+  for (int k : {2, 4, 5}) {
+    for (int r = 0; r < comm.size(); ++r) {
+      const std::vector<float> x = input(k, r).to_vector<float>();
+      for (size_t i = 0; i < 2; ++i) {
+        for (size_t j = 0; j < 3; ++j) expected[i * 3 + j] -= 0.1 * (x[j] + x[3 + j]) / comm.size();
+      }
+    }
+  }
+  kusari::testing::expect_values(net->param("W").data(), expected, 1e-5);
+  expect_identical_across_ranks(comm, *net);
+}
+
 TEST_CASE("multi-node optimizer: parameter sets that differ across ranks are named, not hung on") {
   const Communicator comm = create_communicator();
   const bool odd = comm.rank() == 1;

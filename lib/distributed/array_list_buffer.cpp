@@ -8,8 +8,8 @@
 
 namespace kusari::distributed {
 
-ArrayListBuffer::ArrayListBuffer(const std::vector<Array>& arrays, float scale, Dtype wire)
-    : ReduceBuffer(wire), scale_(scale) {
+ArrayListBuffer::ArrayListBuffer(const std::vector<Array>& arrays, WireScaling scaling, Dtype wire)
+    : ReduceBuffer(wire), scaling_(scaling) {
   offsets_.reserve(arrays.size() + 1);
   offsets_.push_back(0);
   for (const Array& array : arrays) {
@@ -30,19 +30,19 @@ void ArrayListBuffer::for_each_piece(int64_t begin, int64_t end, Body&& body) co
 
 void ArrayListBuffer::load(int64_t begin, int64_t end, void* dst) const {
   for_each_piece(begin, end, [&](float* data, int64_t n, int64_t at) {
-    wire::pack(data, n, scale_, wire_dtype(), advance(dst, at, wire_itemsize()));
+    wire::pack(data, n, scaling_.prescale, wire_dtype(), advance(dst, at, wire_itemsize()));
   });
 }
 
 void ArrayListBuffer::accumulate(int64_t begin, int64_t end, void* inout) const {
   for_each_piece(begin, end, [&](float* data, int64_t n, int64_t at) {
-    wire::accumulate(data, n, scale_, wire_dtype(), advance(inout, at, wire_itemsize()));
+    wire::accumulate(data, n, scaling_.prescale, wire_dtype(), advance(inout, at, wire_itemsize()));
   });
 }
 
 void ArrayListBuffer::store(int64_t begin, int64_t end, const void* src) {
   for_each_piece(begin, end, [&](float* data, int64_t n, int64_t at) {
-    wire::unpack(advance(src, at, wire_itemsize()), wire_dtype(), n, data);
+    wire::unpack(advance(src, at, wire_itemsize()), wire_dtype(), n, scaling_.postscale, data);
   });
 }
 

@@ -5,15 +5,16 @@
 
 #include <kusari/core/array.h>
 #include <kusari/distributed/reduce_buffer.h>
+#include <kusari/distributed/wire_scaling.h>
 
 namespace kusari::distributed {
 
-// The concatenation of contiguous float32 host arrays; each contributes its values times `scale`,
-// and the sums overwrite the arrays.
+// The concatenation of contiguous float32 host arrays; each contributes its values times the
+// prescale, and the sums times the postscale overwrite the arrays.
 class ArrayListBuffer : public ReduceBuffer {
  public:
   // The arrays must be float32, contiguous and on the CPU (the communicator stages others).
-  ArrayListBuffer(const std::vector<Array>& arrays, float scale, Dtype wire);
+  ArrayListBuffer(const std::vector<Array>& arrays, WireScaling scaling, Dtype wire);
 
   int64_t size() const override { return offsets_.back(); }
   void load(int64_t begin, int64_t end, void* dst) const override;
@@ -28,7 +29,7 @@ class ArrayListBuffer : public ReduceBuffer {
 
   std::vector<float*> data_;
   std::vector<int64_t> offsets_;
-  float scale_;
+  WireScaling scaling_;
 };
 
 }  // namespace kusari::distributed

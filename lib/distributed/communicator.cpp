@@ -10,6 +10,11 @@
 #include <kusari/distributed/mpi_session.h>
 #include <kusari/distributed/mpi_util.h>
 #include <kusari/distributed/rank_agreement.h>
+#include <kusari/distributed/wire_format.h>
+#include <kusari/distributed/wire_scaling.h>
+
+#include <algorithm>
+#include <optional>
 
 namespace kusari::distributed {
 namespace {
@@ -22,8 +27,18 @@ void write_back(const Array& work, const Array& original) {
   if (work.storage() != original.storage()) original.assign(work);
 }
 
-// Sums arrays times scale across ranks with the communicator's algorithm; `op` names the caller.
-void fused_allreduce(const Communicator::Impl& impl, const std::vector<Array>& arrays, double scale, const char* op) {
+// The largest magnitude over every rank's arrays (inf when any rank has an inf or NaN).
+float agreed_max_abs(const std::vector<Array>& arrays, MPI_Comm comm) {
+  float largest = 0;
+  for (const Array& array : arrays) largest = std::max(largest, wire::max_abs(array.data<float>(), array.size()));
+  allreduce_elements(&largest, 1, Dtype::float32, ReduceOp::max, comm);
+  return largest;
+}
+
+// Sums arrays across ranks with the communicator's algorithm, scaled by `scaling` or, when it is
+// not given, averaged under the options' policy; `op` names the caller.
+void fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays, std::optional<WireScaling> scaling,
+                     const char* op) {
   std::vector<Array> work;
   work.reserve(arrays.size());
   int64_t total = 0;
@@ -37,9 +52,16 @@ void fused_allreduce(const Communicator::Impl& impl, const std::vector<Array>& a
     work.push_back(direct ? array : array.astype(Dtype::float32, true));
     total += array.size();
   }
+  const CollectiveScope scope(impl.channel, cat(op, " of ", total, " elements"));
   if (impl.options.check_sizes) require_same_count(impl.groups.all(), 0, total, op, "buffer sizes (elements)");
   if (total > 0) {
-    ArrayListBuffer buffer(work, static_cast<float>(scale), impl.options.wire_dtype);
+    if (!scaling) {
+      const AveragingPolicy policy = impl.options.averaging;
+      const Dtype wire = impl.options.wire_dtype;
+      const float largest = needs_max_abs(policy, wire) ? agreed_max_abs(work, impl.groups.all()) : 0;
+      scaling = averaging_scaling(policy, wire, impl.groups.topology().size, largest);
+    }
+    ArrayListBuffer buffer(work, *scaling, impl.options.wire_dtype);
     impl.algorithm->run(buffer, impl.groups);
   }
   for (size_t i = 0; i < arrays.size(); ++i) write_back(work[i], arrays[i]);
@@ -58,7 +80,8 @@ Communicator::Impl::Impl(MPI_Comm comm, std::string name_, const CommunicatorOpt
     : name(std::move(name_)),
       options(options_),
       algorithm(make_allreduce_algorithm(name, options)),
-      groups(comm, options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node_from_env()) {
+      groups(comm, options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node_from_env()),
+      channel(groups.all()) {
   algorithm->check_topology(groups.topology());
   check_mpi(MPI_Comm_dup(groups.all(), point_to_point.out()), "MPI_Comm_dup");
   int* bound = nullptr;
@@ -78,15 +101,17 @@ const std::string& Communicator::algorithm() const { return impl_->name; }
 const CommunicatorOptions& Communicator::options() const { return impl_->options; }
 
 void Communicator::allreduce_grad(const std::vector<Array>& grads) const {
-  fused_allreduce(*impl_, grads, 1.0 / size(), "allreduce_grad");
+  fused_allreduce(*impl_, grads, std::nullopt, "allreduce_grad");
 }
 
-void Communicator::allreduce_sum(const std::vector<Array>& arrays, double scale) const {
-  fused_allreduce(*impl_, arrays, scale, "allreduce_sum");
+void Communicator::allreduce_sum(const std::vector<Array>& arrays, double prescale, double postscale) const {
+  fused_allreduce(*impl_, arrays, WireScaling{static_cast<float>(prescale), static_cast<float>(postscale)},
+                  "allreduce_sum");
 }
 
 Array Communicator::allreduce(const Array& array, ReduceOp op) const {
   require_host_array(array, "allreduce");
+  const CollectiveScope scope = impl_->scope("allreduce");
   const MPI_Comm comm = impl_->groups.all();
   if (impl_->options.check_sizes) {
     require_same_count(comm, 0, array.size(), "allreduce", "element counts");
@@ -100,6 +125,7 @@ Array Communicator::allreduce(const Array& array, ReduceOp op) const {
 void Communicator::bcast(const Array& array, int root) const {
   require_host_array(array, "bcast");
   require_root(root, size(), "bcast");
+  const CollectiveScope scope = impl_->scope("bcast");
   const MPI_Comm comm = impl_->groups.all();
   require_same_count(comm, root, array.size(), "bcast", "element counts");
   require_same_dtype(comm, root, array.dtype(), "bcast");
@@ -108,6 +134,7 @@ void Communicator::bcast(const Array& array, int root) const {
 
 void Communicator::bcast_data(const links::Link& link, int root) const {
   require_root(root, size(), "bcast_data");
+  const CollectiveScope scope = impl_->scope("bcast_data");
   const MPI_Comm comm = impl_->groups.all();
   const auto params = link.namedparams();
   require_same_count(comm, root, static_cast<int64_t>(params.size()), "bcast_data", "parameter counts");
@@ -122,6 +149,7 @@ void Communicator::bcast_data(const links::Link& link, int root) const {
 
 Array Communicator::allgather(const Array& array) const {
   require_host_array(array, "allgather");
+  const CollectiveScope scope = impl_->scope("allgather");
   const MPI_Comm comm = impl_->groups.all();
   require_same_count(comm, 0, array.size(), "allgather", "element counts");
   require_same_dtype(comm, 0, array.dtype(), "allgather");
@@ -136,6 +164,7 @@ Array Communicator::allgather(const Array& array) const {
 
 std::string Communicator::bcast_obj(const std::string& bytes, int root) const {
   require_root(root, size(), "bcast_obj");
+  const CollectiveScope scope = impl_->scope("bcast_obj");
   const MPI_Comm comm = impl_->groups.all();
   int64_t length = static_cast<int64_t>(bytes.size());
   check_mpi(MPI_Bcast(&length, 1, MPI_INT64_T, root, comm), "MPI_Bcast");
@@ -146,6 +175,7 @@ std::string Communicator::bcast_obj(const std::string& bytes, int root) const {
 
 std::vector<std::string> Communicator::gather_obj(const std::string& bytes, int root) const {
   require_root(root, size(), "gather_obj");
+  const CollectiveScope scope = impl_->scope("gather_obj");
   const MPI_Comm comm = impl_->groups.all();
   const int length = mpi_count(static_cast<int64_t>(bytes.size()), "gather_obj");
   const bool is_root = rank() == root;
@@ -168,17 +198,24 @@ std::vector<std::string> Communicator::gather_obj(const std::string& bytes, int 
   return out;
 }
 
-void Communicator::barrier() const { check_mpi(MPI_Barrier(impl_->groups.all()), "MPI_Barrier"); }
+void Communicator::barrier() const {
+  const CollectiveScope scope = impl_->scope("barrier");
+  check_mpi(MPI_Barrier(impl_->groups.all()), "MPI_Barrier");
+}
 
 Communicator Communicator::split(int color, int key) const {
   if (color < 0) throw ValueError(cat("split: expected a color of 0 or more, got ", color));
   CommHandle part;
+  const CollectiveScope scope = impl_->scope("split");
   check_mpi(MPI_Comm_split(impl_->groups.all(), color, key, part.out()), "MPI_Comm_split");
   return create_communicator(impl_->name, impl_->options, part.get());
 }
 
 Communicator create_communicator(const std::string& name, const CommunicatorOptions& options, MPI_Comm comm) {
   check_communicator_options(options);
+  int relation = MPI_UNEQUAL;
+  check_mpi(MPI_Comm_compare(comm, MPI_COMM_WORLD, &relation), "MPI_Comm_compare");
+  if (relation == MPI_IDENT || relation == MPI_CONGRUENT) start_stall_inspector();
   return Communicator(std::make_shared<Communicator::Impl>(comm, name, options));
 }
 

@@ -45,11 +45,12 @@ class Communicator {
   // The settings the communicator was created with.
   const CommunicatorOptions& options() const;
 
-  // Replaces each array by its mean over the ranks, in place (the algorithm and wire dtype of the
-  // options; values are divided by size() before they are cast to the wire dtype).
+  // Replaces each array by its mean over the ranks, in place (the algorithm, wire dtype and averaging
+  // policy of the options: see AveragingPolicy for where the division by size() happens).
   void allreduce_grad(const std::vector<Array>& grads) const;
-  // Replaces each array by scale times its sum over the ranks, in place, like allreduce_grad.
-  void allreduce_sum(const std::vector<Array>& arrays, double scale = 1) const;
+  // Replaces each array by postscale · Σ_ranks (prescale · array), in place, like allreduce_grad
+  // (prescale is applied before the values are cast to the wire dtype, postscale after the sum).
+  void allreduce_sum(const std::vector<Array>& arrays, double prescale = 1, double postscale = 1) const;
   // The elementwise reduction of `array` over the ranks, in its own dtype (float16/bfloat16 computed
   // in float32), as a new contiguous array.
   Array allreduce(const Array& array, ReduceOp op = ReduceOp::sum) const;

@@ -38,6 +38,7 @@ Array Communicator::reduce_scatter(const Array& stacked) const {
     throw ShapeError(cat("reduce_scatter: expected a leading axis of ", size(), " (one slice per rank), got shape ",
                          stacked.shape()));
   }
+  const CollectiveScope scope = impl_->scope("reduce_scatter");
   const MPI_Comm comm = impl_->groups.all();
   require_same_count(comm, 0, stacked.size(), "reduce_scatter", "element counts");
   require_same_dtype(comm, 0, stacked.dtype(), "reduce_scatter");
@@ -66,6 +67,7 @@ std::vector<Array> Communicator::alltoall(const std::vector<Array>& arrays) cons
     dim_counts.push_back(array.ndim());
     byte_counts.push_back(array.nbytes());
   }
+  const CollectiveScope scope = impl_->scope("alltoall");
   const MPI_Comm comm = impl_->groups.all();
   std::vector<int64_t> in_meta(meta.size());
   check_mpi(MPI_Alltoall(meta.data(), kMetaFields, MPI_INT64_T, in_meta.data(), kMetaFields, MPI_INT64_T, comm),

@@ -7,6 +7,7 @@
 #include <kusari/distributed/allreduce_algorithm.h>
 #include <kusari/distributed/comm_groups.h>
 #include <kusari/distributed/communicator.h>
+#include <kusari/distributed/stall_inspector.h>
 
 namespace kusari::distributed {
 
@@ -20,6 +21,10 @@ struct Communicator::Impl {
   CommGroups groups;
   CommHandle point_to_point;  // a duplicate of groups.all() for send and recv, apart from the collectives
   int max_tag = 0;            // MPI's tag upper bound on point_to_point
+  CollectiveChannel channel;  // how the stall inspector names this communicator's collectives
+
+  // The stall inspector's record of a collective of this communicator, named `op`.
+  CollectiveScope scope(const char* op) { return CollectiveScope(channel, op); }
 };
 
 }  // namespace kusari::distributed

@@ -6,6 +6,28 @@
 
 namespace kusari::distributed {
 
+const char* averaging_policy_name(AveragingPolicy policy) {
+  switch (policy) {
+    case AveragingPolicy::automatic: return "automatic";
+    case AveragingPolicy::divide_before: return "divide_before";
+    case AveragingPolicy::divide_after: return "divide_after";
+    case AveragingPolicy::split: return "split";
+  }
+  throw ValueError(cat("averaging_policy_name: unknown policy ", static_cast<int>(policy)));
+}
+
+std::vector<AveragingPolicy> averaging_policies() {
+  return {AveragingPolicy::automatic, AveragingPolicy::divide_before, AveragingPolicy::divide_after,
+          AveragingPolicy::split};
+}
+
+AveragingPolicy averaging_policy_from_name(const std::string& name) {
+  for (AveragingPolicy policy : averaging_policies()) {
+    if (name == averaging_policy_name(policy)) return policy;
+  }
+  throw ValueError(cat("averaging policy: expected automatic, divide_before, divide_after or split, got '", name, "'"));
+}
+
 void check_communicator_options(const CommunicatorOptions& options) {
   wire::check_wire_dtype(options.wire_dtype, "CommunicatorOptions::wire_dtype");
   if (options.ranks_per_node < 0) {

@@ -35,7 +35,9 @@ struct MultiNodeOptions {
 //  - with double_buffering, update() applies the previous step's averaged gradients (so each step's
 //    gradients are applied one update late, and the second update takes no step either) while this
 //    step's are all-reduced during the next step's computation (the first update never steps then);
-//  - with dynamic loss scaling, whether the gradients are finite is agreed across ranks.
+//  - with dynamic loss scaling, whether the gradients are finite is agreed across ranks, and each
+//    step's gradients are unscaled by the loss scale they were computed with (under double buffering
+//    the one before a scale change, for the step applied after it).
 // Throws ValueError for bad options.
 std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_ptr<optimizers::Optimizer> actual,
                                                                    const Communicator& comm,

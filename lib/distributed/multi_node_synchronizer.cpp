@@ -7,6 +7,7 @@
 
 #include <kusari/distributed/mpi_session.h>
 #include <kusari/distributed/parameter_agreement.h>
+#include <kusari/distributed/stall_inspector.h>
 
 namespace kusari::distributed {
 namespace {
@@ -154,8 +155,11 @@ void MultiNodeSynchronizer::send_bucket(Transfer& t, size_t b) {
   t.buffers[b] = buffer;
   std::vector<Array> sources(t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.first),
                              t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.last));
-  t.ticket = thread_.submit([buckets = buckets_.get(), comm = comm_, b, sources = std::move(sources), buffer] {
+  std::string label = cat("bucket ", b + 1, " of ", buckets_->buckets().size(), ", ", bucket.elements * 4, " bytes");
+  t.ticket = thread_.submit([buckets = buckets_.get(), comm = comm_, b, sources = std::move(sources), buffer,
+                             label = std::move(label)] {
     buckets->pack(b, sources, buffer);
+    const CollectiveLabel named(label);
     comm.allreduce_grad({buffer});
   });
 }
@@ -174,15 +178,17 @@ void MultiNodeSynchronizer::send_rest(Transfer& t) {
   t.ticket = thread_.submit([comm = comm_, buffers = t.buffers, finite = t.finite] {
     const Array flag = Array::empty({1}, Dtype::float32);
     flag.data<float>()[0] = buffers_finite(buffers) ? 0.0f : 1.0f;
+    const CollectiveLabel named("whether every rank's gradients are finite");
     comm.allreduce_sum({flag});
     *finite = flag.data<float>()[0] == 0.0f;
   });
 }
 
-void MultiNodeSynchronizer::install(const Transfer& t) {
+double MultiNodeSynchronizer::install(const Transfer& t) {
   thread_.wait(t.ticket);
   for (size_t b = 0; b < t.buffers.size(); ++b) buckets_->install(b, t.buffers[b]);
   installed_finite_ = *t.finite;
+  return t.loss_scale;
 }
 
 bool MultiNodeSynchronizer::first_update() {
@@ -215,27 +221,28 @@ void MultiNodeSynchronizer::require_unchanged_parameters() const {
   }
 }
 
-bool MultiNodeSynchronizer::synchronize() {
+std::optional<double> MultiNodeSynchronizer::synchronize(double loss_scale) {
   if (!target_) throw ValueError(cat(kOp, ": no target; call setup(link) first"));
   if (!buckets_) {
     // Gradients computed from parameters that the broadcast changed on some rank are discarded;
     // when every rank already held rank 0's values they are as good as any later step's.
     if (!first_update() || options_.double_buffering) {
       target_->cleargrads();
-      return false;
+      return std::nullopt;
     }
     Transfer t = new_transfer();
+    t.loss_scale = loss_scale;
     send_rest(t);
-    install(t);
-    return true;
+    return install(t);
   }
   require_unchanged_parameters();
   if (options_.double_buffering) {
     Transfer t = new_transfer();
+    t.loss_scale = loss_scale;
     send_rest(t);
-    const bool ready = previous_.has_value();
-    if (ready) {
-      install(*previous_);
+    std::optional<double> ready;
+    if (previous_) {
+      ready = install(*previous_);
     } else {
       target_->cleargrads();
     }
@@ -248,9 +255,9 @@ bool MultiNodeSynchronizer::synchronize() {
     thread_.wait(t.ticket);
     t = new_transfer();
   }
+  t.loss_scale = loss_scale;
   send_rest(t);
-  install(t);
-  return true;
+  return install(t);
 }
 
 }  // namespace kusari::distributed

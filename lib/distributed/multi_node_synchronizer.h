@@ -29,10 +29,11 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
 
   // Hooks every parameter of target (forgetting any earlier target and its bucket layout).
   void attach(const std::shared_ptr<links::Link>& target) override;
-  // The first call checks and broadcasts the parameters and returns false unless every rank already
-  // held rank 0's values (and double buffering is off); the calls that return true leave the averaged
-  // gradients in the parameters (see create_multi_node_optimizer).
-  bool synchronize() override;
+  // The first call checks and broadcasts the parameters and skips the step unless every rank already
+  // held rank 0's values (and double buffering is off); the calls that do not skip leave the averaged
+  // gradients in the parameters and return the loss scale they were computed with (see
+  // create_multi_node_optimizer).
+  std::optional<double> synchronize(double loss_scale) override;
   // Whether the gradients the last synchronize() installed are finite on every rank.
   bool agreed_finite() const { return installed_finite_; }
 
@@ -45,6 +46,7 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
     size_t next = 0;                        // the next bucket to send (buckets go out in order)
     bool repeated = false;                  // a gradient became final twice (several backward passes)
     CommunicationThread::Ticket ticket = 0; // the step's last task
+    double loss_scale = 1;                  // the one the gradients were computed with
     std::shared_ptr<bool> finite = std::make_shared<bool>(true);  // agreed by the step's last task
   };
 
@@ -68,8 +70,8 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   // Takes the gradients backward has not delivered from the parameters, sends every remaining
   // bucket and, when needed, the agreement on finiteness.
   void send_rest(Transfer& t);
-  // Waits for t and puts its averaged gradients into the parameters.
-  void install(const Transfer& t);
+  // Waits for t, puts its averaged gradients into the parameters and returns their loss scale.
+  double install(const Transfer& t);
 
   Communicator comm_;
   MultiNodeOptions options_;

@@ -5,6 +5,8 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace kusari::distributed::wire {
@@ -111,18 +113,19 @@ void pack(const float* src, int64_t n, float scale, Dtype wire, void* dst) {
   });
 }
 
-void unpack(const void* src, Dtype wire, int64_t n, float* dst) {
+void unpack(const void* src, Dtype wire, int64_t n, float scale, float* dst) {
   visit_wire(wire, "wire::unpack", [&]<class W>() {
     const W* in = static_cast<const W*>(src);
     int64_t first = 0;
 #if defined(__AVX2__) && defined(__F16C__)
+    const __m256 factor = _mm256_set1_ps(scale);
     // Results too large to stay in cache are written with streaming stores, which skip reading the
     // destination lines first (about twice as fast here for gradient-sized outputs).
     if (n >= kStreamingElements) {
       for (; first < n && reinterpret_cast<uintptr_t>(dst + first) % 32 != 0; ++first) {
-        dst[first] = static_cast<float>(in[first]);
+        dst[first] = static_cast<float>(in[first]) * scale;
       }
-      for (; first + 8 <= n; first += 8) _mm256_stream_ps(dst + first, Lanes<W>::load(in + first));
+      for (; first + 8 <= n; first += 8) _mm256_stream_ps(dst + first, _mm256_mul_ps(Lanes<W>::load(in + first), factor));
       _mm_sfence();
     }
 #endif
@@ -130,10 +133,10 @@ void unpack(const void* src, Dtype wire, int64_t n, float* dst) {
         n,
         [&](int64_t i) {
 #if defined(__AVX2__) && defined(__F16C__)
-          _mm256_storeu_ps(dst + i, Lanes<W>::load(in + i));
+          _mm256_storeu_ps(dst + i, _mm256_mul_ps(Lanes<W>::load(in + i), factor));
 #endif
         },
-        [&](int64_t i) { dst[i] = static_cast<float>(in[i]); }, first);
+        [&](int64_t i) { dst[i] = static_cast<float>(in[i]) * scale; }, first);
   });
 }
 
@@ -165,6 +168,33 @@ void add(const void* in, Dtype wire, int64_t n, void* inout) {
         },
         [&](int64_t i) { acc[i] = to_wire<W>(static_cast<float>(a[i]) + static_cast<float>(acc[i])); });
   });
+}
+
+float max_abs(const float* src, int64_t n) {
+  float largest = 0;
+  bool finite = true;
+  int64_t first = 0;
+#if defined(__AVX2__) && defined(__F16C__)
+  const __m256 magnitude_bits = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 infinity = _mm256_set1_ps(INFINITY);
+  __m256 lanes = _mm256_setzero_ps();
+  __m256 bad = _mm256_setzero_ps();  // lanes that met an inf or NaN (|x| >= inf fails for NaN: ordered test)
+  for (; first + 8 <= n; first += 8) {
+    const __m256 a = _mm256_and_ps(_mm256_loadu_ps(src + first), magnitude_bits);
+    lanes = _mm256_max_ps(lanes, a);
+    bad = _mm256_or_ps(bad, _mm256_cmp_ps(a, infinity, _CMP_NLT_UQ));
+  }
+  alignas(32) float out[8];
+  _mm256_store_ps(out, lanes);
+  for (float v : out) largest = std::max(largest, v);
+  finite = _mm256_movemask_ps(bad) == 0;
+#endif
+  for (int64_t i = first; i < n; ++i) {
+    const float a = std::fabs(src[i]);
+    if (!(a < INFINITY)) finite = false;
+    largest = std::max(largest, a);
+  }
+  return finite ? largest : INFINITY;
 }
 
 }  // namespace kusari::distributed::wire

@@ -91,9 +91,8 @@ void Optimizer::refresh_parameters() {
   parameters_version_ = version;
 }
 
-std::vector<GradientEntry> Optimizer::gather_gradients() {
+std::vector<GradientEntry> Optimizer::gather_gradients(double scale) {
   refresh_parameters();
-  const double scale = loss_scale();
   std::vector<GradientEntry> entries;
   entries.reserve(parameters_.size());
   for (ParameterRecord& record : parameters_) {
@@ -128,8 +127,13 @@ std::vector<GradientEntry> Optimizer::gather_gradients() {
 bool Optimizer::update() {
   require_target("update");
   auto guard = no_backprop_mode();
-  if (synchronizer_ && !synchronizer_->synchronize()) return false;
-  std::vector<GradientEntry> entries = gather_gradients();
+  double scale = loss_scale();
+  if (synchronizer_) {
+    const std::optional<double> computed_with = synchronizer_->synchronize(scale);
+    if (!computed_with) return false;
+    scale = *computed_with;
+  }
+  std::vector<GradientEntry> entries = gather_gradients(scale);
   if (loss_scaler_ && loss_scaler_->is_dynamic()) {
     std::vector<Array> grads;
     for (const GradientEntry& e : entries) grads.push_back(e.grad);

@@ -124,7 +124,9 @@ class Optimizer {
   void create_missing_rules();
   // Rebuilds the parameter list when the links' structure changed since it was built.
   void refresh_parameters();
-  std::vector<GradientEntry> gather_gradients();
+  // The target's gradients, each its own contiguous float32 (or fp32-update) array, divided by the
+  // loss scale they were computed with.
+  std::vector<GradientEntry> gather_gradients(double scale);
 
   // An initialised parameter of the target with its path and rule.
   struct ParameterRecord {

@@ -1,0 +1,25 @@
+#pragma once
+// WireScaling: the factors around one all-reduce — each contribution times prescale before it is
+// rounded to the wire dtype, the sum times postscale after — and the ones an AveragingPolicy picks.
+
+#include <kusari/core/dtype.h>
+#include <kusari/distributed/communicator_options.h>
+
+namespace kusari::distributed {
+
+// sum over ranks of (x · prescale), then · postscale (Horovod's prescale and postscale factors).
+struct WireScaling {
+  float prescale = 1;
+  float postscale = 1;
+};
+
+// Whether `policy` needs the largest magnitude over every rank's contribution for this wire dtype.
+bool needs_max_abs(AveragingPolicy policy, Dtype wire);
+// The factors that average `ranks` contributions. automatic in float16 reads max_abs (the largest
+// magnitude on any rank, inf when any value is inf or NaN): the power of two 2^e with
+// ranks · max_abs · 2^e at most half of float16's largest value, so that no partial sum of finite
+// contributions overflows and the small values sit as high above the subnormals as that allows; an
+// inf or NaN keeps 1/ranks before, so it reaches every rank's result (and every rank's loss scaler).
+WireScaling averaging_scaling(AveragingPolicy policy, Dtype wire, int ranks, float max_abs = 0);
+
+}  // namespace kusari::distributed
