@@ -17,7 +17,8 @@ namespace dist = kusari::distributed;
 
 int main() {
   if (!std::filesystem::exists(data::kFashionMnistDir)) {
-    std::fprintf(stderr, "wire_precision: %s is absent (Debian package dataset-fashion-mnist)\n", data::kFashionMnistDir);
+    std::fprintf(stderr, "wire_precision: %s is absent (Debian package dataset-fashion-mnist)\n",
+                 data::kFashionMnistDir);
     return 1;
   }
   const auto train = data::fashion_mnist(true);

@@ -13,7 +13,8 @@ namespace kusari::recipes {
 // B = 200 and 0.1 at ResNet-20's B = 256.
 StepSgdDefaults mnist_sgd(bool mlp) {
   return {.lr_base = mlp ? 0.064 : 0.1, .weight_decay = mlp ? 0 : 5e-4, .decay_bias_and_bn = false,
-          .warmup_epochs = {0}, .milestones = {60}, .momentum_correction = false};
+          .warmup_epochs = {0}, .milestones = {60}, .momentum_correction = false, .fashion_mnist_warmup_epochs = {},
+          .fashion_mnist_milestones = {}};
 }
 
 class FashionMnist : public StepSgdRecipe {

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Every recipe's learning rate, logged each iteration (--log-interval 1), against the formulas of
 ../shared/RECIPES.md evaluated by hand here, on 9 epochs of a tiny set under mpiexec -n 2 (5 iterations
-per epoch), so the epoch-valued defaults scale by 9/90: Goyal's warm-up from lr_0 over 0.5 epochs and
-the ÷10 at 3, 6, 8; Akiba's slow start at 4, 7, 8.5; Jia's warm-up over 0.5 epochs then polynomial
-decay of power 2; fashion_mnist's ÷10 at 2/3.
+per epoch), so the epoch-valued defaults scale by 9/90 (Goyal's optimizer: its fashion_mnist schedule of
+15 epochs by 9/15): Goyal's warm-up from lr_0 over 3 epochs and the ÷10 at 6 and 8; Akiba's slow start
+at 4, 7, 8.5; Jia's warm-up over 0.5 epochs then polynomial decay of power 2; fashion_mnist's ÷10 at 2/3.
 Usage: recipe_schedules.py MPIEXEC BUILD_RECIPES_DIR"""
 import json
 import math
@@ -31,11 +31,11 @@ def steps(base, gamma, milestones, e):
     return base * gamma ** sum(1 for m in milestones if e >= m)
 
 
-def goyal(e, lr=1.0, start=0.1, warmup=0.5):
+def goyal(e, lr=1.0, start=0.1, warmup=3):
     if e < warmup:
-        target = steps(lr, 0.1, [3, 6, 8], warmup)
+        target = steps(lr, 0.1, [6, 8], warmup)
         return start + (target - start) * e / warmup
-    return steps(lr, 0.1, [3, 6, 8], e)
+    return steps(lr, 0.1, [6, 8], e)
 
 
 def akiba(e, lr=1.0):

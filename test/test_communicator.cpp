@@ -122,6 +122,20 @@ TEST_CASE("topology: ranks, nodes and pretend nodes") {
   CHECK((level == ThreadLevel::multiple || level == ThreadLevel::serialized));
 }
 
+TEST_CASE("create_communicator: ranks that ask for different algorithms or options all throw, naming both") {
+  const int rank = create_communicator("flat").rank();
+  if (create_communicator("flat").size() < 2) return;
+  expect_error<ValueError>([&] { create_communicator("ring", {.colors = 4 + rank}); },
+                           {"disagree on colors", "rank 0 has 4", "rank 1 has 5"});
+  expect_error<ValueError>([&] { create_communicator(rank == 0 ? "ring" : "flat"); },
+                           {"disagree on the algorithm", "rank 0 has ring", "rank 1 has flat"});
+  expect_error<ValueError>([&] { create_communicator(rank == 0 ? "ring" : "rung"); },
+                           {"rank 1 has an unknown name"});
+  expect_error<ValueError>(
+      [&] { create_communicator("ring", {.wire_dtype = rank == 0 ? Dtype::float16 : Dtype::float32}); },
+      {"disagree on wire_dtype", "rank 0 has float16", "rank 1 has float32"});
+}
+
 TEST_CASE("create_communicator rejects unknown algorithms and bad options") {
   expect_error<ValueError>([] { create_communicator("butterfly"); }, {"butterfly", "ring", "multi_color", "hybrid"});
   expect_error<DtypeError>([] { create_communicator("ring", {.wire_dtype = Dtype::float64}); }, {"wire", "float64"});

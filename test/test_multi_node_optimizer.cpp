@@ -180,6 +180,37 @@ TEST_CASE("multi-node optimizer: double buffering applies each averaged gradient
   }
 }
 
+TEST_CASE("multi-node optimizer: NoSync accumulates k backward passes locally, one average for all of them") {
+  const Communicator comm = create_communicator();
+  constexpr int kMicro = 3;
+  auto net = create_mnbn_model(make_net(3000 + static_cast<uint64_t>(comm.rank())), comm);
+  auto optimizer = create_multi_node_optimizer(std::make_shared<optimizers::SGD>(0.1), comm);
+  optimizer->setup(net);
+  CHECK_FALSE(optimizer->update([&] { return loss_of(*net, my_batch(comm, 0)); }));  // takes rank 0's values
+  net->cleargrads();
+  {
+    const NoSync local(*optimizer);
+    for (int j = 0; j + 1 < kMicro; ++j) loss_of(*net, my_batch(comm, 10 + j)).backward();
+    expect_error<ValueError>([&] { optimizer->update(); }, {"inside no_sync"});
+  }
+  loss_of(*net, my_batch(comm, 10 + kMicro - 1)).backward();
+  CHECK(optimizer->update());
+
+  // One process: the same k passes over every rank's rows, summed, one step.
+  auto reference = make_net(3000);
+  optimizers::SGD plain(0.1);
+  plain.setup(reference);
+  reference->cleargrads();
+  for (int j = 0; j < kMicro; ++j) loss_of(*reference, whole_batch(comm, 10 + j)).backward();
+  plain.update();
+  expect_same_params(*net, *reference, 1e-5);
+  expect_identical_across_ranks(comm, *net);
+  expect_error<ValueError>([] {
+    optimizers::SGD alone(0.1);
+    const NoSync local(alone);
+  }, {"create_multi_node_optimizer"});
+}
+
 TEST_CASE("multi-node optimizer: destroyed with an all-reduce in flight, every rank still completes it") {
   // With double buffering the last step's all-reduce is still queued or running when the optimizer
   // goes; every rank must finish it, or the ranks that started it would wait for the others forever.
@@ -349,4 +380,13 @@ TEST_CASE("multi-node optimizer: errors") {
   optimizer->update();
   lazy->forward(Variable(Array::ones({1, 3}), false));
   expect_error<ValueError>([&] { optimizer->update(); }, {"had 1 trainable parameters", "has 2 now"});
+  // A parameter replaced by one of the same size would keep its old hook and stay unaveraged: refused.
+  auto net = make_net(7);
+  auto replaced = create_multi_node_optimizer(std::make_shared<optimizers::SGD>(0.1), comm);
+  replaced->setup(net);
+  const Batch batch = my_batch(comm, 1);
+  replaced->update([&] { return loss_of(*net, batch); });
+  net->replace_child("l1", std::make_shared<links::Linear>(4, 6));
+  expect_error<ValueError>([&] { replaced->update([&] { return loss_of(*net, batch); }); },
+                           {"l1/", "was replaced", "setup(link) again"});
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
 #include <thread>
 
 #include <kusari/distributed/mpi_session.h>
@@ -25,7 +26,22 @@ namespace {
   std::exit(1);
 }
 
+// std::terminate's handler: the uncaught exception's message, then the end of the job.
+[[noreturn]] void abort_on_terminate() {
+  try {
+    const std::exception_ptr uncaught = std::current_exception();
+    if (!uncaught) report_and_abort("std::terminate called without an active exception");
+    std::rethrow_exception(uncaught);
+  } catch (const std::exception& e) {
+    report_and_abort((std::string("uncaught exception: ") + e.what()).c_str());
+  } catch (...) {
+    report_and_abort("uncaught exception of an unknown type");
+  }
+}
+
 }  // namespace
+
+void install_abort_on_uncaught_exception() { std::set_terminate(abort_on_terminate); }
 
 void abort_on_exception(const std::function<void()>& body) {
   try {

@@ -2,7 +2,9 @@
 
 #include <kusari/distributed/communicator_impl.h>
 
+#include <kusari/core/timeline.h>
 #include <kusari/links/link.h>
+#include <kusari/distributed/abort_on_exception.h>
 #include <kusari/distributed/array_list_buffer.h>
 #include <kusari/distributed/collectives.h>
 #include <kusari/distributed/communicator_checks.h>
@@ -72,6 +74,30 @@ void bcast_elements(const Array& array, int root, MPI_Comm comm) {
   const Array work = contiguous_work(array);
   bcast_bytes(work.raw_data(), work.nbytes(), root, comm);
   write_back(work, array);
+}
+
+// Throws ValueError on every rank unless the ranks of comm asked for the same algorithm and options.
+void require_same_settings(MPI_Comm comm, const std::string& name, const CommunicatorOptions& options) {
+  const std::vector<std::string> names = allreduce_algorithm_names();
+  const auto known = std::find(names.begin(), names.end(), name);
+  const int64_t algorithm = known == names.end() ? -1 : known - names.begin();
+  const int per_node = options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node_from_env();
+  const std::vector<int64_t> values = {algorithm, static_cast<int64_t>(options.wire_dtype),
+                                       static_cast<int64_t>(options.averaging), per_node, options.chunk_bytes,
+                                       options.pipeline_depth, options.colors, options.hybrid_threshold_bytes,
+                                       options.check_sizes};
+  const std::vector<std::string> labels = {"the algorithm", "wire_dtype", "averaging", "ranks_per_node",
+                                           "chunk_bytes", "pipeline_depth", "colors", "hybrid_threshold_bytes",
+                                           "check_sizes"};
+  require_same_values(comm, values, labels, "create_communicator", [&](size_t i, int64_t v) -> std::string {
+    switch (i) {
+      case 0: return v < 0 ? "an unknown name" : names[static_cast<size_t>(v)];
+      case 1: return dtype_name(static_cast<Dtype>(v));
+      case 2: return averaging_policy_name(static_cast<AveragingPolicy>(v));
+      case 8: return v ? "true" : "false";
+      default: return std::to_string(v);
+    }
+  });
 }
 
 }  // namespace
@@ -212,10 +238,15 @@ Communicator Communicator::split(int color, int key) const {
 }
 
 Communicator create_communicator(const std::string& name, const CommunicatorOptions& options, MPI_Comm comm) {
+  require_same_settings(comm, name, options);
   check_communicator_options(options);
+  if (options.abort_on_uncaught_exception) install_abort_on_uncaught_exception();
   int relation = MPI_UNEQUAL;
   check_mpi(MPI_Comm_compare(comm, MPI_COMM_WORLD, &relation), "MPI_Comm_compare");
-  if (relation == MPI_IDENT || relation == MPI_CONGRUENT) start_stall_inspector();
+  if (relation == MPI_IDENT || relation == MPI_CONGRUENT) {
+    start_stall_inspector();
+    timeline::set_rank(world_rank());
+  }
   return Communicator(std::make_shared<Communicator::Impl>(comm, name, options));
 }
 

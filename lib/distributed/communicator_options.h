@@ -30,6 +30,7 @@ struct CommunicatorOptions {
   int colors = 4;                             // multi_color: number of rings running at once
   int64_t hybrid_threshold_bytes = 1 << 20;   // hybrid: ring from this many wire bytes up, hierarchical below
   bool check_sizes = true;                    // compare buffer sizes across ranks first and throw on a mismatch
+  bool abort_on_uncaught_exception = true;    // an uncaught exception on any rank ends the whole job (std::terminate)
 };
 
 // "automatic", "divide_before", "divide_after" or "split".

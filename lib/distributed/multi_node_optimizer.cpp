@@ -1,5 +1,6 @@
 #include <kusari/distributed/multi_node_optimizer.h>
 
+#include <kusari/distributed/mpi_interop.h>
 #include <kusari/distributed/multi_node_synchronizer.h>
 
 namespace kusari::distributed {
@@ -12,7 +13,12 @@ std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_p
     throw ValueError(cat("create_multi_node_optimizer: expected bucket_bytes >= 1, got ", options.bucket_bytes));
   }
   std::weak_ptr<optimizers::Optimizer> weak = actual;
-  auto synchronizer = std::make_shared<MultiNodeSynchronizer>(comm.split(0, comm.rank()), options, [weak] {
+  // The optimizer's own communicator. Its buffer sizes are not compared before every all-reduce: the
+  // first update compares the parameters across ranks, and the buckets follow from them.
+  CommunicatorOptions unchecked = comm.options();
+  unchecked.check_sizes = false;
+  Communicator own = create_communicator(comm.algorithm(), unchecked, mpi_comm(comm));
+  auto synchronizer = std::make_shared<MultiNodeSynchronizer>(std::move(own), options, [weak] {
     const std::shared_ptr<optimizers::Optimizer> optimizer = weak.lock();
     return optimizer && optimizer->loss_scaler() && optimizer->loss_scaler()->is_dynamic();
   });
@@ -22,5 +28,13 @@ std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_p
   actual->set_gradient_synchronizer(synchronizer);
   return actual;
 }
+
+NoSync::NoSync(optimizers::Optimizer& optimizer) : synchronizer_(optimizer.gradient_synchronizer()) {
+  auto* multi_node = dynamic_cast<MultiNodeSynchronizer*>(synchronizer_.get());
+  if (!multi_node) throw ValueError("NoSync: expected an optimizer made by create_multi_node_optimizer");
+  multi_node->defer(true);
+}
+
+NoSync::~NoSync() { static_cast<MultiNodeSynchronizer*>(synchronizer_.get())->defer(false); }
 
 }  // namespace kusari::distributed

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <kusari/distributed/communicator.h>
+#include <kusari/optimizers/gradient_synchronizer.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::distributed {
@@ -42,5 +43,22 @@ struct MultiNodeOptions {
 std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_ptr<optimizers::Optimizer> actual,
                                                                    const Communicator& comm,
                                                                    const MultiNodeOptions& options = {});
+
+// Gradient accumulation (PyTorch DDP's no_sync): while a NoSync lives, backward passes through the
+// multi-node optimizer's target only accumulate their gradients locally; the first backward after it
+// adds its own and all-reduces the sums as usual, so k backward passes cost one all-reduce:
+//   { NoSync local(*optimizer); loss_of(batch_1).backward(); }  loss_of(batch_2).backward();  optimizer->update();
+// update() inside the scope throws ValueError.
+class NoSync {
+ public:
+  // Throws ValueError unless create_multi_node_optimizer made `optimizer`.
+  explicit NoSync(optimizers::Optimizer& optimizer);
+  ~NoSync();
+  NoSync(const NoSync&) = delete;
+  NoSync& operator=(const NoSync&) = delete;
+
+ private:
+  std::shared_ptr<optimizers::GradientSynchronizer> synchronizer_;
+};
 
 }  // namespace kusari::distributed

@@ -1,10 +1,13 @@
 #include <kusari/distributed/multi_node_synchronizer.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 #include <unordered_map>
 
+#include <kusari/core/timeline.h>
 #include <kusari/distributed/mpi_session.h>
 #include <kusari/distributed/parameter_agreement.h>
 #include <kusari/distributed/stall_inspector.h>
@@ -86,7 +89,14 @@ MultiNodeSynchronizer::MultiNodeSynchronizer(Communicator comm, const MultiNodeO
     : comm_(std::move(comm)),
       options_(options),
       needs_finite_check_(std::move(needs_finite_check)),
-      thread_(mpi_thread_level() == ThreadLevel::multiple) {}
+      thread_(mpi_thread_level() == ThreadLevel::multiple) {
+  static std::once_flag warned;
+  if (thread_.threaded() || !options_.overlap) return;
+  std::call_once(warned, [] {
+    std::fprintf(stderr, "kusari: MPI lacks MPI_THREAD_MULTIPLE, so the multi-node optimizer's all-reduces run on "
+                         "the main thread and cannot overlap backward\n");
+  });
+}
 
 MultiNodeSynchronizer::~MultiNodeSynchronizer() {
   for (const auto& [param, id] : hooks_) param.remove_gradient_hook(id);
@@ -123,7 +133,7 @@ void MultiNodeSynchronizer::on_gradient(const std::string& name, const Variable&
     if (arrived_.insert(name).second) arrival_order_.push_back(name);
     return;
   }
-  if (!options_.overlap || options_.double_buffering) return;
+  if (!options_.overlap || options_.double_buffering || deferring_) return;
   const std::optional<size_t> slot = buckets_->find(name);
   if (!slot) return;
   if (!current_) current_ = new_transfer();
@@ -138,6 +148,7 @@ void MultiNodeSynchronizer::on_gradient(const std::string& name, const Variable&
 }
 
 MultiNodeSynchronizer::Transfer MultiNodeSynchronizer::new_transfer() const {
+  if (deferring_) throw ValueError(cat(kOp, ": update() inside no_sync(); leave the scope before the update"));
   Transfer t;
   t.sources.resize(buckets_->slots().size());
   t.buffers.resize(buckets_->buckets().size());
@@ -149,16 +160,31 @@ void MultiNodeSynchronizer::send_ready(Transfer& t) {
   while (t.next < t.missing.size() && t.missing[t.next] == 0) send_bucket(t, t.next++);
 }
 
+Array MultiNodeSynchronizer::bucket_buffer(size_t b) {
+  std::vector<Array>& cache = buffer_cache_[options_.double_buffering ? steps_ % 2 : 0];
+  cache.resize(buckets_->buckets().size());
+  Array& cached = cache[b];
+  // use_count 1: only the cache holds the storage (no transfer, task or installed gradient view).
+  if (!cached.defined() || cached.storage().use_count() > 1) {
+    cached = Array::empty({buckets_->buckets()[b].elements}, Dtype::float32);
+  }
+  return cached;
+}
+
 void MultiNodeSynchronizer::send_bucket(Transfer& t, size_t b) {
   const Bucket& bucket = buckets_->buckets()[b];
-  const Array buffer = Array::empty({bucket.elements}, Dtype::float32);
+  const Array buffer = bucket_buffer(b);
   t.buffers[b] = buffer;
   std::vector<Array> sources(t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.first),
                              t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.last));
   std::string label = cat("bucket ", b + 1, " of ", buckets_->buckets().size(), ", ", bucket.elements * 4, " bytes");
   t.ticket = thread_.submit([buckets = buckets_.get(), comm = comm_, b, sources = std::move(sources), buffer,
                              label = std::move(label)] {
-    buckets->pack(b, sources, buffer);
+    {
+      const timeline::Span span(cat("bucket ", b + 1, " pack"));
+      buckets->pack(b, sources, buffer);
+    }
+    const timeline::Span span(cat("bucket ", b + 1, " allreduce"));
     const CollectiveLabel named(label);
     comm.allreduce_grad({buffer});
   });
@@ -186,7 +212,10 @@ void MultiNodeSynchronizer::send_rest(Transfer& t) {
 
 double MultiNodeSynchronizer::install(const Transfer& t) {
   thread_.wait(t.ticket);
-  for (size_t b = 0; b < t.buffers.size(); ++b) buckets_->install(b, t.buffers[b]);
+  for (size_t b = 0; b < t.buffers.size(); ++b) {
+    const timeline::Span span(cat("bucket ", b + 1, " install"));
+    buckets_->install(b, t.buffers[b]);
+  }
   installed_finite_ = *t.finite;
   return t.loss_scale;
 }
@@ -213,16 +242,27 @@ bool MultiNodeSynchronizer::first_update() {
 }
 
 void MultiNodeSynchronizer::require_unchanged_parameters() const {
-  const size_t now = trainable_params(*target_).size();
-  if (now != buckets_->slots().size()) {
+  const std::vector<std::pair<std::string, Variable>> now = trainable_params(*target_);
+  if (now.size() != buckets_->slots().size()) {
     throw ValueError(cat(kOp, ": the target had ", buckets_->slots().size(),
-                         " trainable parameters at the first update and has ", now,
+                         " trainable parameters at the first update and has ", now.size(),
                          " now; initialise every parameter before the first update"));
+  }
+  std::unordered_map<std::string, const VariableNode*> nodes;
+  for (const auto& [name, param] : now) nodes.emplace(name, param.node().get());
+  for (const BucketSlot& slot : buckets_->slots()) {
+    const auto it = nodes.find(slot.name);
+    if (it != nodes.end() && it->second == slot.param.node().get()) continue;
+    throw ValueError(cat(kOp, ": parameter '", slot.name, "' is not the variable it was at the first update ",
+                         it == nodes.end() ? "(it is gone)" : "(it was replaced)",
+                         ", so its gradient would no longer be averaged; replace parameters before the first update "
+                         "or call setup(link) again"));
   }
 }
 
 std::optional<double> MultiNodeSynchronizer::synchronize(double loss_scale) {
   if (!target_) throw ValueError(cat(kOp, ": no target; call setup(link) first"));
+  ++steps_;
   if (!buckets_) {
     // Gradients computed from parameters that the broadcast changed on some rank are discarded;
     // when every rank already held rank 0's values they are as good as any later step's.

@@ -36,6 +36,8 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   std::optional<double> synchronize(double loss_scale) override;
   // Whether the gradients the last synchronize() installed are finite on every rank.
   bool agreed_finite() const { return installed_finite_; }
+  // While deferring, backward passes only accumulate gradients locally (see no_sync).
+  void defer(bool deferring) { deferring_ = deferring; }
 
  private:
   // One step's gradients on their way through the buckets.
@@ -63,6 +65,9 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   void require_unchanged_parameters() const;
   // An empty transfer for the current bucket layout.
   Transfer new_transfer() const;
+  // Bucket b's float32 buffer for this step: the cached one when nothing refers to it any more (the
+  // gradients installed from it were cleared), else a new one that replaces it in the cache.
+  Array bucket_buffer(size_t b);
   // Sends every bucket from t.next on whose gradients have all arrived.
   void send_ready(Transfer& t);
   // Queues the packing and all-reduce of bucket b.
@@ -85,6 +90,9 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   std::optional<Transfer> current_;                  // this step's, started by backward (overlap)
   std::optional<Transfer> previous_;                 // double buffering: the last step's, in flight
   bool installed_finite_ = true;
+  bool deferring_ = false;                           // inside no_sync: gradients stay local
+  std::vector<Array> buffer_cache_[2];               // per bucket; two sets alternate under double buffering
+  int64_t steps_ = 0;                                // transfers made, choosing the set
   CommunicationThread thread_;                       // last, so it stops before the rest goes
 };
 

@@ -37,4 +37,20 @@ void require_same_dtype(MPI_Comm comm, int reference, Dtype dtype, const char* o
                        static_cast<Dtype>(codes[static_cast<size_t>(differing)])));
 }
 
+void require_same_values(MPI_Comm comm, const std::vector<int64_t>& values, const std::vector<std::string>& names,
+                         const char* op, const std::function<std::string(size_t, int64_t)>& show) {
+  const size_t n = values.size();
+  std::vector<int64_t> all(n * static_cast<size_t>(comm_size(comm)));
+  check_mpi(MPI_Allgather(values.data(), static_cast<int>(n), MPI_INT64_T, all.data(), static_cast<int>(n),
+                          MPI_INT64_T, comm),
+            "MPI_Allgather");
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t r = 1; r * n < all.size(); ++r) {
+      if (all[r * n + i] == all[i]) continue;
+      throw ValueError(cat(op, ": ranks disagree on ", names[i], ": rank 0 has ", show(i, all[i]), ", rank ", r,
+                           " has ", show(i, all[r * n + i])));
+    }
+  }
+}
+
 }  // namespace kusari::distributed

@@ -5,7 +5,9 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <kusari/core/dtype.h>
 
@@ -16,5 +18,10 @@ namespace kusari::distributed {
 void require_same_count(MPI_Comm comm, int reference, int64_t count, const char* op, const std::string& what);
 // Throws DtypeError on every rank, naming two ranks and their dtypes, unless all dtypes agree.
 void require_same_dtype(MPI_Comm comm, int reference, Dtype dtype, const char* op);
+// Throws ValueError on every rank unless every rank's `values` equal rank 0's (one allgather), naming
+// the first that differs by names[i] and rank 0's and another rank's value as show(i, value) writes
+// them: "<op>: ranks disagree on wire_dtype: rank 0 has float16, rank 2 has float32".
+void require_same_values(MPI_Comm comm, const std::vector<int64_t>& values, const std::vector<std::string>& names,
+                         const char* op, const std::function<std::string(size_t, int64_t)>& show);
 
 }  // namespace kusari::distributed

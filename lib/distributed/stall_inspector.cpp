@@ -117,10 +117,13 @@ class Inspector {
     }
     check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
     MPI_Comm_rank(comm_, &rank_);
-    // MPI_Finalize deletes MPI_COMM_SELF's attributes first: the thread stops before MPI does.
+    // The thread stops before MPI does: at exit before kusari's own MPI_Finalize (atexit handlers run
+    // in reverse order, and MPI was initialised before this), and in an MPI_Finalize the program calls
+    // itself, which deletes MPI_COMM_SELF's attributes first.
     int keyval = MPI_KEYVAL_INVALID;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &stop_at_finalize, &keyval, nullptr);
     MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
+    std::atexit([] { instance().stop(); });
     thread_ = std::thread([this] { run(); });
   }
 
@@ -146,14 +149,18 @@ class Inspector {
 
  private:
   static int stop_at_finalize(MPI_Comm, int, void*, void*) {
-    Inspector& self = instance();
-    {
-      std::lock_guard lock(self.mutex_);
-      self.stopping_ = true;
-    }
-    self.wake_.notify_all();
-    if (self.thread_.joinable()) self.thread_.join();
+    instance().stop();
     return MPI_SUCCESS;
+  }
+
+  // Ends the thread (idempotent; not from the thread itself).
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
   }
 
   void run() {

@@ -125,7 +125,9 @@ void unpack(const void* src, Dtype wire, int64_t n, float scale, float* dst) {
       for (; first < n && reinterpret_cast<uintptr_t>(dst + first) % 32 != 0; ++first) {
         dst[first] = static_cast<float>(in[first]) * scale;
       }
-      for (; first + 8 <= n; first += 8) _mm256_stream_ps(dst + first, _mm256_mul_ps(Lanes<W>::load(in + first), factor));
+      for (; first + 8 <= n; first += 8) {
+        _mm256_stream_ps(dst + first, _mm256_mul_ps(Lanes<W>::load(in + first), factor));
+      }
       _mm_sfence();
     }
 #endif

@@ -23,8 +23,8 @@ void check_contributions(const std::vector<Array>& contributions) {
                            " at rank ", r));
     }
     if (c.size() != contributions[0].size()) {
-      throw ShapeError(cat("simulate_wire_average: expected ", contributions[0].size(), " elements from every rank, got ",
-                           c.size(), " at rank ", r));
+      throw ShapeError(cat("simulate_wire_average: expected ", contributions[0].size(),
+                           " elements from every rank, got ", c.size(), " at rank ", r));
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <kusari/autograd/backprop_mode.h>
+#include <kusari/core/timeline.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/optimizers/numerics.h>
 
@@ -151,10 +152,18 @@ bool Optimizer::update() {
 bool Optimizer::update(const std::function<Variable()>& lossfun) {
   require_target("update");
   target_->cleargrads();
-  const Variable loss = lossfun();
-  BackwardOptions options;
-  options.loss_scale = loss_scale();
-  loss.backward(options);
+  Variable loss;
+  {
+    const timeline::Span span("forward");
+    loss = lossfun();
+  }
+  {
+    const timeline::Span span("backward");
+    BackwardOptions options;
+    options.loss_scale = loss_scale();
+    loss.backward(options);
+  }
+  const timeline::Span span("update");
   return update();
 }
 

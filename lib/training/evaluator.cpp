@@ -2,6 +2,7 @@
 
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/core/config.h>
+#include <kusari/core/timeline.h>
 #include <kusari/data/concat_examples.h>
 
 namespace kusari::training {
@@ -35,6 +36,7 @@ Evaluator::Evaluator(std::shared_ptr<data::Iterator> iterator, LossFunction eval
 }
 
 DictSummary Evaluator::summarize() {
+  const timeline::Span span("evaluation");
   EvaluationMode model_mode(model_.get());
   auto train_mode = using_train_mode(false);
   auto no_graph = no_backprop_mode();

@@ -1,6 +1,7 @@
 #include <kusari/training/standard_updater.h>
 
 #include <kusari/core/error.h>
+#include <kusari/core/timeline.h>
 #include <kusari/data/concat_examples.h>
 
 namespace kusari::training {
@@ -17,12 +18,16 @@ StandardUpdater::StandardUpdater(std::shared_ptr<data::Iterator> iterator,
 
 void StandardUpdater::update() {
   optimizer_->set_epoch_detail(iterator_->epoch_detail());
-  const std::vector<data::Example> batch = iterator_->next();
-  if (batch.empty()) {
-    throw ValueError(cat("StandardUpdater: the iterator ran out of batches at iteration ", iteration_,
-                         "; training iterators must repeat"));
+  data::Example arrays;
+  {
+    const timeline::Span span("data");
+    const std::vector<data::Example> batch = iterator_->next();
+    if (batch.empty()) {
+      throw ValueError(cat("StandardUpdater: the iterator ran out of batches at iteration ", iteration_,
+                           "; training iterators must repeat"));
+    }
+    arrays = data::concat_examples(batch, device_);
   }
-  const data::Example arrays = data::concat_examples(batch, device_);
   optimizer_->update([&] { return loss_fn_(arrays); });
   if (iterator_->is_new_epoch()) optimizer_->new_epoch();
   ++iteration_;

@@ -52,6 +52,10 @@ void StepSgdRecipe::resolve(const Settings& settings) {
     lr_ = values_.lr_base * static_cast<double>(settings.batchsize) / 256.0;
     lr_option_->default_str(std::to_string(lr_));
   }
+  if (settings.preset == Preset::fashion_mnist && !values_.fashion_mnist_milestones.empty()) {
+    warmup_.set_paper(values_.fashion_mnist_warmup_epochs, 15);
+    milestones_.set_paper(values_.fashion_mnist_milestones, 15);
+  }
   warmup_.resolve(settings.epoch);
   milestones_.resolve(settings.epoch);
   require_increasing(milestones_.values(), "--lr-milestones");
