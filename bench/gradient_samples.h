@@ -58,6 +58,9 @@ GradientSamples record_gradient_samples(const std::shared_ptr<Model>& model, con
     samples.max_abs.push_back(largest);
   }
   const float largest = *std::max_element(samples.max_abs.begin(), samples.max_abs.end());
+  if (!(largest > 0 && largest < INFINITY)) {
+    throw ValueError(cat("record_gradient_samples: expected finite, non-zero gradients, got a largest |g| of ", largest));
+  }
   samples.loss_scale = std::ldexp(1.0f, static_cast<int>(std::floor(std::log2(65504.0 / largest))));
   return samples;
 }

@@ -190,7 +190,10 @@ TEST_CASE("multi-node optimizer: NoSync accumulates k backward passes locally, o
   net->cleargrads();
   {
     const NoSync local(*optimizer);
-    for (int j = 0; j + 1 < kMicro; ++j) loss_of(*net, my_batch(comm, 10 + j)).backward();
+    for (int j = 0; j + 1 < kMicro; ++j) {
+      const NoSync nested(*optimizer);  // scopes nest: the outer one still holds when this one ends
+      loss_of(*net, my_batch(comm, 10 + j)).backward();
+    }
     expect_error<ValueError>([&] { optimizer->update(); }, {"inside no_sync"});
   }
   loss_of(*net, my_batch(comm, 10 + kMicro - 1)).backward();
@@ -389,4 +392,12 @@ TEST_CASE("multi-node optimizer: errors") {
   net->replace_child("l1", std::make_shared<links::Linear>(4, 6));
   expect_error<ValueError>([&] { replaced->update([&] { return loss_of(*net, batch); }); },
                            {"l1/", "was replaced", "setup(link) again"});
+  // setup again lays the buckets out anew (no buffer of the old layout is reused), then steps as usual.
+  auto other = std::make_shared<links::Linear>(4, 3);
+  replaced->setup(other);
+  const Variable x(batch.x, false);
+  for (int step = 0; step < 3; ++step) replaced->update([&] { return functions::sum(other->forward(x)); });
+  replaced->setup(net);
+  for (int step = 0; step < 3; ++step) replaced->update([&] { return loss_of(*net, batch); });
+  expect_identical_across_ranks(comm, *net);
 }

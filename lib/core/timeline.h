@@ -2,8 +2,8 @@
 // The timeline (Horovod's HOROVOD_TIMELINE, for kusari): with KUSARI_TIMELINE=PATH every process writes
 // the spans of its work — forward, backward, each gradient bucket's pack, all-reduce and install, the
 // update, waits for data, evaluation — as Chrome trace events to PATH.rank<R>.json (PATH's ".json", if
-// any, moved to the end), which chrome://tracing and Perfetto open. Without the variable a span costs
-// one branch.
+// any, moved to the end), which chrome://tracing and Perfetto open. Without the variable a span records
+// nothing (its name is still built by the caller).
 
 #include <chrono>
 #include <string>

@@ -23,7 +23,7 @@ namespace {
   // Give the launcher a moment to forward the message before MPI_Abort tears the job down.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   if (rank >= 0) MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  std::_Exit(1);  // not exit(): this may run on any thread, or during exit itself
 }
 
 // std::terminate's handler: the uncaught exception's message, then the end of the job.

@@ -81,7 +81,16 @@ void require_same_settings(MPI_Comm comm, const std::string& name, const Communi
   const std::vector<std::string> names = allreduce_algorithm_names();
   const auto known = std::find(names.begin(), names.end(), name);
   const int64_t algorithm = known == names.end() ? -1 : known - names.begin();
-  const int per_node = options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node_from_env();
+  // A bad KUSARI_RANKS_PER_NODE throws later, in CommGroups, on every rank that has it; a rank must not
+  // throw here while the others enter the allgather.
+  int per_node = options.ranks_per_node;
+  if (per_node <= 0) {
+    try {
+      per_node = ranks_per_node_from_env();
+    } catch (const Error&) {
+      per_node = -1;
+    }
+  }
   const std::vector<int64_t> values = {algorithm, static_cast<int64_t>(options.wire_dtype),
                                        static_cast<int64_t>(options.averaging), per_node, options.chunk_bytes,
                                        options.pipeline_depth, options.colors, options.hybrid_threshold_bytes,
@@ -94,6 +103,7 @@ void require_same_settings(MPI_Comm comm, const std::string& name, const Communi
       case 0: return v < 0 ? "an unknown name" : names[static_cast<size_t>(v)];
       case 1: return dtype_name(static_cast<Dtype>(v));
       case 2: return averaging_policy_name(static_cast<AveragingPolicy>(v));
+      case 3: return v < 0 ? "an invalid KUSARI_RANKS_PER_NODE" : std::to_string(v);
       case 8: return v ? "true" : "false";
       default: return std::to_string(v);
     }

@@ -32,9 +32,9 @@ std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_p
 NoSync::NoSync(optimizers::Optimizer& optimizer) : synchronizer_(optimizer.gradient_synchronizer()) {
   auto* multi_node = dynamic_cast<MultiNodeSynchronizer*>(synchronizer_.get());
   if (!multi_node) throw ValueError("NoSync: expected an optimizer made by create_multi_node_optimizer");
-  multi_node->defer(true);
+  multi_node->defer(+1);
 }
 
-NoSync::~NoSync() { static_cast<MultiNodeSynchronizer*>(synchronizer_.get())->defer(false); }
+NoSync::~NoSync() { static_cast<MultiNodeSynchronizer*>(synchronizer_.get())->defer(-1); }
 
 }  // namespace kusari::distributed

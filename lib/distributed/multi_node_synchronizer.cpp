@@ -125,6 +125,8 @@ void MultiNodeSynchronizer::detach() {
   current_.reset();
   previous_.reset();
   installed_finite_ = true;
+  for (std::vector<Array>& cache : buffer_cache_) cache.clear();
+  steps_ = 0;
   target_.reset();
 }
 
@@ -148,7 +150,6 @@ void MultiNodeSynchronizer::on_gradient(const std::string& name, const Variable&
 }
 
 MultiNodeSynchronizer::Transfer MultiNodeSynchronizer::new_transfer() const {
-  if (deferring_) throw ValueError(cat(kOp, ": update() inside no_sync(); leave the scope before the update"));
   Transfer t;
   t.sources.resize(buckets_->slots().size());
   t.buffers.resize(buckets_->buckets().size());
@@ -165,7 +166,7 @@ Array MultiNodeSynchronizer::bucket_buffer(size_t b) {
   cache.resize(buckets_->buckets().size());
   Array& cached = cache[b];
   // use_count 1: only the cache holds the storage (no transfer, task or installed gradient view).
-  if (!cached.defined() || cached.storage().use_count() > 1) {
+  if (!cached.defined() || cached.storage().use_count() > 1 || cached.size() != buckets_->buckets()[b].elements) {
     cached = Array::empty({buckets_->buckets()[b].elements}, Dtype::float32);
   }
   return cached;
@@ -262,6 +263,7 @@ void MultiNodeSynchronizer::require_unchanged_parameters() const {
 
 std::optional<double> MultiNodeSynchronizer::synchronize(double loss_scale) {
   if (!target_) throw ValueError(cat(kOp, ": no target; call setup(link) first"));
+  if (deferring_ > 0) throw ValueError(cat(kOp, ": update() inside no_sync(); leave the scope before the update"));
   ++steps_;
   if (!buckets_) {
     // Gradients computed from parameters that the broadcast changed on some rank are discarded;

@@ -36,8 +36,9 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   std::optional<double> synchronize(double loss_scale) override;
   // Whether the gradients the last synchronize() installed are finite on every rank.
   bool agreed_finite() const { return installed_finite_; }
-  // While deferring, backward passes only accumulate gradients locally (see no_sync).
-  void defer(bool deferring) { deferring_ = deferring; }
+  // Opens (+1) or closes (-1) a NoSync scope; while any is open, backward passes only accumulate
+  // gradients locally and update() throws.
+  void defer(int change) { deferring_ += change; }
 
  private:
   // One step's gradients on their way through the buckets.
@@ -90,7 +91,7 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   std::optional<Transfer> current_;                  // this step's, started by backward (overlap)
   std::optional<Transfer> previous_;                 // double buffering: the last step's, in flight
   bool installed_finite_ = true;
-  bool deferring_ = false;                           // inside no_sync: gradients stay local
+  int deferring_ = 0;                                // open NoSync scopes: gradients stay local
   std::vector<Array> buffer_cache_[2];               // per bucket; two sets alternate under double buffering
   int64_t steps_ = 0;                                // transfers made, choosing the set
   CommunicationThread thread_;                       // last, so it stops before the rest goes

@@ -106,16 +106,24 @@ class Inspector {
   }
 
   void start() {
-    std::unique_lock lock(mutex_);
-    if (started_) return;
-    started_ = true;
-    settings_ = stall_settings_from_environment();
-    if (settings_.warning_seconds == 0) return;
+    {
+      std::lock_guard lock(mutex_);
+      if (started_) return;
+      started_ = true;
+    }
+    // Every rank duplicates MPI_COMM_WORLD whatever its environment says (and without holding the
+    // mutex, which collectives on other threads need meanwhile), so ranks never disagree on it.
+    MPI_Comm comm = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
+    const StallSettings settings = stall_settings_from_environment();
+    if (settings.warning_seconds == 0) return;
     if (mpi_thread_level() != ThreadLevel::multiple) {
       std::fprintf(stderr, "kusari: MPI lacks MPI_THREAD_MULTIPLE, so the stall inspector is off\n");
       return;
     }
-    check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    std::lock_guard lock(mutex_);
+    settings_ = settings;
+    comm_ = comm;
     MPI_Comm_rank(comm_, &rank_);
     // The thread stops before MPI does: at exit before kusari's own MPI_Finalize (atexit handlers run
     // in reverse order, and MPI was initialised before this), and in an MPI_Finalize the program calls
@@ -124,13 +132,14 @@ class Inspector {
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &stop_at_finalize, &keyval, nullptr);
     MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
     std::atexit([] { instance().stop(); });
+    running_ = true;
     thread_ = std::thread([this] { run(); });
   }
 
   // Registers a collective; -1 when the inspector is not running.
   int64_t open(Key key, std::string what) {
     std::lock_guard lock(mutex_);
-    if (!thread_.joinable()) return -1;
+    if (!running_) return -1;
     const int64_t id = next_id_++;
     OpenCollective& c = open_[id];
     c.key = std::move(key);
@@ -153,14 +162,21 @@ class Inspector {
     return MPI_SUCCESS;
   }
 
-  // Ends the thread (idempotent; not from the thread itself).
+  // Ends the thread and lets go of its unfinished sends (idempotent; not from the thread itself).
   void stop() {
+    std::thread thread;
     {
       std::lock_guard lock(mutex_);
+      if (!running_) return;
+      running_ = false;
       stopping_ = true;
+      thread = std::move(thread_);
     }
     wake_.notify_all();
-    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+    if (thread.joinable()) thread.join();
+    std::lock_guard lock(mutex_);
+    for (auto& [request, buffer] : sends_) MPI_Request_free(&request);  // the buffers stay: never destroyed
+    open_.clear();
   }
 
   void run() {
@@ -276,6 +292,7 @@ class Inspector {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool started_ = false;
+  bool running_ = false;  // the thread runs and collectives are recorded
   bool stopping_ = false;
   StallSettings settings_;
   MPI_Comm comm_ = MPI_COMM_NULL;

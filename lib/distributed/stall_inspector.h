@@ -20,8 +20,8 @@ struct StallSettings {
   double warning_seconds = 60;  // print after this long in one collective (0: no inspector)
   double timeout_seconds = 0;   // end the job after this long (0: never)
 };
-// KUSARI_STALL_WARNING and KUSARI_STALL_TIMEOUT over the defaults; throws ValueError for a value that
-// is not a number of seconds >= 0, or a timeout shorter than the warning.
+// KUSARI_STALL_WARNING and KUSARI_STALL_TIMEOUT over the defaults (a timeout shorter than the warning
+// brings the warning down to it); throws ValueError for a value that is not a number of seconds >= 0.
 StallSettings stall_settings_from_environment();
 
 // Which communicator a collective runs on, alike on every member rank: its ranks in MPI_COMM_WORLD and
@@ -35,7 +35,7 @@ struct CollectiveChannel {
 };
 
 // A collective in progress on this thread, from construction to destruction: what the inspector
-// reports when it takes too long. Starts the inspector on first use (world ranks only).
+// reports when it takes too long (recorded only while the inspector runs).
 class CollectiveScope {
  public:
   // `what` names the operation ("allreduce_grad of 3 arrays"); the thread's label is appended.
@@ -60,9 +60,10 @@ class CollectiveLabel {
   std::string previous_;
 };
 
-// Starts the inspector's thread over a duplicate of MPI_COMM_WORLD (collective over MPI_COMM_WORLD;
-// the first world-wide communicator calls it). Does nothing when it runs already, when
-// KUSARI_STALL_WARNING is 0 or when MPI lacks MPI_THREAD_MULTIPLE (saying so once).
+// Starts the inspector's thread over a duplicate of MPI_COMM_WORLD (collective over MPI_COMM_WORLD: the
+// first world-wide communicator calls it; every rank duplicates whatever its environment). Does nothing
+// more when it ran already, when KUSARI_STALL_WARNING is 0 or when MPI lacks MPI_THREAD_MULTIPLE
+// (saying so once).
 void start_stall_inspector();
 
 }  // namespace kusari::distributed

@@ -71,18 +71,20 @@ WirePrecision simulate_wire_average(const std::vector<Array>& contributions, Dty
   std::vector<double> errors;
   errors.reserve(static_cast<size_t>(n));
   int64_t zeros = 0;
+  size_t nonzero = 0;  // elements whose exact mean is not 0
   const float* got = average.data<float>();
   for (int64_t i = 0; i < n; ++i) {
     const double exact = mean[static_cast<size_t>(i)] / ranks;
     if (!std::isfinite(got[i])) {
       ++result.overflow;
+      if (exact != 0) ++nonzero;
       continue;
     }
     if (exact == 0) continue;
+    ++nonzero;
     if (got[i] == 0) ++zeros;
     errors.push_back(std::fabs(got[i] - exact) / std::fabs(exact));
   }
-  const size_t nonzero = errors.size() + static_cast<size_t>(result.overflow);
   result.zero_fraction = nonzero > 0 ? static_cast<double>(zeros) / static_cast<double>(nonzero) : 0;
   result.median_rel_err = quantile(errors, 0.5);
   result.p90_rel_err = quantile(errors, 0.9);

@@ -16,9 +16,10 @@ struct WireScaling {
 // Whether `policy` needs the largest magnitude over every rank's contribution for this wire dtype.
 bool needs_max_abs(AveragingPolicy policy, Dtype wire);
 // The factors that average `ranks` contributions. automatic in float16 reads max_abs (the largest
-// magnitude on any rank, inf when any value is inf or NaN): the power of two 2^e with
+// magnitude on any rank, inf when any value is inf or NaN): the power of two 2^e (|e| <= 60) with
 // ranks · max_abs · 2^e at most half of float16's largest value, so that no partial sum of finite
-// contributions overflows and the small values sit as high above the subnormals as that allows; an
+// contributions overflows (below max_abs ≈ 1e22 / ranks, where e stops at -60) and the small values
+// sit as high above the subnormals as that allows; an
 // inf or NaN keeps 1/ranks before, so it reaches every rank's result (and every rank's loss scaler).
 WireScaling averaging_scaling(AveragingPolicy policy, Dtype wire, int ranks, float max_abs = 0);
 
