@@ -1,9 +1,15 @@
 // Data-parallel training throughput: ResNet-20 (1 input channel, 10 classes, 28x28 images) at batch 64
 // per rank, MomentumSGD made multi-node with the default options, under `mpiexec -n P`. Rank 0 prints
-// "resnet20_dp_b64: X ms/step, Y samples/s" with Y counting every rank's samples.
+// "resnet20_dp_b64: X ms/step, Y samples/s overlap=S/B wait_ms=W" with Y counting every rank's samples,
+// S of the step's B gradient buckets starting their all-reduce while backward still ran, and update()
+// waiting W ms per step for the communication backward did not hide (means over the timed steps).
 // Flags: --threads N (per rank, default 1), --warmup N (default 5), --steps N (default 20),
-// --double-buffering 0|1 and --overlap 0|1 (the MultiNodeOptions, defaults 0 and 1).
+// --bucket-kb N, --double-buffering 0|1 and --overlap 0|1 (the MultiNodeOptions, defaults 25600, 0 and 1;
+// ResNet-20's 1.1 MB of gradients fit one default bucket, which starts with backward's last gradient,
+// so it counts as started in backward but hides next to nothing: wait_ms tells).
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 
@@ -43,19 +49,32 @@ int main(int argc, char** argv) {
     const distributed::Communicator comm = distributed::create_communicator();
     const auto rank = static_cast<uint64_t>(comm.rank());
     auto model = std::make_shared<L::models::ResNet>(20, 1, 10);
-    const distributed::MultiNodeOptions options{.double_buffering = flag(argc, argv, "--double-buffering", 0) != 0,
+    const distributed::MultiNodeOptions options{.bucket_bytes = int64_t{flag(argc, argv, "--bucket-kb", 25600)} << 10,
+                                                .double_buffering = flag(argc, argv, "--double-buffering", 0) != 0,
                                                 .overlap = flag(argc, argv, "--overlap", 1) != 0};
     auto optimizer = distributed::create_multi_node_optimizer(std::make_shared<optimizers::MomentumSGD>(0.01, 0.9),
                                                               comm, options);
     optimizer->setup(model);
     const Variable x(Array::normal({kBatch, 1, 28, 28}, 0, 1, 100 + rank), false);
     const Variable t(random_labels(200 + rank), false);
+    int taken = 0;
+    distributed::OverlapReport timed;  // sums over the timed steps
     const auto step = [&] {
       optimizer->update([&] { return F::softmax_cross_entropy(model->forward(x), t); });
+      if (++taken <= warmup) return;
+      const distributed::OverlapReport last = distributed::last_overlap(*optimizer);
+      timed.buckets += last.buckets;
+      timed.started_in_backward += last.started_in_backward;
+      timed.wait_seconds += last.wait_seconds;
+    };
+    const auto overlap = [&] {
+      const double n = std::max(1, taken - warmup);
+      return cat(" overlap=", std::lround(timed.started_in_backward / n), "/", std::lround(timed.buckets / n),
+                 " wait_ms=", std::lround(1000 * timed.wait_seconds / n * 100) / 100.0);
     };
     // Every rank runs the same number of steps (each one ends in collectives); rank 0 times them.
     if (comm.rank() == 0) {
-      bench::time_steps("resnet20_dp_b64", kBatch * comm.size(), step, warmup, steps, 0.0);
+      bench::time_steps("resnet20_dp_b64", kBatch * comm.size(), step, warmup, steps, 0.0, overlap);
     } else {
       for (int i = 0; i < warmup + steps; ++i) step();
     }

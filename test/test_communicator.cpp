@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <kusari/distributed/mpi_interop.h>
+#include <kusari/distributed/stall_inspector.h>
 
 using namespace kusari;
 using namespace kusari::distributed;
@@ -381,6 +382,38 @@ TEST_CASE("allgather, bcast_obj, gather_obj and barrier") {
     CHECK(gathered.empty());
   }
   comm.barrier();
+}
+
+TEST_CASE("stall settings: KUSARI_STALL_WARNING and KUSARI_STALL_TIMEOUT over the defaults, bad values refused") {
+  const auto with = [](const char* warning, const char* timeout) {
+    for (auto [name, value] : {std::pair{"KUSARI_STALL_WARNING", warning}, std::pair{"KUSARI_STALL_TIMEOUT", timeout}}) {
+      if (value) {
+        setenv(name, value, 1);
+      } else {
+        unsetenv(name);
+      }
+    }
+    return stall_settings_from_environment();
+  };
+  const auto check = [&](const char* warning, const char* timeout, double want_warning, double want_timeout) {
+    INFO("KUSARI_STALL_WARNING=", warning ? warning : "(unset)", " KUSARI_STALL_TIMEOUT=", timeout ? timeout : "(unset)");
+    const StallSettings s = with(warning, timeout);
+    CHECK(s.warning_seconds == want_warning);
+    CHECK(s.timeout_seconds == want_timeout);
+  };
+  check(nullptr, nullptr, 60, 0);
+  check("", "", 60, 0);
+  check("5", "20", 5, 20);
+  check("2.5", nullptr, 2.5, 0);
+  check("0", nullptr, 0, 0);
+  check("30", "10", 10, 10);  // a timeout below the warning brings the warning down to it
+  for (const char* bad : {"abc", "-1", "5s", "nan", " "}) {
+    INFO("bad value '", bad, "'");
+    expect_error<ValueError>([&] { with(bad, nullptr); },
+                             {"KUSARI_STALL_WARNING", "expected a number of seconds >= 0", cat("got '", bad, "'")});
+    expect_error<ValueError>([&] { with(nullptr, bad); }, {"KUSARI_STALL_TIMEOUT", cat("got '", bad, "'")});
+  }
+  with(nullptr, nullptr);
 }
 
 TEST_CASE("split: sub-communicators by color, ordered by key") {

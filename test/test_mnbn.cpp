@@ -7,10 +7,15 @@
 
 #include <map>
 
+#include <kusari/distributed/mpi_interop.h>
+
+#include "mpi_call_counter.h"
+
 using namespace kusari;
 using namespace kusari::distributed;
 using kusari::testing::expect_close;
 using kusari::testing::expect_error;
+using kusari::testing::mpi_calls;
 using kusari::testing::random;
 
 namespace {
@@ -162,12 +167,17 @@ TEST_CASE("mnbn: errors") {
                            {"split_batch_normalization", "(N, C, ...)", "(4,)"});
   // Channel counts that differ across ranks are caught before any sum is taken, on every rank.
   const int64_t channels = comm.rank() == 1 ? 4 : 3;
-  expect_error<ShapeError>(
+  expect_error<ValueError>(
       [&] {
         multi_node_batch_normalization(Variable(random({2, channels}, 1, Dtype::float32)),
                                        Variable(Array::ones({channels})), Variable(Array::zeros({channels})), comm);
       },
-      {"allreduce", "differ across ranks", "rank 1 has 9"});
+      {"multi_node_batch_normalization", "ranks disagree on channel count", "rank 0 has 3", "rank 1 has 4"});
+  // So are dtypes.
+  const Dtype dtype = comm.rank() == 1 ? Dtype::float64 : Dtype::float32;
+  expect_error<ValueError>(
+      [&] { multi_node_batch_normalization(Variable(random({2, 3}, 1, dtype)), gamma, beta, comm); },
+      {"multi_node_batch_normalization", "ranks disagree on dtype", "rank 0 has float32", "rank 1 has float64"});
 }
 
 TEST_CASE("MultiNodeBatchNormalization: running averages and last-batch statistics of the concatenated batch") {
@@ -191,6 +201,36 @@ TEST_CASE("MultiNodeBatchNormalization: running averages and last-batch statisti
     const auto eval = using_train_mode(false);
     expect_close(part(Variable(x_eval, false)).data(), whole(Variable(x_eval, false)).data(), 2e-5, 2e-5);
   }
+}
+
+TEST_CASE("MultiNodeBatchNormalization: one all-reduce per direction once the ranks agreed on channels and dtype") {
+  const Communicator comm = create_communicator();
+  kusari::testing::counted_comm = mpi_comm(comm);
+  links::MultiNodeBatchNormalization bn(links::BatchNormalizationOptions(3), comm);
+  const auto calls_of = [](auto&& work) {
+    mpi_calls = {};
+    work();
+    return std::tuple{mpi_calls.allgather, mpi_calls.allreduce, mpi_calls.bcast};
+  };
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    INFO("dtype ", dtype);
+    for (int step = 0; step < 3; ++step) {
+      INFO("step ", step);
+      const Variable x(random({local_rows(comm.rank()), 3, 2}, 40 + step, dtype), true);
+      Variable y;
+      // The first forward in a dtype compares channels and dtype (one allgather); then only the sums.
+      const int comparisons = step == 0 ? 1 : 0;
+      CHECK(calls_of([&] { y = bn(x); }) == std::tuple{comparisons, 1, 0});
+      CHECK(calls_of([&] { functions::sum(y * y).backward(); }) == std::tuple{0, 1, 0});
+    }
+  }
+  // The function without a layer's memory compares on every call, and backward makes one all-reduce.
+  const Variable gamma(Array::ones({3})), beta(Array::zeros({3}));
+  const Variable x(random({local_rows(comm.rank()), 3}, 50, Dtype::float32), true);
+  Variable y;
+  CHECK(calls_of([&] { y = multi_node_batch_normalization(x, gamma, beta, comm).y; }) == std::tuple{1, 1, 0});
+  CHECK(calls_of([&] { functions::sum(y).backward(); }) == std::tuple{0, 1, 0});
+  kusari::testing::counted_comm = MPI_COMM_NULL;
 }
 
 TEST_CASE("create_mnbn_model: every BatchNormalization becomes multi-node and keeps its arrays") {

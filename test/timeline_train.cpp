@@ -1,5 +1,8 @@
 // Four data-parallel training steps of a 3-layer MLP whose layers each fill a gradient bucket, for
 // test/timeline_check.py, which runs it under mpiexec -n 2 with KUSARI_TIMELINE set and reads the traces.
+// After each step it prints "rank R step S overlap STARTED/BUCKETS" from distributed::last_overlap.
+
+#include <cstdio>
 
 #include <kusari/kusari.h>
 
@@ -17,6 +20,10 @@ int main() {
       Array::from_vector(std::vector<int32_t>(256, 3), {256})});
   training::StandardUpdater updater(std::make_shared<data::SerialIterator>(data, 64), optimizer,
                                     training::supervised_loss(model));
-  for (int step = 0; step < 4; ++step) updater.update();
+  for (int step = 0; step < 4; ++step) {
+    updater.update();
+    const distributed::OverlapReport report = distributed::last_overlap(*optimizer);
+    std::printf("rank %d step %d overlap %d/%d\n", comm.rank(), step, report.started_in_backward, report.buckets);
+  }
   return 0;
 }

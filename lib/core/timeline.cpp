@@ -107,8 +107,7 @@ void flush() {
   }
 }
 
-Span::Span(std::string name) {
-  if (!enabled()) return;
+void Span::begin(std::string name) {
   Recorder::instance();  // the origin precedes every span
   name_ = std::move(name);
   start_ = Clock::now();

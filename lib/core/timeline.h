@@ -3,10 +3,12 @@
 // the spans of its work — forward, backward, each gradient bucket's pack, all-reduce and install, the
 // update, waits for data, evaluation — as Chrome trace events to PATH.rank<R>.json (PATH's ".json", if
 // any, moved to the end), which chrome://tracing and Perfetto open. Without the variable a span records
-// nothing (its name is still built by the caller).
+// nothing and formats no name.
 
 #include <chrono>
 #include <string>
+
+#include <kusari/core/error.h>
 
 namespace kusari::timeline {
 
@@ -18,16 +20,20 @@ void set_rank(int rank);
 // (it runs at exit too, and later events reopen the array).
 void flush();
 
-// Work on this thread from construction to destruction, named `name` ("backward", "bucket 2 allreduce").
+// Work on this thread from construction to destruction.
 class Span {
  public:
-  explicit Span(const char* name) : Span(std::string(name)) {}
-  explicit Span(std::string name);
+  // Named cat(name...) ("backward"; "bucket ", 2, " allreduce"), formatted only when the timeline is on.
+  template <class... Parts>
+  explicit Span(const Parts&... name) {
+    if (enabled()) begin(cat(name...));
+  }
   ~Span();
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
 
  private:
+  void begin(std::string name);
   std::string name_;
   std::chrono::steady_clock::time_point start_;
   bool active_ = false;

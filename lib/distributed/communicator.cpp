@@ -54,7 +54,7 @@ void fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
     work.push_back(direct ? array : array.astype(Dtype::float32, true));
     total += array.size();
   }
-  const CollectiveScope scope(impl.channel, cat(op, " of ", total, " elements"));
+  const CollectiveScope scope(impl.channel, op, " of ", total, " elements");
   if (impl.options.check_sizes) require_same_count(impl.groups.all(), 0, total, op, "buffer sizes (elements)");
   if (total > 0) {
     if (!scaling) {
@@ -146,13 +146,14 @@ void Communicator::allreduce_sum(const std::vector<Array>& arrays, double presca
 }
 
 Array Communicator::allreduce(const Array& array, ReduceOp op) const {
+  return reduce_across_ranks(*impl_, array, op, impl_->options.check_sizes);
+}
+
+Array reduce_across_ranks(Communicator::Impl& impl, const Array& array, ReduceOp op, bool compare_layout) {
   require_host_array(array, "allreduce");
-  const CollectiveScope scope = impl_->scope("allreduce");
-  const MPI_Comm comm = impl_->groups.all();
-  if (impl_->options.check_sizes) {
-    require_same_count(comm, 0, array.size(), "allreduce", "element counts");
-    require_same_dtype(comm, 0, array.dtype(), "allreduce");
-  }
+  const CollectiveScope scope = impl.scope("allreduce");
+  const MPI_Comm comm = impl.groups.all();
+  if (compare_layout) require_same_layout(comm, 0, array.size(), array.dtype(), "allreduce", "element counts");
   Array out = array.copy();
   allreduce_elements(out.raw_data(), out.size(), out.dtype(), op, comm);
   return out;
@@ -163,8 +164,7 @@ void Communicator::bcast(const Array& array, int root) const {
   require_root(root, size(), "bcast");
   const CollectiveScope scope = impl_->scope("bcast");
   const MPI_Comm comm = impl_->groups.all();
-  require_same_count(comm, root, array.size(), "bcast", "element counts");
-  require_same_dtype(comm, root, array.dtype(), "bcast");
+  require_same_layout(comm, root, array.size(), array.dtype(), "bcast", "element counts");
   bcast_elements(array, root, comm);
 }
 
@@ -177,8 +177,7 @@ void Communicator::bcast_data(const links::Link& link, int root) const {
   for (const auto& [name, param] : params) {
     const Array& data = param.data();
     require_host_array(data, "bcast_data");
-    require_same_count(comm, root, data.size(), "bcast_data", "sizes of parameter " + name);
-    require_same_dtype(comm, root, data.dtype(), "bcast_data");
+    require_same_layout(comm, root, data.size(), data.dtype(), "bcast_data", "sizes of parameter " + name);
     bcast_elements(data, root, comm);
   }
 }
@@ -187,8 +186,7 @@ Array Communicator::allgather(const Array& array) const {
   require_host_array(array, "allgather");
   const CollectiveScope scope = impl_->scope("allgather");
   const MPI_Comm comm = impl_->groups.all();
-  require_same_count(comm, 0, array.size(), "allgather", "element counts");
-  require_same_dtype(comm, 0, array.dtype(), "allgather");
+  require_same_layout(comm, 0, array.size(), array.dtype(), "allgather", "element counts");
   Shape shape{size()};
   for (int64_t extent : array.shape()) shape.push_back(extent);
   Array out = Array::empty(shape, array.dtype());

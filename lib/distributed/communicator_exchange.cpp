@@ -40,8 +40,7 @@ Array Communicator::reduce_scatter(const Array& stacked) const {
   }
   const CollectiveScope scope = impl_->scope("reduce_scatter");
   const MPI_Comm comm = impl_->groups.all();
-  require_same_count(comm, 0, stacked.size(), "reduce_scatter", "element counts");
-  require_same_dtype(comm, 0, stacked.dtype(), "reduce_scatter");
+  require_same_layout(comm, 0, stacked.size(), stacked.dtype(), "reduce_scatter", "element counts");
   const Shape slice_shape(std::vector<int64_t>(stacked.shape().begin() + 1, stacked.shape().end()));
   Array out = Array::empty(slice_shape, stacked.dtype());
   const Array work = stacked.contiguous();

@@ -27,4 +27,9 @@ struct Communicator::Impl {
   CollectiveScope scope(const char* op) { return CollectiveScope(channel, op); }
 };
 
+// Communicator::allreduce, comparing the element count and dtype across ranks first (one allgather)
+// only when compare_layout is set: callers that agreed on them once (multi-node batch normalization)
+// make one collective per call.
+Array reduce_across_ranks(Communicator::Impl& impl, const Array& array, ReduceOp op, bool compare_layout);
+
 }  // namespace kusari::distributed

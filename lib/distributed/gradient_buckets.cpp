@@ -9,13 +9,16 @@ GradientBuckets::GradientBuckets(const std::vector<std::pair<std::string, Variab
   for (const auto& [name, param] : params) {
     const int64_t size = param.size();
     if (buckets_.empty() || (buckets_.back().elements > 0 && buckets_.back().elements + size > capacity)) {
-      buckets_.push_back({slots_.size(), slots_.size(), 0});
+      buckets_.push_back({slots_.size(), slots_.size(), 0, {}});
     }
     Bucket& bucket = buckets_.back();
     index_[name] = slots_.size();
     slots_.push_back({name, param, buckets_.size() - 1, bucket.elements, size});
     bucket.elements += size;
     bucket.last = slots_.size();
+  }
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    buckets_[b].label = cat("bucket ", b + 1, " of ", buckets_.size(), ", ", buckets_[b].elements * 4, " bytes");
   }
 }
 

@@ -27,6 +27,7 @@ struct Bucket {
   size_t first = 0;
   size_t last = 0;
   int64_t elements = 0;
+  std::string label;  // how the stall inspector names its all-reduce: "bucket 2 of 5, 6291456 bytes"
 };
 
 // Parameters in a fixed order (the same on every rank), fused into buckets of at most `bucket_bytes`

@@ -1,7 +1,5 @@
 #include <kusari/distributed/multi_node_batch_normalization.h>
 
-#include <kusari/distributed/multi_node_normalization.h>
-
 namespace kusari::links {
 
 const BatchNormalization& require_whole_batch_statistics(const BatchNormalization& bn, const std::string& op,
@@ -30,7 +28,7 @@ functions::BatchNormalizationResult MultiNodeBatchNormalization::normalize_batch
                                                                                  const Variable& gamma,
                                                                                  const Variable& beta,
                                                                                  const Variable& residual) {
-  return distributed::multi_node_batch_normalization(x, gamma, beta, comm_, eps(), activation(), residual);
+  return distributed::multi_node_batch_normalization(x, gamma, beta, comm_, agreed_, eps(), activation(), residual);
 }
 
 }  // namespace kusari::links

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <kusari/distributed/communicator.h>
+#include <kusari/distributed/multi_node_normalization.h>
 #include <kusari/links/batch_normalization.h>
 
 namespace kusari::links {
@@ -14,7 +15,9 @@ namespace kusari::links {
 // for unequal local batch sizes. The running averages fold in those global statistics (unbiased
 // with the global count); without running averages (Akiba et al. 2017), last_mean and last_var keep
 // the last training batch's E[x] and Var[x] over all ranks, which the forward's single all-reduce of
-// [Σx, Σx², count] already averaged, so evaluation needs no communication. Evaluation is local.
+// [Σx, Σx², count] already averaged, so evaluation needs no communication. Evaluation is local. The
+// ranks' channel counts and dtypes are compared at the first training forward (and when the dtype
+// changes), not on every step.
 class MultiNodeBatchNormalization : public BatchNormalization {
  public:
   // A layer configured by options whose statistics are summed over comm.
@@ -32,6 +35,7 @@ class MultiNodeBatchNormalization : public BatchNormalization {
 
  private:
   distributed::Communicator comm_;
+  distributed::AgreedLayout agreed_;  // what the ranks agreed on at the last comparison
 };
 
 // bn, after throwing ValueError "<op>: ghost batch normalization groups are local-only; ..." naming

@@ -29,10 +29,23 @@ std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_p
   return actual;
 }
 
+namespace {
+
+// The synchronizer create_multi_node_optimizer gave `optimizer`; throws ValueError naming `op` otherwise.
+MultiNodeSynchronizer& multi_node_synchronizer(const optimizers::Optimizer& optimizer, const char* op) {
+  auto* multi_node = dynamic_cast<MultiNodeSynchronizer*>(optimizer.gradient_synchronizer().get());
+  if (!multi_node) throw ValueError(cat(op, ": expected an optimizer made by create_multi_node_optimizer"));
+  return *multi_node;
+}
+
+}  // namespace
+
+OverlapReport last_overlap(const optimizers::Optimizer& optimizer) {
+  return multi_node_synchronizer(optimizer, "last_overlap").last_overlap();
+}
+
 NoSync::NoSync(optimizers::Optimizer& optimizer) : synchronizer_(optimizer.gradient_synchronizer()) {
-  auto* multi_node = dynamic_cast<MultiNodeSynchronizer*>(synchronizer_.get());
-  if (!multi_node) throw ValueError("NoSync: expected an optimizer made by create_multi_node_optimizer");
-  multi_node->defer(+1);
+  multi_node_synchronizer(optimizer, "NoSync").defer(+1);
 }
 
 NoSync::~NoSync() { static_cast<MultiNodeSynchronizer*>(synchronizer_.get())->defer(-1); }

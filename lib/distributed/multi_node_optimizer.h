@@ -44,6 +44,18 @@ std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_p
                                                                    const Communicator& comm,
                                                                    const MultiNodeOptions& options = {});
 
+// How one step's gradient all-reduces met backward.
+struct OverlapReport {
+  int buckets = 0;             // buckets all-reduced
+  int started_in_backward = 0; // of which began on the communication thread before update() took over (0
+                               // without MPI_THREAD_MULTIPLE, and under double buffering, where every
+                               // bucket starts after backward and travels during the next step)
+  double wait_seconds = 0;     // how long update() waited for them: the communication backward did not hide
+};
+// The report of the last step whose averaged gradients `optimizer` installed (all zero before one);
+// throws ValueError unless create_multi_node_optimizer made `optimizer`.
+OverlapReport last_overlap(const optimizers::Optimizer& optimizer);
+
 // Gradient accumulation (PyTorch DDP's no_sync): while a NoSync lives, backward passes through the
 // multi-node optimizer's target only accumulate their gradients locally; the first backward after it
 // adds its own and all-reduces the sums as usual, so k backward passes cost one all-reduce:

@@ -1,5 +1,6 @@
 #include <kusari/distributed/multi_node_synchronizer.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -154,6 +155,7 @@ MultiNodeSynchronizer::Transfer MultiNodeSynchronizer::new_transfer() const {
   t.sources.resize(buckets_->slots().size());
   t.buffers.resize(buckets_->buckets().size());
   for (const Bucket& b : buckets_->buckets()) t.missing.push_back(static_cast<int64_t>(b.last - b.first));
+  t.starts = std::make_shared<std::vector<Clock::time_point>>(t.buffers.size());
   return t;
 }
 
@@ -178,20 +180,21 @@ void MultiNodeSynchronizer::send_bucket(Transfer& t, size_t b) {
   t.buffers[b] = buffer;
   std::vector<Array> sources(t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.first),
                              t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.last));
-  std::string label = cat("bucket ", b + 1, " of ", buckets_->buckets().size(), ", ", bucket.elements * 4, " bytes");
   t.ticket = thread_.submit([buckets = buckets_.get(), comm = comm_, b, sources = std::move(sources), buffer,
-                             label = std::move(label)] {
+                             starts = t.starts] {
+    (*starts)[b] = Clock::now();
     {
-      const timeline::Span span(cat("bucket ", b + 1, " pack"));
+      const timeline::Span span("bucket ", b + 1, " pack");
       buckets->pack(b, sources, buffer);
     }
-    const timeline::Span span(cat("bucket ", b + 1, " allreduce"));
-    const CollectiveLabel named(label);
+    const timeline::Span span("bucket ", b + 1, " allreduce");
+    const CollectiveLabel named(buckets->buckets()[b].label);
     comm.allreduce_grad({buffer});
   });
 }
 
 void MultiNodeSynchronizer::send_rest(Transfer& t) {
+  t.backward_end = Clock::now();
   const std::vector<BucketSlot>& slots = buckets_->slots();
   for (size_t b = t.next; b < t.missing.size(); ++b) {
     const Bucket& bucket = buckets_->buckets()[b];
@@ -205,16 +208,23 @@ void MultiNodeSynchronizer::send_rest(Transfer& t) {
   t.ticket = thread_.submit([comm = comm_, buffers = t.buffers, finite = t.finite] {
     const Array flag = Array::empty({1}, Dtype::float32);
     flag.data<float>()[0] = buffers_finite(buffers) ? 0.0f : 1.0f;
-    const CollectiveLabel named("whether every rank's gradients are finite");
+    static const std::string label = "whether every rank's gradients are finite";
+    const CollectiveLabel named(label);
     comm.allreduce_sum({flag});
     *finite = flag.data<float>()[0] == 0.0f;
   });
 }
 
 double MultiNodeSynchronizer::install(const Transfer& t) {
+  const Clock::time_point waiting = Clock::now();
   thread_.wait(t.ticket);
+  // Without a communication thread, all-reduces that start in backward stop it rather than overlap it.
+  const auto overlapped = [&](Clock::time_point start) { return thread_.threaded() && start < t.backward_end; };
+  last_overlap_ = {static_cast<int>(t.starts->size()),
+                   static_cast<int>(std::count_if(t.starts->begin(), t.starts->end(), overlapped)),
+                   std::chrono::duration<double>(Clock::now() - waiting).count()};
   for (size_t b = 0; b < t.buffers.size(); ++b) {
-    const timeline::Span span(cat("bucket ", b + 1, " install"));
+    const timeline::Span span("bucket ", b + 1, " install");
     buckets_->install(b, t.buffers[b]);
   }
   installed_finite_ = *t.finite;

@@ -1,6 +1,7 @@
 #pragma once
 // MultiNodeSynchronizer: the GradientSynchronizer behind create_multi_node_optimizer. Internal header.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@ namespace kusari::distributed {
 // it makes runs on its communication thread, over a communicator no one else uses.
 class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
  public:
+  using Clock = std::chrono::steady_clock;
   // comm must be this object's own; needs_finite_check says, when a step's gradients are sent,
   // whether the optimizer will ask whether they are finite (dynamic loss scaling).
   MultiNodeSynchronizer(Communicator comm, const MultiNodeOptions& options, std::function<bool()> needs_finite_check);
@@ -39,6 +41,8 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   // Opens (+1) or closes (-1) a NoSync scope; while any is open, backward passes only accumulate
   // gradients locally and update() throws.
   void defer(int change) { deferring_ += change; }
+  // How the all-reduces of the step last installed met backward.
+  const OverlapReport& last_overlap() const { return last_overlap_; }
 
  private:
   // One step's gradients on their way through the buckets.
@@ -51,6 +55,8 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
     CommunicationThread::Ticket ticket = 0; // the step's last task
     double loss_scale = 1;                  // the one the gradients were computed with
     std::shared_ptr<bool> finite = std::make_shared<bool>(true);  // agreed by the step's last task
+    std::shared_ptr<std::vector<Clock::time_point>> starts;       // per bucket: when its all-reduce began
+    Clock::time_point backward_end;                               // when update() took over
   };
 
   // Gradient hook: records the order before the first update, then fills and sends buckets.
@@ -91,6 +97,7 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   std::optional<Transfer> current_;                  // this step's, started by backward (overlap)
   std::optional<Transfer> previous_;                 // double buffering: the last step's, in flight
   bool installed_finite_ = true;
+  OverlapReport last_overlap_;
   int deferring_ = 0;                                // open NoSync scopes: gradients stay local
   std::vector<Array> buffer_cache_[2];               // per bucket; two sets alternate under double buffering
   int64_t steps_ = 0;                                // transfers made, choosing the set

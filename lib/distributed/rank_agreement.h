@@ -16,8 +16,10 @@ namespace kusari::distributed {
 // Throws ShapeError on every rank, naming two ranks and their counts, unless every rank's `count`
 // equals the reference rank's: "<op>: <what> differ across ranks: rank 0 has 12, rank 1 has 10".
 void require_same_count(MPI_Comm comm, int reference, int64_t count, const char* op, const std::string& what);
-// Throws DtypeError on every rank, naming two ranks and their dtypes, unless all dtypes agree.
-void require_same_dtype(MPI_Comm comm, int reference, Dtype dtype, const char* op);
+// With one allgather: throws ShapeError as require_same_count does unless every rank's `count` equals
+// the reference rank's, then DtypeError naming two ranks and their dtypes unless all dtypes agree.
+void require_same_layout(MPI_Comm comm, int reference, int64_t count, Dtype dtype, const char* op,
+                         const std::string& what);
 // Throws ValueError on every rank unless every rank's `values` equal rank 0's (one allgather), naming
 // the first that differs by names[i] and rank 0's and another rank's value as show(i, value) writes
 // them: "<op>: ranks disagree on wire_dtype: rank 0 has float16, rank 2 has float32".

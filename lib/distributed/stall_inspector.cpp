@@ -7,6 +7,7 @@
 #include <kusari/distributed/stall_inspector.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -33,7 +34,7 @@ constexpr int kDoneTag = 3;
 constexpr double kReportAfterSeconds = 1.0;  // a collective open this long is reported to rank 0
 constexpr auto kPollInterval = std::chrono::milliseconds(200);
 
-thread_local std::string thread_label;
+thread_local const std::string* thread_label = nullptr;
 
 // A number of seconds >= 0 from the environment variable `name`, or `fallback` when it is unset.
 double seconds_from_env(const char* name, double fallback) {
@@ -135,6 +136,9 @@ class Inspector {
     running_ = true;
     thread_ = std::thread([this] { run(); });
   }
+
+  // Whether the thread runs.
+  bool running() const { return running_.load(std::memory_order_relaxed); }
 
   // Registers a collective; -1 when the inspector is not running.
   int64_t open(Key key, std::string what) {
@@ -292,7 +296,7 @@ class Inspector {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool started_ = false;
-  bool running_ = false;  // the thread runs and collectives are recorded
+  std::atomic<bool> running_ = false;  // the thread runs and collectives are recorded
   bool stopping_ = false;
   StallSettings settings_;
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -339,18 +343,20 @@ CollectiveChannel::CollectiveChannel(MPI_Comm comm) {
   ordinal = channel_counts()[members]++;
 }
 
-CollectiveScope::CollectiveScope(CollectiveChannel& channel, std::string what) {
-  if (!thread_label.empty()) what += " (" + thread_label + ")";
-  id_ = Inspector::instance().open({channel.members, channel.ordinal, channel.calls++}, std::move(what));
+bool stall_inspector_running() { return Inspector::instance().running(); }
+
+void CollectiveScope::open(const CollectiveChannel& channel, std::string what) {
+  if (thread_label) what += " (" + *thread_label + ")";
+  id_ = Inspector::instance().open({channel.members, channel.ordinal, call_}, std::move(what));
 }
 
 CollectiveScope::~CollectiveScope() {
   if (id_ >= 0) Inspector::instance().close(id_);
 }
 
-CollectiveLabel::CollectiveLabel(std::string label) : previous_(std::exchange(thread_label, std::move(label))) {}
+CollectiveLabel::CollectiveLabel(const std::string& label) : previous_(std::exchange(thread_label, &label)) {}
 
-CollectiveLabel::~CollectiveLabel() { thread_label = std::move(previous_); }
+CollectiveLabel::~CollectiveLabel() { thread_label = previous_; }
 
 void start_stall_inspector() { Inspector::instance().start(); }
 

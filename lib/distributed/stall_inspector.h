@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/error.h>
+
 namespace kusari::distributed {
 
 // The inspector's settings.
@@ -34,30 +36,40 @@ struct CollectiveChannel {
   int64_t calls = 0;
 };
 
+// Whether the inspector's thread runs (collectives are recorded only then).
+bool stall_inspector_running();
+
 // A collective in progress on this thread, from construction to destruction: what the inspector
 // reports when it takes too long (recorded only while the inspector runs).
 class CollectiveScope {
  public:
-  // `what` names the operation ("allreduce_grad of 3 arrays"); the thread's label is appended.
-  CollectiveScope(CollectiveChannel& channel, std::string what);
+  // cat(what...) names the operation ("allreduce_grad of ", 3, " elements"), formatted only while the
+  // inspector runs; the thread's label is appended.
+  template <class... Parts>
+  explicit CollectiveScope(CollectiveChannel& channel, const Parts&... what) : call_(channel.calls++) {
+    if (stall_inspector_running()) open(channel, cat(what...));
+  }
   ~CollectiveScope();
   CollectiveScope(const CollectiveScope&) = delete;
   CollectiveScope& operator=(const CollectiveScope&) = delete;
 
  private:
-  int64_t id_ = -1;  // the inspector's record of this collective (-1: no inspector)
+  void open(const CollectiveChannel& channel, std::string what);
+  int64_t call_ = 0;  // the channel's count of collectives before this one
+  int64_t id_ = -1;   // the inspector's record of this collective (-1: no inspector)
 };
 
-// Extra words for the collectives this thread starts while it lives ("bucket 2 of 5, 6.3 MB").
+// Extra words for the collectives this thread starts while it lives ("bucket 2 of 5, 6.3 MB"); the
+// label must outlive the scope.
 class CollectiveLabel {
  public:
-  explicit CollectiveLabel(std::string label);
+  explicit CollectiveLabel(const std::string& label);
   ~CollectiveLabel();
   CollectiveLabel(const CollectiveLabel&) = delete;
   CollectiveLabel& operator=(const CollectiveLabel&) = delete;
 
  private:
-  std::string previous_;
+  const std::string* previous_;
 };
 
 // Starts the inspector's thread over a duplicate of MPI_COMM_WORLD (collective over MPI_COMM_WORLD: the
