@@ -71,28 +71,30 @@ struct Tensor {
   int64_t size;
 };
 
-// Averages every tensor across the ranks of comm with one MPI_Allreduce each, then divides by the ranks.
-inline void average_per_tensor(const std::vector<Tensor>& grads, MPI_Comm comm) {
+// to[i] = from[i] / (the number of ranks of comm), for i < n.
+inline void divide_by_ranks(const float* from, int64_t n, float* to, MPI_Comm comm) {
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
   const float inverse = 1.0f / static_cast<float>(ranks);
+  std::transform(from, from + n, to, [inverse](float v) { return v * inverse; });
+}
+
+// Averages every tensor across the ranks of comm with one MPI_Allreduce each, then divides by the ranks.
+inline void average_per_tensor(const std::vector<Tensor>& grads, MPI_Comm comm) {
   for (const Tensor& g : grads) {
     MPI_Allreduce(MPI_IN_PLACE, g.data, static_cast<int>(g.size), MPI_FLOAT, MPI_SUM, comm);
-    std::transform(g.data, g.data + g.size, g.data, [inverse](float v) { return v * inverse; });
+    divide_by_ranks(g.data, g.size, g.data, comm);
   }
 }
 
 // The same with one MPI_Allreduce over all of them, copied into `fused` (their total size) and back.
 inline void average_fused(const std::vector<Tensor>& grads, std::vector<float>& fused, MPI_Comm comm) {
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  const float inverse = 1.0f / static_cast<float>(ranks);
   float* at = fused.data();
   for (const Tensor& g : grads) at = std::copy(g.data, g.data + g.size, at);
   MPI_Allreduce(MPI_IN_PLACE, fused.data(), static_cast<int>(fused.size()), MPI_FLOAT, MPI_SUM, comm);
   const float* from = fused.data();
   for (const Tensor& g : grads) {
-    std::transform(from, from + g.size, g.data, [inverse](float v) { return v * inverse; });
+    divide_by_ranks(from, g.size, g.data, comm);
     from += g.size;
   }
 }
