@@ -11,7 +11,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +51,7 @@ void run(int rounds, const std::vector<std::string>& algorithms) {
   if (level && std::string(level) == "single") {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
+    std::atexit([] { MPI_Finalize(); });  // kusari finalizes only the MPI it initialised
   } else if (level && *level && std::string(level) != "multiple") {
     throw ValueError(cat("BENCH_MPI_THREAD_LEVEL: expected single or multiple, got '", level, "'"));
   }

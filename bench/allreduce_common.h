@@ -71,30 +71,36 @@ struct Tensor {
   int64_t size;
 };
 
-// to[i] = from[i] / (the number of ranks of comm), for i < n.
-inline void divide_by_ranks(const float* from, int64_t n, float* to, MPI_Comm comm) {
+// 1 / the number of ranks of comm.
+inline float inverse_ranks(MPI_Comm comm) {
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
-  const float inverse = 1.0f / static_cast<float>(ranks);
+  return 1.0f / static_cast<float>(ranks);
+}
+
+// to[i] = from[i] * inverse, for i < n.
+inline void scale(const float* from, int64_t n, float inverse, float* to) {
   std::transform(from, from + n, to, [inverse](float v) { return v * inverse; });
 }
 
 // Averages every tensor across the ranks of comm with one MPI_Allreduce each, then divides by the ranks.
 inline void average_per_tensor(const std::vector<Tensor>& grads, MPI_Comm comm) {
+  const float inverse = inverse_ranks(comm);
   for (const Tensor& g : grads) {
     MPI_Allreduce(MPI_IN_PLACE, g.data, static_cast<int>(g.size), MPI_FLOAT, MPI_SUM, comm);
-    divide_by_ranks(g.data, g.size, g.data, comm);
+    scale(g.data, g.size, inverse, g.data);
   }
 }
 
 // The same with one MPI_Allreduce over all of them, copied into `fused` (their total size) and back.
 inline void average_fused(const std::vector<Tensor>& grads, std::vector<float>& fused, MPI_Comm comm) {
+  const float inverse = inverse_ranks(comm);
   float* at = fused.data();
   for (const Tensor& g : grads) at = std::copy(g.data, g.data + g.size, at);
   MPI_Allreduce(MPI_IN_PLACE, fused.data(), static_cast<int>(fused.size()), MPI_FLOAT, MPI_SUM, comm);
   const float* from = fused.data();
   for (const Tensor& g : grads) {
-    divide_by_ranks(from, g.size, g.data, comm);
+    scale(from, g.size, inverse, g.data);
     from += g.size;
   }
 }

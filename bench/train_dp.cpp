@@ -1,12 +1,13 @@
 // Data-parallel training throughput: ResNet-20 (1 input channel, 10 classes, 28x28 images) at batch 64
 // per rank, MomentumSGD made multi-node with the default options, under `mpiexec -n P`. Rank 0 prints
-// "resnet20_dp_b64: X ms/step, Y samples/s overlap=S/B wait_ms=W" with Y counting every rank's samples,
-// S of the step's B gradient buckets starting their all-reduce while backward still ran, and update()
-// waiting W ms per step for the communication backward did not hide (means over the timed steps).
+// "resnet20_dp_b64: X ms/step, Y samples/s overlap=S/B exposed_ms=W" with Y counting every rank's
+// samples, S of the step's B gradient buckets starting their all-reduce while backward still ran, and W
+// ms per step of communication that backward did not hide (means over the timed steps; see
+// distributed::last_overlap).
 // Flags: --threads N (per rank, default 1), --warmup N (default 5), --steps N (default 20),
 // --bucket-kb N, --double-buffering 0|1 and --overlap 0|1 (the MultiNodeOptions, defaults 25600, 0 and 1;
 // ResNet-20's 1.1 MB of gradients fit one default bucket, which starts with backward's last gradient,
-// so it counts as started in backward but hides next to nothing: wait_ms tells).
+// so it counts as started in backward but hides next to nothing: exposed_ms tells).
 
 #include <algorithm>
 #include <cmath>
@@ -65,12 +66,12 @@ int main(int argc, char** argv) {
       const distributed::OverlapReport last = distributed::last_overlap(*optimizer);
       timed.buckets += last.buckets;
       timed.started_in_backward += last.started_in_backward;
-      timed.wait_seconds += last.wait_seconds;
+      timed.exposed_seconds += last.exposed_seconds;
     };
     const auto overlap = [&] {
       const double n = std::max(1, taken - warmup);
       return cat(" overlap=", std::lround(timed.started_in_backward / n), "/", std::lround(timed.buckets / n),
-                 " wait_ms=", std::lround(1000 * timed.wait_seconds / n * 100) / 100.0);
+                 " exposed_ms=", std::lround(1000 * timed.exposed_seconds / n * 100) / 100.0);
     };
     // Every rank runs the same number of steps (each one ends in collectives); rank 0 times them.
     if (comm.rank() == 0) {

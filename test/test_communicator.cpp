@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <kusari/distributed/mpi_interop.h>
 #include <kusari/distributed/stall_inspector.h>
@@ -385,6 +388,11 @@ TEST_CASE("allgather, bcast_obj, gather_obj and barrier") {
 }
 
 TEST_CASE("stall settings: KUSARI_STALL_WARNING and KUSARI_STALL_TIMEOUT over the defaults, bad values refused") {
+  std::vector<std::pair<const char*, std::optional<std::string>>> before;
+  for (const char* name : {"KUSARI_STALL_WARNING", "KUSARI_STALL_TIMEOUT"}) {
+    const char* value = std::getenv(name);
+    before.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
+  }
   const auto with = [](const char* warning, const char* timeout) {
     for (auto [name, value] : {std::pair{"KUSARI_STALL_WARNING", warning}, std::pair{"KUSARI_STALL_TIMEOUT", timeout}}) {
       if (value) {
@@ -413,7 +421,13 @@ TEST_CASE("stall settings: KUSARI_STALL_WARNING and KUSARI_STALL_TIMEOUT over th
                              {"KUSARI_STALL_WARNING", "expected a number of seconds >= 0", cat("got '", bad, "'")});
     expect_error<ValueError>([&] { with(nullptr, bad); }, {"KUSARI_STALL_TIMEOUT", cat("got '", bad, "'")});
   }
-  with(nullptr, nullptr);
+  for (const auto& [name, value] : before) {
+    if (value) {
+      setenv(name, value->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
+  }
 }
 
 TEST_CASE("split: sub-communicators by color, ordered by key") {

@@ -167,17 +167,17 @@ TEST_CASE("mnbn: errors") {
                            {"split_batch_normalization", "(N, C, ...)", "(4,)"});
   // Channel counts that differ across ranks are caught before any sum is taken, on every rank.
   const int64_t channels = comm.rank() == 1 ? 4 : 3;
-  expect_error<ValueError>(
+  expect_error<ShapeError>(
       [&] {
         multi_node_batch_normalization(Variable(random({2, channels}, 1, Dtype::float32)),
                                        Variable(Array::ones({channels})), Variable(Array::zeros({channels})), comm);
       },
-      {"multi_node_batch_normalization", "ranks disagree on channel count", "rank 0 has 3", "rank 1 has 4"});
-  // So are dtypes.
+      {"multi_node_batch_normalization", "channel counts differ across ranks", "rank 0 has 3", "rank 1 has 4"});
+  // So are dtypes, by the forward's all-reduce.
   const Dtype dtype = comm.rank() == 1 ? Dtype::float64 : Dtype::float32;
-  expect_error<ValueError>(
+  expect_error<DtypeError>(
       [&] { multi_node_batch_normalization(Variable(random({2, 3}, 1, dtype)), gamma, beta, comm); },
-      {"multi_node_batch_normalization", "ranks disagree on dtype", "rank 0 has float32", "rank 1 has float64"});
+      {"split_batch_normalization", cat("statistics in ", dtype), "got parts that differ"});
 }
 
 TEST_CASE("MultiNodeBatchNormalization: running averages and last-batch statistics of the concatenated batch") {
@@ -203,34 +203,51 @@ TEST_CASE("MultiNodeBatchNormalization: running averages and last-batch statisti
   }
 }
 
-TEST_CASE("MultiNodeBatchNormalization: one all-reduce per direction once the ranks agreed on channels and dtype") {
-  const Communicator comm = create_communicator();
-  kusari::testing::counted_comm = mpi_comm(comm);
-  links::MultiNodeBatchNormalization bn(links::BatchNormalizationOptions(3), comm);
-  const auto calls_of = [](auto&& work) {
-    mpi_calls = {};
+TEST_CASE("MultiNodeBatchNormalization: one all-reduce per direction once the ranks compared channel counts") {
+  using Calls = std::tuple<int, int, int, int>;  // allgather, allreduce, bcast, other
+  const auto calls_of = [](MPI_Comm comm, auto&& work) {
+    const kusari::testing::CountMpiCalls counting(comm);
     work();
-    return std::tuple{mpi_calls.allgather, mpi_calls.allreduce, mpi_calls.bcast};
+    return Calls{mpi_calls.allgather, mpi_calls.allreduce, mpi_calls.bcast, mpi_calls.other};
   };
+  const Communicator comm = create_communicator();
+  links::MultiNodeBatchNormalization bn(links::BatchNormalizationOptions(3), comm);
   for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
     INFO("dtype ", dtype);
     for (int step = 0; step < 3; ++step) {
       INFO("step ", step);
       const Variable x(random({local_rows(comm.rank()), 3, 2}, 40 + step, dtype), true);
       Variable y;
-      // The first forward in a dtype compares channels and dtype (one allgather); then only the sums.
-      const int comparisons = step == 0 ? 1 : 0;
-      CHECK(calls_of([&] { y = bn(x); }) == std::tuple{comparisons, 1, 0});
-      CHECK(calls_of([&] { functions::sum(y * y).backward(); }) == std::tuple{0, 1, 0});
+      // Only the layer's first forward compares the channel counts (one allgather); then only sums.
+      const int comparisons = dtype == Dtype::float32 && step == 0 ? 1 : 0;
+      CHECK(calls_of(mpi_comm(comm), [&] { y = bn(x); }) == Calls{comparisons, 1, 0, 0});
+      CHECK(calls_of(mpi_comm(comm), [&] { functions::sum(y * y).backward(); }) == Calls{0, 1, 0, 0});
     }
   }
-  // The function without a layer's memory compares on every call, and backward makes one all-reduce.
+  // The function without a layer's memory compares on every call, unless the communicator's
+  // check_sizes is off; backward makes one all-reduce.
+  const Communicator unchecked = create_communicator("ring", {.check_sizes = false});
   const Variable gamma(Array::ones({3})), beta(Array::zeros({3}));
-  const Variable x(random({local_rows(comm.rank()), 3}, 50, Dtype::float32), true);
-  Variable y;
-  CHECK(calls_of([&] { y = multi_node_batch_normalization(x, gamma, beta, comm).y; }) == std::tuple{1, 1, 0});
-  CHECK(calls_of([&] { functions::sum(y).backward(); }) == std::tuple{0, 1, 0});
-  kusari::testing::counted_comm = MPI_COMM_NULL;
+  for (const Communicator* c : {&comm, &comm, &unchecked}) {
+    const Variable x(random({local_rows(comm.rank()), 3}, 50, Dtype::float32), true);
+    Variable y;
+    const int comparisons = c->options().check_sizes ? 1 : 0;
+    CHECK(calls_of(mpi_comm(*c), [&] { y = multi_node_batch_normalization(x, gamma, beta, *c).y; }) ==
+          Calls{comparisons, 1, 0, 0});
+    CHECK(calls_of(mpi_comm(*c), [&] { functions::sum(y).backward(); }) == Calls{0, 1, 0, 0});
+  }
+}
+
+TEST_CASE("MultiNodeBatchNormalization: a rank computing in another dtype makes every rank's forward throw") {
+  const Communicator comm = create_communicator();
+  links::MultiNodeBatchNormalization bn(links::BatchNormalizationOptions(3), comm);
+  bn(Variable(random({local_rows(comm.rank()), 3}, 60, Dtype::float32), false));
+  const Dtype dtype = comm.rank() == 1 ? Dtype::float64 : Dtype::float32;
+  expect_error<DtypeError>([&] { bn(Variable(random({local_rows(comm.rank()), 3}, 61, dtype), false)); },
+                           {"split_batch_normalization", cat("statistics in ", dtype), "got parts that differ"});
+  // float16 inputs compute in float32, so they may meet float32 ones.
+  const Dtype half_or_single = comm.rank() == 1 ? Dtype::float16 : Dtype::float32;
+  CHECK(bn(Variable(random({local_rows(comm.rank()), 3}, 62, half_or_single), false)).dtype() == half_or_single);
 }
 
 TEST_CASE("create_mnbn_model: every BatchNormalization becomes multi-node and keeps its arrays") {

@@ -7,13 +7,22 @@
 #include <cstdio>
 
 #include <kusari/kusari.h>
+#include <kusari/distributed/stall_inspector.h>
 
 int main() {
   const auto comm = kusari::distributed::create_communicator("ring");
   const kusari::Array ones = kusari::Array::ones({4});
   comm.allreduce_grad({ones});
   comm.barrier();
+  if (!kusari::distributed::stall_inspector_running()) {
+    std::fprintf(stderr, "the stall inspector is not running, so this test would show nothing\n");
+    return 1;
+  }
   MPI_Finalize();
+  if (kusari::distributed::stall_inspector_running()) {
+    std::fprintf(stderr, "the stall inspector still runs after MPI_Finalize\n");
+    return 1;
+  }
   std::printf("rank finished after its own MPI_Finalize\n");
   return 0;
 }

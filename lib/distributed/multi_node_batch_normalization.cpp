@@ -28,7 +28,8 @@ functions::BatchNormalizationResult MultiNodeBatchNormalization::normalize_batch
                                                                                  const Variable& gamma,
                                                                                  const Variable& beta,
                                                                                  const Variable& residual) {
-  return distributed::multi_node_batch_normalization(x, gamma, beta, comm_, agreed_, eps(), activation(), residual);
+  return distributed::multi_node_batch_normalization(x, gamma, beta, comm_, channels_agreed_, eps(), activation(),
+                                                     residual);
 }
 
 }  // namespace kusari::links

@@ -16,8 +16,8 @@ namespace kusari::links {
 // with the global count); without running averages (Akiba et al. 2017), last_mean and last_var keep
 // the last training batch's E[x] and Var[x] over all ranks, which the forward's single all-reduce of
 // [Σx, Σx², count] already averaged, so evaluation needs no communication. Evaluation is local. The
-// ranks' channel counts and dtypes are compared at the first training forward (and when the dtype
-// changes), not on every step.
+// ranks' channel counts are compared at the first training forward only (they are gamma's, which
+// cannot change); a rank computing in another dtype than the others makes every rank's forward throw.
 class MultiNodeBatchNormalization : public BatchNormalization {
  public:
   // A layer configured by options whose statistics are summed over comm.
@@ -35,7 +35,7 @@ class MultiNodeBatchNormalization : public BatchNormalization {
 
  private:
   distributed::Communicator comm_;
-  distributed::AgreedLayout agreed_;  // what the ranks agreed on at the last comparison
+  bool channels_agreed_ = false;  // whether the ranks compared their channel counts
 };
 
 // bn, after throwing ValueError "<op>: ghost batch normalization groups are local-only; ..." naming

@@ -1,5 +1,6 @@
 #include <kusari/distributed/multi_node_normalization.h>
 
+#include <kusari/distributed/communicator_impl.h>
 #include <kusari/distributed/mpi_interop.h>
 #include <kusari/distributed/rank_agreement.h>
 #include <kusari/distributed/sum_across_ranks.h>
@@ -10,23 +11,22 @@ functions::BatchNormalizationResult multi_node_batch_normalization(const Variabl
                                                                    const Variable& beta, const Communicator& comm,
                                                                    double eps, functions::Activation activation,
                                                                    const Variable& residual) {
-  AgreedLayout agreed;
-  return multi_node_batch_normalization(x, gamma, beta, comm, agreed, eps, activation, residual);
+  bool channels_agreed = false;
+  return multi_node_batch_normalization(x, gamma, beta, comm, channels_agreed, eps, activation, residual);
 }
 
 functions::BatchNormalizationResult multi_node_batch_normalization(const Variable& x, const Variable& gamma,
                                                                    const Variable& beta, const Communicator& comm,
-                                                                   AgreedLayout& agreed, double eps,
+                                                                   bool& channels_agreed, double eps,
                                                                    functions::Activation activation,
                                                                    const Variable& residual) {
-  // Every rank takes part even when its x is not (N, C, ...): the shape check that follows throws alike.
-  const AgreedLayout mine{x.defined() && x.ndim() >= 2 ? x.shape()[1] : 0, x.defined() ? x.dtype() : Dtype::float32};
-  if (comm.options().check_sizes && (mine.channels != agreed.channels || mine.dtype != agreed.dtype)) {
-    require_same_values(mpi_comm(comm), {mine.channels, static_cast<int64_t>(mine.dtype)}, {"channel count", "dtype"},
-                        "multi_node_batch_normalization", [](size_t i, int64_t v) {
-                          return i == 0 ? std::to_string(v) : dtype_name(static_cast<Dtype>(v));
-                        });
-    agreed = mine;
+  if (comm.options().check_sizes && !channels_agreed) {
+    // Every rank takes part even when its x is not (N, C, ...): split_batch_normalization then throws
+    // alike on every rank.
+    const int64_t channels = x.defined() && x.ndim() >= 2 ? x.shape()[1] : 0;
+    const CollectiveScope scope = comm.impl().scope("multi_node_batch_normalization's channel count");
+    require_same_count(mpi_comm(comm), 0, channels, "multi_node_batch_normalization", "channel counts");
+    channels_agreed = true;
   }
   return functions::split_batch_normalization(
       x, gamma, beta,

@@ -50,10 +50,12 @@ struct OverlapReport {
   int started_in_backward = 0; // of which began on the communication thread before update() took over (0
                                // without MPI_THREAD_MULTIPLE, and under double buffering, where every
                                // bucket starts after backward and travels during the next step)
-  double wait_seconds = 0;     // how long update() waited for them: the communication backward did not hide
+  double exposed_seconds = 0; // the communication backward did not hide: update()'s wait for the
+                               // communication thread, or without one the time of every all-reduce
 };
-// The report of the last step whose averaged gradients `optimizer` installed (all zero before one);
-// throws ValueError unless create_multi_node_optimizer made `optimizer`.
+// The report of the last step whose averaged gradients `optimizer` installed (all zero before one,
+// and after setup() onto another model); throws ValueError unless create_multi_node_optimizer made
+// `optimizer`.
 OverlapReport last_overlap(const optimizers::Optimizer& optimizer);
 
 // Gradient accumulation (PyTorch DDP's no_sync): while a NoSync lives, backward passes through the

@@ -126,6 +126,7 @@ void MultiNodeSynchronizer::detach() {
   current_.reset();
   previous_.reset();
   installed_finite_ = true;
+  last_overlap_ = {};
   for (std::vector<Array>& cache : buffer_cache_) cache.clear();
   steps_ = 0;
   target_.reset();
@@ -155,7 +156,7 @@ MultiNodeSynchronizer::Transfer MultiNodeSynchronizer::new_transfer() const {
   t.sources.resize(buckets_->slots().size());
   t.buffers.resize(buckets_->buckets().size());
   for (const Bucket& b : buckets_->buckets()) t.missing.push_back(static_cast<int64_t>(b.last - b.first));
-  t.starts = std::make_shared<std::vector<Clock::time_point>>(t.buffers.size());
+  t.tasks = std::make_shared<std::vector<std::pair<Clock::time_point, Clock::time_point>>>(t.buffers.size());
   return t;
 }
 
@@ -181,8 +182,8 @@ void MultiNodeSynchronizer::send_bucket(Transfer& t, size_t b) {
   std::vector<Array> sources(t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.first),
                              t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.last));
   t.ticket = thread_.submit([buckets = buckets_.get(), comm = comm_, b, sources = std::move(sources), buffer,
-                             starts = t.starts] {
-    (*starts)[b] = Clock::now();
+                             tasks = t.tasks] {
+    (*tasks)[b].first = Clock::now();
     {
       const timeline::Span span("bucket ", b + 1, " pack");
       buckets->pack(b, sources, buffer);
@@ -190,6 +191,7 @@ void MultiNodeSynchronizer::send_bucket(Transfer& t, size_t b) {
     const timeline::Span span("bucket ", b + 1, " allreduce");
     const CollectiveLabel named(buckets->buckets()[b].label);
     comm.allreduce_grad({buffer});
+    (*tasks)[b].second = Clock::now();
   });
 }
 
@@ -216,13 +218,17 @@ void MultiNodeSynchronizer::send_rest(Transfer& t) {
 }
 
 double MultiNodeSynchronizer::install(const Transfer& t) {
-  const Clock::time_point waiting = Clock::now();
   thread_.wait(t.ticket);
-  // Without a communication thread, all-reduces that start in backward stop it rather than overlap it.
-  const auto overlapped = [&](Clock::time_point start) { return thread_.threaded() && start < t.backward_end; };
-  last_overlap_ = {static_cast<int>(t.starts->size()),
-                   static_cast<int>(std::count_if(t.starts->begin(), t.starts->end(), overlapped)),
-                   std::chrono::duration<double>(Clock::now() - waiting).count()};
+  // With a communication thread, what backward did not hide is update()'s wait for it; without one,
+  // every all-reduce ran on the main thread and hid nothing.
+  const auto began_in_backward = [&](const auto& task) { return thread_.threaded() && task.first < t.backward_end; };
+  double exposed = std::chrono::duration<double>(Clock::now() - update_start_).count();
+  if (!thread_.threaded()) {
+    exposed = 0;
+    for (const auto& [start, end] : *t.tasks) exposed += std::chrono::duration<double>(end - start).count();
+  }
+  last_overlap_ = {static_cast<int>(t.tasks->size()),
+                   static_cast<int>(std::count_if(t.tasks->begin(), t.tasks->end(), began_in_backward)), exposed};
   for (size_t b = 0; b < t.buffers.size(); ++b) {
     const timeline::Span span("bucket ", b + 1, " install");
     buckets_->install(b, t.buffers[b]);
@@ -274,6 +280,7 @@ void MultiNodeSynchronizer::require_unchanged_parameters() const {
 std::optional<double> MultiNodeSynchronizer::synchronize(double loss_scale) {
   if (!target_) throw ValueError(cat(kOp, ": no target; call setup(link) first"));
   if (deferring_ > 0) throw ValueError(cat(kOp, ": update() inside no_sync(); leave the scope before the update"));
+  update_start_ = Clock::now();
   ++steps_;
   if (!buckets_) {
     // Gradients computed from parameters that the broadcast changed on some rank are discarded;

@@ -22,7 +22,7 @@ namespace kusari::distributed {
 // it makes runs on its communication thread, over a communicator no one else uses.
 class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;  // the clock of the overlap report
   // comm must be this object's own; needs_finite_check says, when a step's gradients are sent,
   // whether the optimizer will ask whether they are finite (dynamic loss scaling).
   MultiNodeSynchronizer(Communicator comm, const MultiNodeOptions& options, std::function<bool()> needs_finite_check);
@@ -55,7 +55,8 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
     CommunicationThread::Ticket ticket = 0; // the step's last task
     double loss_scale = 1;                  // the one the gradients were computed with
     std::shared_ptr<bool> finite = std::make_shared<bool>(true);  // agreed by the step's last task
-    std::shared_ptr<std::vector<Clock::time_point>> starts;       // per bucket: when its all-reduce began
+    // Per bucket: when its task (packing, then all-reduce) began and ended.
+    std::shared_ptr<std::vector<std::pair<Clock::time_point, Clock::time_point>>> tasks;
     Clock::time_point backward_end;                               // when update() took over
   };
 
@@ -98,6 +99,7 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   std::optional<Transfer> previous_;                 // double buffering: the last step's, in flight
   bool installed_finite_ = true;
   OverlapReport last_overlap_;
+  Clock::time_point update_start_;                   // when the current synchronize() began
   int deferring_ = 0;                                // open NoSync scopes: gradients stay local
   std::vector<Array> buffer_cache_[2];               // per bucket; two sets alternate under double buffering
   int64_t steps_ = 0;                                // transfers made, choosing the set

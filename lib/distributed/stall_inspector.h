@@ -59,11 +59,12 @@ class CollectiveScope {
   int64_t id_ = -1;   // the inspector's record of this collective (-1: no inspector)
 };
 
-// Extra words for the collectives this thread starts while it lives ("bucket 2 of 5, 6.3 MB"); the
-// label must outlive the scope.
+// Extra words for the collectives this thread starts while it lives ("bucket 2 of 5, 6291456 bytes");
+// the label must outlive the scope.
 class CollectiveLabel {
  public:
   explicit CollectiveLabel(const std::string& label);
+  explicit CollectiveLabel(std::string&&) = delete;  // a temporary would not outlive the scope
   ~CollectiveLabel();
   CollectiveLabel(const CollectiveLabel&) = delete;
   CollectiveLabel& operator=(const CollectiveLabel&) = delete;

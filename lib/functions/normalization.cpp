@@ -81,13 +81,22 @@ class BatchNormalization final : public detail::BatchNormalizationNode {
 
  private:
   // [Σx, Σx²] of the whole split batch from this part's (float64, shape (C,)), with one call of
-  // batch_sum on [Σx, Σx², count]; count_ becomes the whole batch's.
+  // batch_sum on [Σx, Σx², count, 1, d, d²] (d: this part's statistics dtype as a number, so that the
+  // same sum tells whether every part computes in one dtype, as backward's sums need: with n parts,
+  // n·Σd² = (Σd)² only when all d are equal); count_ becomes the whole batch's.
   std::pair<Array, Array> split_totals(const Array& sum, const Array& square_sum) {
     const int64_t channels = sum.size();
-    const Array totals = sum_parts(batch_sum_, ops::concatenate({sum, square_sum,
-                                                                 Array::full({1}, static_cast<double>(count_),
-                                                                             Dtype::float64, sum.device())}, 0));
-    count_ = static_cast<int64_t>(totals.get_item({int64_t{2} * channels}).item<double>());
+    const double dtype_code = static_cast<double>(statistics_dtype_) + 1;
+    const Array tail = Array::from_vector(
+        std::vector<double>{static_cast<double>(count_), 1, dtype_code, dtype_code * dtype_code}, {4}, {}, sum.device());
+    const Array totals = sum_parts(batch_sum_, ops::concatenate({sum, square_sum, tail}, 0));
+    const auto total = [&](int64_t i) { return totals.get_item({2 * channels + i}).item<double>(); };
+    if (total(1) * total(3) != total(2) * total(2)) {
+      throw DtypeError(cat("split_batch_normalization: expected every part of the batch to compute its statistics in ",
+                           statistics_dtype_, " as this part does (float16, bfloat16 and float32 inputs in float32, "
+                           "float64 inputs in float64), got parts that differ"));
+    }
+    count_ = static_cast<int64_t>(total(0));
     if (count_ < 2) {
       throw ShapeError(cat("batch_normalization: expected more than one value per channel in training mode over "
                            "all parts of the batch, got ", count_));

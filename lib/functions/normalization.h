@@ -33,9 +33,10 @@ using BatchSum = std::function<Variable(const Variable&)>;
 
 // batch_normalization of a batch split across processes, x being this process's part: the
 // statistics (and count) are those of all parts together, so unequal parts give exactly the whole
-// batch's. Forward calls batch_sum once on [Σx, Σx², count] (float64), backward once on [Σgy, Σgy·x̂]
-// (only when x needs a gradient); the gradients of gamma and beta are this part's share. Every
-// process must call it, and backpropagate through it, in step.
+// batch's. Forward calls batch_sum once on [Σx, Σx², count] and three numbers that tell whether every
+// part computes its statistics in one dtype (float64; DtypeError on every part otherwise), backward
+// once on [Σgy, Σgy·x̂] (only when x needs a gradient); the gradients of gamma and beta are this part's
+// share. Every process must call it, and backpropagate through it, in step.
 BatchNormalizationResult split_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
                                                    const BatchSum& batch_sum, double eps = 2e-5,
                                                    Activation activation = Activation::none,
