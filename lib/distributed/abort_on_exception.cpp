@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include <kusari/distributed/mpi_exit.h>
 #include <kusari/distributed/mpi_session.h>
 
 namespace kusari::distributed {
@@ -18,11 +19,18 @@ namespace {
 
 [[noreturn]] void report_and_abort(const char* message) {
   const int rank = world_rank();
+  int ranks = 1;
+  if (rank >= 0) MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   std::fprintf(stderr, "kusari: rank %d: %s\n", rank, message);
   std::fflush(stderr);
-  // Give the launcher a moment to forward the message before MPI_Abort tears the job down.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  if (rank >= 0) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::fflush(stdout);
+  skip_mpi_finalize_at_exit();
+  // A job of one process simply ends; otherwise the launcher gets a moment to forward the message
+  // before MPI_Abort tears the job down.
+  if (ranks > 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   std::_Exit(1);  // not exit(): this may run on any thread, or during exit itself
 }
 

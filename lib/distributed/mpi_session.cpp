@@ -2,6 +2,7 @@
 
 #include <kusari/distributed/mpi_session.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -13,14 +14,19 @@ namespace {
 
 std::mutex init_mutex;
 
-// Finalises MPI at exit unless someone already did.
+std::atomic<bool> finalize_skipped = false;
+
+// Finalises MPI at exit unless someone already did, or the job is being aborted.
 void finalize_at_exit() {
+  if (finalize_skipped) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
 }
 
 }  // namespace
+
+void skip_mpi_finalize_at_exit() { finalize_skipped = true; }
 
 void ensure_mpi_initialized() {
   std::lock_guard lock(init_mutex);
