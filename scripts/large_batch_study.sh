@@ -24,6 +24,7 @@ add goyal2017_b4096_scaled_warmup goyal2017 "-b 4096 --warmup-epochs 0.833333 --
 add akiba2017_b4096 akiba2017 "-b 4096"
 add akiba2017_b4096_transition5 akiba2017 "-b 4096 --warmup-center 4 --warmup-period 2"
 add akiba2017_b4096_zero_gamma akiba2017 "-b 4096 --zero-gamma"
+add akiba2017_b4096_zero_gamma_late_decay akiba2017 "-b 4096 --zero-gamma --slow-start-epochs 10,13.3333,14.5"
 add jia2018_b4096 jia2018 "-b 4096"
 add kumar2017_b4096 kumar2017 "-b 4096"
 add plain_b8192 fashion_mnist "-b 8192 ${baseline[*]}"
