@@ -161,6 +161,8 @@ void train(Recipe& recipe, const CommandLine& line) {
   const T::Trigger evaluation = PeriodOrEndTrigger({s.eval_interval, "epoch"}, end);
   recipe.extend(trainer);
   observe_iteration(trainer, optimizer);
+  // A diverged run stops at once, naming the iteration and the parameter, before a snapshot keeps it.
+  trainer.extend(std::make_shared<T::FailOnNonNumber>());
   trainer.extend(T::create_multi_node_evaluator(std::make_shared<T::Evaluator>(data.val_iter, loss, model), comm),
                  evaluation);
   auto snapshot = T::multi_node_snapshot(comm, {.n_retains = 2, .autoload = s.autoload});
