@@ -1,5 +1,8 @@
 #include "training_fixtures.h"
 
+#include <unistd.h>
+
+#include <fstream>
 #include <stdexcept>
 
 using namespace kusari;
@@ -13,6 +16,14 @@ std::shared_ptr<T::Extension> scripted_reporter(std::vector<double> values, cons
   return T::make_extension(
       [values, key, next](T::Trainer&) { T::report({{key, values.at((*next)++ % values.size())}}); }, "script",
       {1, "iteration"}, T::kPriorityWriter);
+}
+
+// The process's resident memory now, in bytes (/proc/self/statm).
+int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
 }
 
 }  // namespace
@@ -314,4 +325,42 @@ TEST_CASE("elapsed_time accumulates over runs and is restored from a snapshot") 
   serializers::load_npz(dir / "trainer.npz", *fresh.trainer);
   CHECK(fresh.trainer->elapsed_time() == first);
   CHECK(fresh.updater->iteration() == 2);
+}
+
+TEST_CASE("memory does not creep: the MLP's second and third epochs hold no more than its first") {
+  // 1200 random 784-pixel examples, batches of 100, MomentumSGD, 3 epochs; at each epoch's end the
+  // host pool's peak and held bytes and the process's resident memory.
+  const int64_t n = 1200;
+  std::vector<int32_t> labels(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = static_cast<int32_t>(i % 10);
+  auto data = std::make_shared<D::TupleDataset>(
+      std::vector<Array>{Array::uniform({n, 784}, 0, 1, 3), Array::from_vector(labels, {n})});
+  auto model = std::make_shared<L::Classifier>(std::make_shared<L::models::MLP>(1000, 10));
+  auto optimizer = std::make_shared<optimizers::MomentumSGD>(0.01);
+  optimizer->setup(model);
+  auto updater = std::make_shared<T::StandardUpdater>(std::make_shared<D::SerialIterator>(data, 100), optimizer,
+                                                      T::supervised_loss(model));
+  TempDir dir;
+  T::Trainer trainer(updater, {3, "epoch"}, dir / "out");
+  struct Memory {
+    int64_t peak_held, held, resident;
+  };
+  std::vector<Memory> at_epoch_end;
+  trainer.extend(T::make_extension(
+      [&](T::Trainer&) {
+        const AllocatorStats stats = allocator_for(DeviceType::cpu).stats();
+        at_epoch_end.push_back({stats.peak_bytes_held, stats.bytes_in_use + stats.bytes_cached, resident_bytes()});
+      },
+      "memory", {1, "epoch"}));
+  trainer.run();
+  REQUIRE(at_epoch_end.size() == 3);
+  const Memory& first = at_epoch_end[0];
+  for (size_t epoch = 1; epoch < at_epoch_end.size(); ++epoch) {
+    INFO("epoch ", epoch + 1, " against the first: peak held ", at_epoch_end[epoch].peak_held, " / ", first.peak_held,
+         ", held ", at_epoch_end[epoch].held, " / ", first.held, ", resident ", at_epoch_end[epoch].resident, " / ",
+         first.resident);
+    CHECK(at_epoch_end[epoch].peak_held <= first.peak_held * 102 / 100);
+    CHECK(at_epoch_end[epoch].held <= first.held * 102 / 100);
+    CHECK(at_epoch_end[epoch].resident <= first.resident * 102 / 100);
+  }
 }
