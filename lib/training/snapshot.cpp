@@ -1,6 +1,7 @@
 #include <kusari/training/snapshot.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <regex>
 
@@ -23,7 +24,7 @@ std::string replace_all(std::string pattern, const std::string& placeholder, con
 }
 
 // A regular expression matching the names `pattern` produces, with one group per placeholder.
-std::regex name_regex(const std::string& pattern) {
+std::string name_expression(const std::string& pattern) {
   std::string expression;
   for (size_t i = 0; i < pattern.size();) {
     const std::string* placeholder = nullptr;
@@ -38,7 +39,23 @@ std::regex name_regex(const std::string& pattern) {
     if (std::string_view("\\^$.|?*+()[]{}").find(pattern[i]) != std::string_view::npos) expression += '\\';
     expression += pattern[i++];
   }
-  return std::regex(expression);
+  return expression;
+}
+
+std::regex name_regex(const std::string& pattern) { return std::regex(name_expression(pattern)); }
+
+// Removes the temporary files (serializers::AtomicFile's "<name>.tmp-<pid>-<n>") that writes of `pattern`
+// left in `directory` when their process died; returns how many.
+int remove_unfinished_writes(const std::string& pattern, const std::string& directory) {
+  const std::regex temporary(name_expression(pattern) + "\\.tmp-[0-9]+-[0-9]+");
+  int removed = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    if (!entry.is_regular_file() || !std::regex_match(entry.path().filename().string(), temporary)) continue;
+    std::error_code ignored;
+    if (std::filesystem::remove(entry.path(), ignored)) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace
@@ -94,6 +111,11 @@ std::vector<std::string> Snapshot::find_snapshots(const std::string& directory) 
 }
 
 void Snapshot::restore(Trainer& trainer) {
+  // No write of this run has begun yet, so any temporary file is a dead process's unfinished one.
+  if (const int removed = remove_unfinished_writes(options_.filename, trainer.out())) {
+    std::fprintf(stderr, "kusari: snapshot: removed %d unfinished snapshot write%s from '%s'\n", removed,
+                 removed == 1 ? "" : "s", trainer.out().c_str());
+  }
   if (!options_.autoload) return;
   const std::vector<std::string> candidates = find_snapshots(trainer.out());
   std::string failures;
@@ -101,6 +123,10 @@ void Snapshot::restore(Trainer& trainer) {
     try {
       serializers::load_npz(path, target_for(trainer), options_.strict);
       autoloaded_ = path;
+      if (!failures.empty()) {
+        std::fprintf(stderr, "kusari: snapshot: resumed from '%s', skipping newer ones that do not load:%s\n",
+                     path.c_str(), failures.c_str());
+      }
       return;
     } catch (const Error& e) {
       failures += cat("\n  ", path, ": ", e.what());

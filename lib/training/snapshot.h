@@ -43,8 +43,10 @@ class Snapshot : public Extension {
   std::string default_name() const override { return name_; }
   Trigger default_trigger() const override { return {1, "epoch"}; }
   int priority() const override { return kPrioritySnapshot; }
-  // With autoload, loads the newest matching file that loads (a corrupt or mismatched newer one is
-  // skipped); throws the errors of every candidate when files exist but none loads.
+  // Removes the temporary files of writes that a killed process left unfinished (saying so on stderr);
+  // with autoload, loads the newest matching file that loads (a corrupt or mismatched newer one is
+  // skipped, with a warning on stderr naming each and why); throws the errors of every candidate when
+  // files exist but none loads.
   void restore(Trainer& trainer) override;
   // The file autoload loaded, if any.
   const std::optional<std::string>& autoloaded() const { return autoloaded_; }

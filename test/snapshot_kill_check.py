@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Kills test/snapshot_kill with SIGKILL at random moments (many inside a snapshot's write, which each
+iteration ends with) and starts it again with autoload, over and over; passes when every start resumes
+from a snapshot whose parameters are exactly those an unbroken run had at that iteration, no start
+fails, the last run ends with the unbroken run's parameters, and the temporary files of the killed
+writes are gone (each start removes them, saying so). Then the newest snapshot is truncated: the next
+start warns, names it, resumes from the one before and still ends where the unbroken run does.
+Usage: snapshot_kill_check.py PROGRAM"""
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+program = sys.argv[1]
+iterations = 40
+tmp = tempfile.mkdtemp()
+
+
+def sums(text, what):
+    return {int(m[0]): m[1] for m in re.findall(rf"^{what} (\d+) (\S+)$", text, re.M)}
+
+
+reference_run = subprocess.run([program, os.path.join(tmp, "reference"), str(iterations)], capture_output=True,
+                               text=True, timeout=300, check=True)
+reference = sums(reference_run.stdout, "iteration")
+assert len(reference) == iterations, reference_run.stdout
+start = time.monotonic()
+subprocess.run([program, os.path.join(tmp, "timing"), "3"], capture_output=True, timeout=300, check=True)
+per_run = time.monotonic() - start  # start-up plus three iterations
+
+out = os.path.join(tmp, "killed")
+rng = random.Random(11)
+kills, resumed_from, removals = 0, [], 0
+while True:
+    process = subprocess.Popen([program, out, str(iterations)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    killed = False
+    if kills < 12:
+        try:
+            process.wait(timeout=rng.uniform(0.3, 1.5) * per_run)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+            killed = True
+    stdout, stderr = process.communicate(timeout=300)
+    removals += len(re.findall(r"kusari: snapshot: removed \d+ unfinished snapshot writes? from", stderr))
+    resumed = sums(stdout, "resumed")
+    if resumed:
+        (iteration, value), = resumed.items()
+        if iteration > 0:
+            assert reference[iteration] == value, f"resumed at {iteration} with sum {value}, expected {reference[iteration]}"
+            resumed_from.append(iteration)
+    if killed:
+        kills += 1
+        continue
+    assert process.returncode == 0, f"a start after {kills} kills failed:\n{stderr}"
+    final = sums(stdout, "iteration")
+    assert final.get(iterations) == reference[iterations], f"ended with {final.get(iterations)}, expected {reference[iterations]}"
+    break
+print(f"{kills} kills, resumed from iterations {resumed_from}, {removals} starts removed unfinished writes; "
+      "every resumption and the end match the unbroken run")
+assert len(resumed_from) >= 3, "too few resumptions to show anything"
+assert removals >= 1, "no kill landed inside a snapshot's write"
+leftovers = [name for name in os.listdir(out) if ".tmp-" in name]
+assert not leftovers, f"temporary files left behind: {leftovers}"
+
+newest = os.path.join(out, f"snapshot_iter_{iterations}")
+with open(newest, "r+b") as f:
+    f.truncate(os.path.getsize(newest) // 2)
+again = subprocess.run([program, out, str(iterations)], capture_output=True, text=True, timeout=300)
+assert again.returncode == 0, again.stderr
+assert f"resumed from '{os.path.join(out, f'snapshot_iter_{iterations - 1}')}'" in again.stderr, again.stderr
+assert newest in again.stderr and "truncated" in again.stderr, again.stderr
+assert sums(again.stdout, "resumed") == {iterations - 1: reference[iterations - 1]}, again.stdout
+assert sums(again.stdout, "iteration").get(iterations) == reference[iterations], again.stdout
+print("a truncated newest snapshot is named and skipped; the run resumes from the one before")
