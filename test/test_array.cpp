@@ -88,6 +88,9 @@ TEST_CASE("empty shapes are allowed and negative extents are not") {
   expect_error<ShapeError>([] { Array::zeros({2, -1}); }, {"non-negative", "(2, -1)"});
   expect_error<ShapeError>([] { Array::empty({-3}); }, {"non-negative", "(-3,)"});
   expect_error<ShapeError>([&] { e.reshape({0, -1}); }, {"reshape", "(2, 0, 3)", "(0, -1)"});
+  // An empty shape whose other extents multiply past 2^63 has no strides to give.
+  const int64_t huge = int64_t{1} << 32;
+  expect_error<ShapeError>([&] { Array::empty({0, huge, huge}); }, {"(0, 4294967296, 4294967296)", "64-bit strides"});
 }
 
 TEST_CASE("reshape returns a view of contiguous input, inferring one -1 extent") {

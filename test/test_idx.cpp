@@ -126,6 +126,12 @@ TEST_CASE("truncated IDX files name the file and the byte offsets") {
                         {dir.file("header"), "3 axes end at byte offset 16", "ends at 9"});
   write_bytes(dir.file("huge"), idx_bytes(0x0E, {0xffffffff, 0xffffffff, 0xffffffff}, {}));
   expect_error<IOError>([&] { D::read_idx(dir.file("huge")); }, {dir.file("huge"), "too large"});
+  // A zero extent empties the data, but the others still have to fit the array's strides (found by
+  // test/fuzz/fuzz_idx: eleven axes, one of them 0, the others up to 2^25).
+  write_bytes(dir.file("empty_huge"), idx_bytes(0x0C, {0, 1 << 25, 1 << 25, 1 << 25}, {}));
+  expect_error<IOError>([&] { D::read_idx(dir.file("empty_huge")); }, {dir.file("empty_huge"), "too large"});
+  write_bytes(dir.file("empty"), idx_bytes(0x08, {0, 4}, {}));
+  CHECK(D::read_idx(dir.file("empty")).shape() == Shape{0, 4});
   write_bytes(dir.file("tiny"), {0, 0});
   expect_error<IOError>([&] { D::read_idx(dir.file("tiny")); }, {dir.file("tiny"), "magic", "ends at 2"});
   std::vector<uint8_t> longer = label_file();

@@ -1,5 +1,6 @@
 #include <kusari/core/shape.h>
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -30,8 +31,12 @@ std::ostream& operator<<(std::ostream& out, const Shape& shape) { return out << 
 Strides contiguous_strides(const Shape& shape) {
   Strides strides(static_cast<size_t>(shape.ndim()));
   int64_t step = 1;
+  int64_t reach = 1;  // the product of the non-zero extents, which bounds every stride
   for (int64_t i = shape.ndim() - 1; i >= 0; --i) {
     strides[static_cast<size_t>(i)] = step;
+    if (__builtin_mul_overflow(reach, std::max<int64_t>(shape[i], 1), &reach)) {
+      throw ShapeError(cat("shape ", shape, ": its extents multiply beyond what 64-bit strides hold"));
+    }
     step *= shape[i];
   }
   return strides;

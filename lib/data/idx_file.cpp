@@ -51,7 +51,8 @@ template <class Item, class Out>
 Array convert_items(const uint8_t* data, const Shape& shape) {
   Array out = Array::empty(shape, dtype_of<Out>());
   Out* dst = out.data<Out>();
-  for (int64_t i = 0; i < shape.numel(); ++i) dst[i] = static_cast<Out>(big_endian_item<Item>(data, i));
+  const int64_t n = shape.numel();
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Out>(big_endian_item<Item>(data, i));
   return out;
 }
 
@@ -93,8 +94,14 @@ IdxHeader parse_idx_header(const std::vector<uint8_t>& bytes, const std::string&
   }
   for (int64_t d = 0; d < ndim; ++d) header.shape.push_back(big_endian_u32(bytes.data() + 4 + 4 * d));
   int64_t end = item_bytes(bytes[2]);
+  // The product of the non-zero extents must be addressable too: a zero extent empties the data but
+  // leaves the others in the array's strides.
+  int64_t reach = end;
   bool overflow = false;
-  for (int64_t extent : header.shape) overflow |= __builtin_mul_overflow(end, extent, &end);
+  for (int64_t extent : header.shape) {
+    overflow |= __builtin_mul_overflow(end, extent, &end);
+    overflow |= __builtin_mul_overflow(reach, std::max<int64_t>(extent, 1), &reach);
+  }
   if (overflow || __builtin_add_overflow(end, header.data_offset, &end)) {
     throw IOError(cat(name, ": the IDX header announces shape ", header.shape, ", too large to address"));
   }

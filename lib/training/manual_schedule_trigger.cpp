@@ -15,7 +15,9 @@ ManualScheduleTrigger::ManualScheduleTrigger(std::vector<double> points, std::st
 }
 
 bool ManualScheduleTrigger::operator()(const Trainer& trainer) {
-  const auto [previous, current] = progress_.advance(trainer);
+  const auto progress = progress_.advance(trainer);
+  const auto& previous = progress.first;
+  const double current = progress.second;
   if (!previous) return false;
   return std::any_of(points_.begin(), points_.end(),
                      [&](double point) { return *previous < point && point <= current; });

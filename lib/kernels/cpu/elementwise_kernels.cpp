@@ -157,7 +157,10 @@ void momentum_step_kernel(const Array& w, const Array& v, const Array& g, double
     const C mu = static_cast<C>(momentum), rate = static_cast<C>(lr);
     strided_loop<T, T, T>({&w, &v, &g}, [mu, rate](std::tuple<T*, T*, T*> p, const std::array<int64_t, 3>& s,
                                                    int64_t n) {
-      auto [weights, velocity, grads] = p;
+      // Plain pointers, not a structured binding: the OpenMP simd region below may not capture one.
+      T* const weights = std::get<0>(p);
+      T* const velocity = std::get<1>(p);
+      T* const grads = std::get<2>(p);
       const auto update = [mu, rate](T& w_i, T& v_i, const T& g_i) {
         v_i = store<T>(mu * load(v_i) - rate * load(g_i));
         w_i = store<T>(load(w_i) + load(v_i));

@@ -1,0 +1,42 @@
+#pragma once
+// What the fuzz targets share: the input as a file for the readers that take a path, and the rule
+// that a kusari::Error is the expected answer to bad bytes while anything else (a crash, another
+// exception, a leak, a huge allocation) is a finding.
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <kusari/core/error.h>
+
+namespace kusari::fuzz {
+
+// `size` bytes at `data` written to a file of this process named `name` (under TMPDIR or /tmp),
+// overwritten on every call; returns its path.
+inline std::string input_file(const uint8_t* data, size_t size, const std::string& name) {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kusari_fuzz_" + std::to_string(::getpid()) +
+                           "_" + name;
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (!file) std::abort();
+  if (size > 0 && std::fwrite(data, 1, size, file) != size) std::abort();
+  std::fclose(file);
+  return path;
+}
+
+// The bytes as a vector.
+inline std::vector<uint8_t> input_bytes(const uint8_t* data, size_t size) { return {data, data + size}; }
+
+// Runs `parse`; a kusari::Error (bad input, refused with a message) is fine, anything else escapes.
+inline void expect_kusari_error_or_success(const std::function<void()>& parse) {
+  try {
+    parse();
+  } catch (const Error&) {
+  }
+}
+
+}  // namespace kusari::fuzz
