@@ -39,7 +39,7 @@ while True:
     process = subprocess.Popen([program, out, str(iterations)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     killed = False
-    if kills < 12:
+    if kills < 20:
         try:
             process.wait(timeout=rng.uniform(0.3, 1.5) * per_run)
         except subprocess.TimeoutExpired:
