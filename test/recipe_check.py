@@ -4,7 +4,8 @@ brightest row is the label), as `mpiexec -n 2` runs of its fashion_mnist preset:
   - IDX data, two epochs: exit 0, a JSON log with one entry per epoch holding every key the recipes
     promise, args.json, plots and snapshots;
   - resume: a run stopped after the first epoch's snapshot and resumed from it ends with the same
-    log values and the same parameters as the uninterrupted run;
+    log values and the same parameters as the uninterrupted run, while a bit-flipped or truncated
+    snapshot given to --resume ends the job naming the file and what is broken;
   - a run of half an epoch still logs once, under mpiexec and in one process without it;
   - ImageNet-format data: the set written as JPEG files and list files by scripts/make_image_list,
     two epochs and again stopped and resumed;
@@ -102,6 +103,20 @@ actual = model_params(os.path.join(parted, "snapshot_iter_10"))
 assert expected.keys() == actual.keys() and expected, (sorted(expected), sorted(actual))
 for key in expected:
     assert numpy.array_equal(expected[key], actual[key]), f"{key} differs after resuming"
+
+# A bit-flipped or truncated snapshot given to --resume ends the job with a message naming the file
+# and what is broken (the entry's CRC, or the missing end of the archive), never a crash or a hang.
+snapshot = open(os.path.join(parted, "snapshot_iter_5"), "rb").read()
+for kind, broken, word in [("flipped", snapshot[:len(snapshot) // 2] + bytes([snapshot[len(snapshot) // 2] ^ 0x20])
+                            + snapshot[len(snapshot) // 2 + 1:], "corrupt"),
+                           ("truncated", snapshot[:len(snapshot) * 2 // 3], "truncated")]:
+    path = os.path.join(tmp, kind + "_snapshot")
+    open(path, "wb").write(broken)
+    command = [mpiexec, "-n", "2", recipe] + idx + ["--epoch", "2", "--out", os.path.join(tmp, kind), "--resume", path]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, f"{kind} snapshot: exit status {result.returncode}\n{output}"
+    assert path in output and word in output, f"{kind} snapshot: no message naming it as {word}:\n{output}"
 
 # Half an epoch still ends with a log entry.
 half = os.path.join(tmp, "half")
