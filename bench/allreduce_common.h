@@ -15,47 +15,27 @@
 
 namespace bench {
 
-// The parameter sizes of He et al.'s ResNet-50 in forward order: convolutions without bias, each
-// followed by batch normalization (gamma, beta); the fully connected layer's W and b last.
+// The parameter sizes of He et al.'s ResNet-50 in forward order: the stem's 7x7 convolution, then the
+// four stages of bottleneck blocks (1x1 in->w, 3x3 w->w, 1x1 w->4w, and in each stage's first block a
+// 1x1 in->4w projection), each convolution without bias and followed by batch normalization (gamma,
+// beta); the fully connected layer's W and b last.
 inline std::vector<int64_t> resnet50_gradient_sizes() {
-  const std::vector<int64_t> sizes = {
-      // stem: conv1 7x7 3->64, bn1
-      9408, 64, 64,
-      // res2a: 1x1 64->64, 3x3 64->64, 1x1 64->256, each + bn; projection 1x1 64->256 + bn
-      4096, 64, 64, 36864, 64, 64, 16384, 256, 256, 16384, 256, 256,
-      // res2b: 1x1 256->64, 3x3 64->64, 1x1 64->256, each + bn
-      16384, 64, 64, 36864, 64, 64, 16384, 256, 256,
-      // res2c: 1x1 256->64, 3x3 64->64, 1x1 64->256, each + bn
-      16384, 64, 64, 36864, 64, 64, 16384, 256, 256,
-      // res3a: 1x1 256->128, 3x3 128->128, 1x1 128->512, each + bn; projection 1x1 256->512 + bn
-      32768, 128, 128, 147456, 128, 128, 65536, 512, 512, 131072, 512, 512,
-      // res3b: 1x1 512->128, 3x3 128->128, 1x1 128->512, each + bn
-      65536, 128, 128, 147456, 128, 128, 65536, 512, 512,
-      // res3c: 1x1 512->128, 3x3 128->128, 1x1 128->512, each + bn
-      65536, 128, 128, 147456, 128, 128, 65536, 512, 512,
-      // res3d: 1x1 512->128, 3x3 128->128, 1x1 128->512, each + bn
-      65536, 128, 128, 147456, 128, 128, 65536, 512, 512,
-      // res4a: 1x1 512->256, 3x3 256->256, 1x1 256->1024, each + bn; projection 1x1 512->1024 + bn
-      131072, 256, 256, 589824, 256, 256, 262144, 1024, 1024, 524288, 1024, 1024,
-      // res4b: 1x1 1024->256, 3x3 256->256, 1x1 256->1024, each + bn
-      262144, 256, 256, 589824, 256, 256, 262144, 1024, 1024,
-      // res4c: 1x1 1024->256, 3x3 256->256, 1x1 256->1024, each + bn
-      262144, 256, 256, 589824, 256, 256, 262144, 1024, 1024,
-      // res4d: 1x1 1024->256, 3x3 256->256, 1x1 256->1024, each + bn
-      262144, 256, 256, 589824, 256, 256, 262144, 1024, 1024,
-      // res4e: 1x1 1024->256, 3x3 256->256, 1x1 256->1024, each + bn
-      262144, 256, 256, 589824, 256, 256, 262144, 1024, 1024,
-      // res4f: 1x1 1024->256, 3x3 256->256, 1x1 256->1024, each + bn
-      262144, 256, 256, 589824, 256, 256, 262144, 1024, 1024,
-      // res5a: 1x1 1024->512, 3x3 512->512, 1x1 512->2048, each + bn; projection 1x1 1024->2048 + bn
-      524288, 512, 512, 2359296, 512, 512, 1048576, 2048, 2048, 2097152, 2048, 2048,
-      // res5b: 1x1 2048->512, 3x3 512->512, 1x1 512->2048, each + bn
-      1048576, 512, 512, 2359296, 512, 512, 1048576, 2048, 2048,
-      // res5c: 1x1 2048->512, 3x3 512->512, 1x1 512->2048, each + bn
-      1048576, 512, 512, 2359296, 512, 512, 1048576, 2048, 2048,
-      // fc: W 2048x1000, b
-      2048000, 1000,
+  std::vector<int64_t> sizes;
+  const auto conv_bn = [&sizes](int64_t weights, int64_t channels) {
+    sizes.insert(sizes.end(), {weights, channels, channels});
   };
+  conv_bn(7 * 7 * 3 * 64, 64);
+  int64_t in = 64;
+  for (const auto& [width, blocks] : {std::pair<int64_t, int>{64, 3}, {128, 4}, {256, 6}, {512, 3}}) {
+    for (int block = 0; block < blocks; ++block) {
+      conv_bn(in * width, width);
+      conv_bn(9 * width * width, width);
+      conv_bn(width * 4 * width, 4 * width);
+      if (block == 0) conv_bn(in * 4 * width, 4 * width);
+      in = 4 * width;
+    }
+  }
+  sizes.insert(sizes.end(), {2048 * 1000, 1000});
   int64_t total = 0;
   for (int64_t n : sizes) total += n;
   if (sizes.size() != 161 || total != 25557032) {
