@@ -13,6 +13,7 @@
 #include "common/epoch_scaled.h"
 #include "common/flags.h"
 #include "common/recipe.h"
+#include "papers.h"
 
 namespace kusari::recipes {
 
@@ -85,9 +86,6 @@ class Akiba2017 : public Recipe {
   O::RMSpropWarmupOptions options_{.weight_decay_rate = 1e-4};
 };
 
-}  // namespace kusari::recipes
+std::unique_ptr<Recipe> make_akiba2017(int, char**) { return std::make_unique<Akiba2017>(); }
 
-int main(int argc, char** argv) {
-  kusari::recipes::Akiba2017 recipe;
-  return kusari::recipes::run_recipe(argc, argv, recipe);
-}
+}  // namespace kusari::recipes

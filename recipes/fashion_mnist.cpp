@@ -5,6 +5,7 @@
 
 #include "common/flags.h"
 #include "common/step_sgd_recipe.h"
+#include "papers.h"
 
 namespace kusari::recipes {
 
@@ -38,9 +39,8 @@ class FashionMnist : public StepSgdRecipe {
   }
 };
 
-}  // namespace kusari::recipes
-
-int main(int argc, char** argv) {
-  kusari::recipes::FashionMnist recipe(kusari::recipes::prescan_flag(argc, argv, "--model", "mlp"));
-  return kusari::recipes::run_recipe(argc, argv, recipe);
+std::unique_ptr<Recipe> make_fashion_mnist(int argc, char** argv) {
+  return std::make_unique<FashionMnist>(prescan_flag(argc, argv, "--model", "mlp"));
 }
+
+}  // namespace kusari::recipes

@@ -4,6 +4,7 @@
 // GPU's 32 images. Reported: 256 P100, B = 8192, 1 hour, 76.3% top-1.
 
 #include "common/step_sgd_recipe.h"
+#include "papers.h"
 
 namespace kusari::recipes {
 
@@ -16,9 +17,6 @@ class Goyal2017 : public StepSgdRecipe {
   Settings defaults(Preset preset, const std::string&) const override { return goyal_settings(preset); }
 };
 
-}  // namespace kusari::recipes
+std::unique_ptr<Recipe> make_goyal2017(int, char**) { return std::make_unique<Goyal2017>(); }
 
-int main(int argc, char** argv) {
-  kusari::recipes::Goyal2017 recipe;
-  return kusari::recipes::run_recipe(argc, argv, recipe);
-}
+}  // namespace kusari::recipes

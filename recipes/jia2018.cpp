@@ -14,6 +14,7 @@
 #include "common/epoch_scaled.h"
 #include "common/flags.h"
 #include "common/recipe.h"
+#include "papers.h"
 
 namespace kusari::recipes {
 
@@ -94,9 +95,6 @@ class Jia2018 : public Recipe {
   O::LARSOptions options_{.weight_decay_rate = 5e-5};
 };
 
-}  // namespace kusari::recipes
+std::unique_ptr<Recipe> make_jia2018(int, char**) { return std::make_unique<Jia2018>(); }
 
-int main(int argc, char** argv) {
-  kusari::recipes::Jia2018 recipe;
-  return kusari::recipes::run_recipe(argc, argv, recipe);
-}
+}  // namespace kusari::recipes

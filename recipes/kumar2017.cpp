@@ -5,6 +5,7 @@
 // optimizer is Goyal et al.'s. Reported: 256 P100, ResNet-50, 90 epochs in 48 minutes, 75.4% top-1.
 
 #include "common/step_sgd_recipe.h"
+#include "papers.h"
 
 namespace kusari::recipes {
 
@@ -22,9 +23,6 @@ class Kumar2017 : public StepSgdRecipe {
   }
 };
 
-}  // namespace kusari::recipes
+std::unique_ptr<Recipe> make_kumar2017(int, char**) { return std::make_unique<Kumar2017>(); }
 
-int main(int argc, char** argv) {
-  kusari::recipes::Kumar2017 recipe;
-  return kusari::recipes::run_recipe(argc, argv, recipe);
-}
+}  // namespace kusari::recipes

@@ -80,8 +80,9 @@ common = ["--preset", "fashion_mnist", "--batchsize", "8", "--bn-batch", "2", "-
           "--threads", "1"] + extra
 idx = common + ["--dataset", data]
 
-whole = os.path.join(tmp, "whole")
-printed = run(idx + ["--epoch", "2", "--out", whole])
+# args.json stays JSON for an out directory with a quote and a tab, and an epoch count written "2.".
+whole = os.path.join(tmp, 'whole "run"\t1')
+printed = run(idx + ["--epoch", "2.", "--out", whole])
 assert "validation/main/accuracy" in printed, printed
 log = load_log(whole, 2, 10)
 assert [entry["epoch"] for entry in log] == [1, 2], log
@@ -89,6 +90,7 @@ for file in ["args.json", "loss.svg", "accuracy.svg", "lr.svg", "snapshot_iter_5
     assert os.path.exists(os.path.join(whole, file)), f"missing {whole}/{file}"
 args = json.load(open(os.path.join(whole, "args.json")))
 assert args["batchsize"] == 8 and args["epoch"] == 2 and args["preset"] == "fashion_mnist", args
+assert args["out"] == whole, args
 
 # Stopped at the first snapshot, then resumed: the same values as the run that never stopped.
 parted = os.path.join(tmp, "parted")

@@ -4,8 +4,10 @@
 #include <functional>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 namespace kusari::recipes {
@@ -40,19 +42,37 @@ CLI::Validator validator(const std::string& form, Accept accept) {
       form);
 }
 
-bool is_json_number(const std::string& text) { return finite_number(text).has_value(); }
+// Whether `text` is a number as JSON writes one (no leading '+', '.', zeros or trailing '.').
+bool is_json_number(const std::string& text) {
+  static const std::regex form(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)");
+  return std::regex_match(text, form);
+}
 
+// `text` as a JSON string: quotes and backslashes escaped, control characters as \u00XX.
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      out += escaped;
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
   return out + "\"";
 }
 
+// A flag's value in JSON: booleans and numbers bare (a number CLI11 took in another form, "5." or
+// "1E3", in its shortest round-trip form), anything else a string.
 std::string json_value(const std::string& text) {
   if (text == "true" || text == "false" || is_json_number(text)) return text;
+  if (const std::optional<double> number = finite_number(text)) {
+    char shortest[32];
+    const auto written = std::to_chars(shortest, shortest + sizeof shortest, *number);
+    return std::string(shortest, written.ptr);
+  }
   return json_string(text);
 }
 

@@ -14,6 +14,7 @@
 #include <kusari/serializers/atomic_file.h>
 #include <kusari/training/training.h>
 
+#include "command_line.h"
 #include "data.h"
 #include "flags.h"
 #include "metrics.h"
@@ -26,30 +27,6 @@ namespace {
 
 namespace T = kusari::training;
 namespace O = kusari::optimizers;
-
-// A parsed command line: the settings and the flags as JSON.
-struct CommandLine {
-  Settings settings;
-  std::string args_json;
-};
-
-// Parses argv for `recipe`; empty after --help. Throws FlagError.
-std::optional<CommandLine> parse(int argc, char** argv, Recipe& recipe) {
-  const std::string default_preset = recipe.default_preset() == Preset::imagenet ? "imagenet" : "fashion_mnist";
-  const Preset preset = preset_from_name(prescan_flag(argc, argv, "--preset", default_preset));
-  CommandLine line{recipe.defaults(preset, prescan_flag(argc, argv, "--model", "")), ""};
-  CLI::App app(recipe.description(), recipe.name());
-  app.get_formatter()->column_width(34);
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last wins
-  add_common_flags(app, line.settings);
-  recipe.add_flags(app);
-  if (!parse_flags(app, argc, argv)) return std::nullopt;
-  line.settings.preset = preset;
-  check_settings(line.settings);
-  recipe.resolve(line.settings);
-  line.args_json = flags_to_json(app);
-  return line;
-}
 
 // Refuses a global batch the ranks cannot share evenly, or a local batch the BN groups cannot split
 // (on every rank alike, before any data is read).
@@ -180,7 +157,7 @@ void train(Recipe& recipe, const CommandLine& line) {
 int run_recipe(int argc, char** argv, Recipe& recipe) {
   std::optional<CommandLine> line;
   try {
-    line = parse(argc, argv, recipe);
+    line = parse_command_line(argc, argv, recipe);
   } catch (const FlagError& error) {
     std::cerr << error.message << "\n";
     return 2;
