@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 using namespace kusari;
@@ -176,6 +177,45 @@ TEST_CASE("the trainer's serialization follows Chainer's key layout") {
     CHECK_NOTHROW(serializers::load_npz(dir / "trainer.npz", serializers::SerializeFunction(
                                                                   [&](Serializer& r) { r(key, value); })));
   }
+}
+
+TEST_CASE("a snapshot whose counts, order or trigger progress cannot be is refused, naming the value") {
+  TempDir dir;
+  Setup saved = make_setup(dir / "out", {3, "iteration"});
+  saved.trainer->extend(std::make_shared<T::LogReport>());
+  saved.trainer->run();
+  serializers::DictSerializer writer;
+  saved.trainer->serialize(writer);
+  // Each tampered value, loaded into a fresh trainer, and what its error must say.
+  const std::vector<std::tuple<std::string, Array, std::vector<std::string>>> cases = {
+      {"updater/iteration", Array::full({}, -4, Dtype::int64), {"StandardUpdater", "iteration >= 0", "-4"}},
+      {"updater/iterator:main/epoch", Array::full({}, -1, Dtype::int64), {"iterator", "epoch >= 0", "-1"}},
+      {"updater/optimizer:main/t", Array::full({}, -2, Dtype::int64), {"Optimizer", "t >= 0", "-2"}},
+      {"updater/optimizer:main/W/t", Array::full({}, -3, Dtype::int64), {"UpdateRule", "t >= 0", "-3"}},
+      {"elapsed_time", Array::full({}, std::numeric_limits<double>::quiet_NaN(), Dtype::float64), {"Trainer", "elapsed_time", "finite", "nan"}},
+      {"stop_trigger/previous", Array::full({}, -7, Dtype::float64), {"trigger", "previous", ">= -1", "-7"}},
+      {"updater/iterator:main/order", Array::from_vector<int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 10}, {10}),
+       {"permutation of 0..9", "got 10 at position 9"}},
+      {"updater/iterator:main/order", Array::from_vector<int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 8}, {10}),
+       {"permutation of 0..9", "got 8 at position 9 again"}},
+  };
+  for (const auto& [key, value, fragments] : cases) {
+    INFO(key);
+    serializers::ArrayDict values = writer.values();
+    values.at(key) = value;
+    Setup fresh = make_setup(dir / "fresh", {6, "iteration"});
+    fresh.trainer->extend(std::make_shared<T::LogReport>());
+    serializers::DictDeserializer reader(std::move(values));
+    expect_error<ValueError>([&] { fresh.trainer->serialize(reader); }, fragments);
+  }
+  // A trigger whose saved progress is past the trainer's own: the parts of the snapshot disagree.
+  serializers::ArrayDict values = writer.values();
+  values.at("stop_trigger/previous") = Array::full({}, 50, Dtype::float64);
+  Setup ahead = make_setup(dir / "ahead", {6, "iteration"});
+  ahead.trainer->extend(std::make_shared<T::LogReport>());
+  serializers::DictDeserializer reader(std::move(values));
+  ahead.trainer->serialize(reader);
+  expect_error<ValueError>([&] { ahead.trainer->run(); }, {"trigger", "progress 50", "ahead of the trainer's 3"});
 }
 
 TEST_CASE("IntervalTrigger fires every period of iterations or (fractional) epochs") {
@@ -361,6 +401,6 @@ TEST_CASE("memory does not creep: the MLP's second and third epochs hold no more
          first.resident);
     CHECK(at_epoch_end[epoch].peak_held <= first.peak_held * 102 / 100);
     CHECK(at_epoch_end[epoch].held <= first.held * 102 / 100);
-    CHECK(at_epoch_end[epoch].resident <= first.resident * 102 / 100);
+    if (!kAddressSanitizer) CHECK(at_epoch_end[epoch].resident <= first.resident * 102 / 100);
   }
 }

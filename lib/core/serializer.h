@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <kusari/core/array.h>
 
@@ -24,5 +25,13 @@ class Serializer {
   // True for a reader, false for a writer.
   virtual bool is_loading() const = 0;
 };
+
+// Saves or loads a count (an iteration, an epoch, a step number) under `key`; a loaded negative count
+// throws ValueError naming `owner`, the key and the value, before the count changes.
+void serialize_count(Serializer& serializer, const std::string& key, int64_t& count, std::string_view owner);
+// Saves or loads a quantity that is finite and at least `minimum` (a time, a scale); a loaded one
+// outside that throws ValueError naming `owner`, the key and the value, before the quantity changes.
+void serialize_at_least(Serializer& serializer, const std::string& key, double& value, double minimum,
+                        std::string_view owner);
 
 }  // namespace kusari

@@ -68,9 +68,9 @@ void BatchSchedule::serialize(Serializer& serializer) {
   int64_t new_epoch = is_new_epoch_ ? 1 : 0;
   auto seed = std::bit_cast<int64_t>(seed_);
   serializer("current_position", position_);
-  serializer("epoch", epoch_);
+  serialize_count(serializer, "epoch", epoch_, "iterator");
   serializer("is_new_epoch", new_epoch);
-  serializer("previous_epoch_detail", previous_epoch_detail_);
+  serialize_at_least(serializer, "previous_epoch_detail", previous_epoch_detail_, -1, "iterator");
   serializer("seed", seed);
   is_new_epoch_ = new_epoch != 0;
   seed_ = std::bit_cast<uint64_t>(seed);
@@ -88,7 +88,17 @@ void BatchSchedule::serialize(Serializer& serializer) {
     throw ValueError(cat("iterator: expected a loaded order of shape ", Shape{dataset_size_}, ", got ",
                          order.defined() ? order.shape().to_string() : "none"));
   }
-  order_ = std::make_shared<const std::vector<int64_t>>(order.to_vector<int64_t>());
+  std::vector<int64_t> loaded = order.to_vector<int64_t>();
+  std::vector<bool> seen(loaded.size());
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    const int64_t index = loaded[i];
+    if (index < 0 || index >= dataset_size_ || seen[static_cast<size_t>(index)]) {
+      throw ValueError(cat("iterator: expected a loaded order that is a permutation of 0..", dataset_size_ - 1,
+                           ", got ", index, " at position ", i, index < 0 || index >= dataset_size_ ? "" : " again"));
+    }
+    seen[static_cast<size_t>(index)] = true;
+  }
+  order_ = std::make_shared<const std::vector<int64_t>>(std::move(loaded));
 }
 
 }  // namespace kusari::data

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <kusari/core/error.h>
 
@@ -52,8 +53,8 @@ void LossScaler::record(bool finite) {
 }
 
 void LossScaler::serialize(Serializer& serializer) {
-  serializer("loss_scale", scale_);
-  serializer("loss_scale_clean_steps", clean_steps_);
+  serialize_at_least(serializer, "loss_scale", scale_, std::numeric_limits<double>::min(), "LossScaler");
+  serialize_count(serializer, "loss_scale_clean_steps", clean_steps_, "LossScaler");
 }
 
 }  // namespace kusari::optimizers

@@ -179,8 +179,8 @@ void Optimizer::use_fp32_update(bool enabled) {
 }
 
 void Optimizer::serialize(Serializer& serializer) {
-  serializer("t", t_);
-  serializer("epoch", epoch_);
+  serialize_count(serializer, "t", t_, "Optimizer");
+  serialize_count(serializer, "epoch", epoch_, "Optimizer");
   if (loss_scaler_) loss_scaler_->serialize(serializer);
   if (!target_) return;
   create_missing_rules();

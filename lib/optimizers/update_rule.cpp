@@ -68,7 +68,7 @@ Array UpdateRule::with_weight_decay(const Array& data, const Array& grad) const 
 }
 
 void UpdateRule::serialize(Serializer& serializer) {
-  serializer("t", t_);
+  serialize_count(serializer, "t", t_, "UpdateRule");
   // Every declared state is visited, an absent one as an undefined array, so a strict reader (load_npz)
   // finds each key it asks for, and loading drops states the saved rule did not have.
   for (const std::string& name : state_names_) {

@@ -37,7 +37,7 @@ void StandardUpdater::serialize(Serializer& serializer) {
   iterator_->serialize(serializer["iterator:main"]);
   optimizer_->serialize(serializer["optimizer:main"]);
   optimizer_->target()->serialize(serializer["model:main"]);
-  serializer("iteration", iteration_);
+  serialize_count(serializer, "iteration", iteration_, "StandardUpdater");
 }
 
 }  // namespace kusari::training

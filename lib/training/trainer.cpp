@@ -103,7 +103,7 @@ void Trainer::serialize(Serializer& serializer) {
   }
   stop_trigger_.serialize(serializer["stop_trigger"]);
   double elapsed = elapsed_time();
-  serializer("elapsed_time", elapsed);
+  serialize_at_least(serializer, "elapsed_time", elapsed, 0, "Trainer");
   if (!serializer.is_loading()) return;
   elapsed_before_ = elapsed;
   if (started_) started_ = Clock::now();

@@ -16,6 +16,10 @@ std::pair<std::optional<double>, double> UnitProgress::advance(const Trainer& tr
   const bool epoch = unit_ == "epoch";
   const double current = epoch ? updater.epoch_detail() : static_cast<double>(updater.iteration());
   std::optional<double> previous;
+  if (previous_ > current) {
+    throw ValueError(cat("trigger: its progress ", previous_, " (", unit_, ") is ahead of the trainer's ", current,
+                         " (the snapshot it was loaded from does not agree with itself)"));
+  }
   if (previous_ >= 0) {
     previous = previous_;
   } else if (epoch) {
@@ -27,6 +31,8 @@ std::pair<std::optional<double>, double> UnitProgress::advance(const Trainer& tr
   return {previous, current};
 }
 
-void UnitProgress::serialize(Serializer& serializer) { serializer("previous", previous_); }
+void UnitProgress::serialize(Serializer& serializer) {
+  serialize_at_least(serializer, "previous", previous_, -1, "trigger");
+}
 
 }  // namespace kusari::training
