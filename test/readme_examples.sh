@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Compiles and runs every C++ block of README.md against the library in the build tree.
+# Compiles and runs every C++ block of README.md against the library in the build tree, by the
+# compiler COMPILER with the sanitizers SANITIZE (meson's b_sanitize: none or e.g. address,undefined).
+# Usage: readme_examples.sh SOURCE_DIR BUILD_DIR COMPILER SANITIZE
 set -euo pipefail
 source_dir=$1
 build_dir=$2
+compiler=$3
+sanitize_flags=()
+[ "$4" = none ] || sanitize_flags=("-fsanitize=$4")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$source_dir/README.md" "$work" <<'PY'
@@ -13,7 +18,7 @@ for i, block in enumerate(re.findall(r"```cpp\n(.*?)```", text, re.S)):
 PY
 count=0
 for example in "$work"/example_*.cpp; do
-  g++ -std=c++20 -I"$source_dir/include" "$example" -L"$build_dir/lib" -lkusari -Wl,-rpath,"$build_dir/lib" \
+  "$compiler" -std=c++20 "${sanitize_flags[@]}" -I"$source_dir/include" "$example" -L"$build_dir/lib" -lkusari -Wl,-rpath,"$build_dir/lib" \
     -o "${example%.cpp}"
   "${example%.cpp}" > "${example%.cpp}.out"
   count=$((count + 1))
