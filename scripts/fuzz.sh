@@ -1,30 +1,29 @@
 #!/usr/bin/env bash
-# Builds kusari's libFuzzer targets (test/fuzz) with clang, AddressSanitizer and UBSan in their own
-# build directory (builddir-fuzz), writes their seed corpora (test/fuzz/make_seeds.py), and runs each
-# target for SECONDS (default 60), printing one line per target:
+# Builds kusari's libFuzzer targets (test/fuzz) with clang, AddressSanitizer and UBSan in the sanitized
+# build directory (builddir-sanitize, see setup_sanitized_build.sh), writes their seed corpora
+# (test/fuzz/make_seeds.py; the snapshot target writes its own), and runs each target for SECONDS
+# (default 60), printing one line per target:
 #   fuzz_<target>: executions=N crashes=0 corpus=M
 # Exits non-zero when a target crashes, leaks, takes over 1 s on one input, or allocates over 2 GB at
 # once (libFuzzer's -timeout=1 and -malloc_limit_mb=2048); the input is kept under
-# builddir-fuzz/fuzz-artifacts/ and the target's log under builddir-fuzz/fuzz-logs/; an input that
-# crashed a target once belongs in test/fuzz/regressions/<target>/, which every run replays.
+# builddir-sanitize/fuzz-artifacts/ and the target's log under builddir-sanitize/fuzz-logs/; an input
+# that crashed a target once belongs in test/fuzz/regressions/<target>/, which every run replays.
 # Usage: scripts/fuzz.sh [SECONDS [TARGET...]]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(idx npy npz image label_list)
-build=builddir-fuzz
-if [ ! -f "$build/build.ninja" ]; then
-  setup_log=$(mktemp)
-  CC=clang-14 CXX=clang++-14 meson setup "$build" -Dfuzz=true -Dtests=false -Dbenchmarks=false \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fsanitize=fuzzer-no-link \
-    -Dbuildtype=debugoptimized > "$setup_log" 2>&1 || { cat "$setup_log"; exit 1; }
-fi
+[ ${#targets[@]} -gt 0 ] || targets=(idx npy npz image label_list snapshot recipe_flags)
+build=builddir-sanitize
+bash scripts/setup_sanitized_build.sh || exit 1
 ninja -C "$build" "${targets[@]/#/test/fuzz/fuzz_}" || exit 1
 corpus=$build/fuzz-corpus
 mkdir -p "$build/fuzz-artifacts" "$build/fuzz-logs"
 /usr/bin/python3 test/fuzz/make_seeds.py "$corpus/seeds" || exit 1
+if [[ " ${targets[*]} " == *" snapshot "* ]]; then
+  KUSARI_FUZZ_WRITE_SEEDS=$corpus/seeds/snapshot "$build/test/fuzz/fuzz_snapshot" || exit 1
+fi
 failed=0
 for target in "${targets[@]}"; do
   mkdir -p "$corpus/$target"

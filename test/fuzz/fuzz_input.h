@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,10 +33,14 @@ inline std::string input_file(const uint8_t* data, size_t size, const std::strin
 inline std::vector<uint8_t> input_bytes(const uint8_t* data, size_t size) { return {data, data + size}; }
 
 // Runs `parse`; a kusari::Error (bad input, refused with a message) is fine, anything else escapes.
+// With KUSARI_FUZZ_VERBOSE set, says on stderr how each input ended (to triage a corpus).
 inline void expect_kusari_error_or_success(const std::function<void()>& parse) {
+  static const bool verbose = std::getenv("KUSARI_FUZZ_VERBOSE") != nullptr;
   try {
     parse();
-  } catch (const Error&) {
+    if (verbose) std::fprintf(stderr, "accepted\n");
+  } catch (const Error& error) {
+    if (verbose) std::fprintf(stderr, "refused: %s\n", error.what());
   }
 }
 

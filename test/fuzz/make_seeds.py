@@ -70,3 +70,19 @@ for name, mode, options in [("rgb.jpg", "RGB", {"format": "JPEG", "quality": 90}
 
 write("label_list", "train.txt", b"n01440764/a.JPEG 0\nn01443537/b.JPEG 1\n\nspaced name.jpg 2\n")
 write("label_list", "crlf.txt", b"a.jpg 0\r\nb.jpg 999\r\n")
+
+# Recipe command lines: the first byte picks the recipe (in the order of recipes/papers.cpp), then one
+# argument per line, as the study and the tests run them (the snapshot target writes its own seeds).
+recipes = ["fashion_mnist", "goyal2017", "akiba2017", "jia2018", "kumar2017"]
+lines = {
+    "study": ["--preset", "fashion_mnist", "--epoch", "15", "--threads", "1", "--no-progress", "--autoload",
+              "--out", "runs/x", "-b", "4096", "--model", "resnet20", "--bn", "local", "--bn-batch", "32"],
+    "imagenet": ["--train", "train.txt", "--val", "val.txt", "--root", "/data", "--in-memory", "decoded",
+                 "--cache-decoded", "160", "--communicator", "hybrid", "--hybrid-threshold", "65536"],
+    "precision": ["--dtype", "float16", "--loss-scale", "dynamic", "--wire-dtype", "bfloat16",
+                  "--lr-milestones", "3,6,8", "--warmup-epochs", "0.5", "--zero-gamma", "--resume", "s"],
+    "help": ["--help"],
+}
+for index, recipe in enumerate(recipes):
+    for name, args in lines.items():
+        write("recipe_flags", f"{recipe}_{name}", bytes([index]) + "\n".join(args).encode())
