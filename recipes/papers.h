@@ -10,11 +10,15 @@
 
 namespace kusari::recipes {
 
-// Each recipe, set up for the command line `argv` (fashion_mnist's defaults follow its --model).
+// The default command, for the command line `argv` (its defaults follow its --model).
 std::unique_ptr<Recipe> make_fashion_mnist(int argc, char** argv);
+// Goyal et al. 2017 (argv unused).
 std::unique_ptr<Recipe> make_goyal2017(int argc, char** argv);
+// Akiba et al. 2017 (argv unused).
 std::unique_ptr<Recipe> make_akiba2017(int argc, char** argv);
+// Jia et al. 2018 (argv unused).
 std::unique_ptr<Recipe> make_jia2018(int argc, char** argv);
+// Kumar et al. 2017 (argv unused).
 std::unique_ptr<Recipe> make_kumar2017(int argc, char** argv);
 
 // The executables' names, the default command first.

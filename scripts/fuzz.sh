@@ -20,6 +20,8 @@ bash scripts/setup_sanitized_build.sh || exit 1
 ninja -C "$build" "${targets[@]/#/test/fuzz/fuzz_}" || exit 1
 corpus=$build/fuzz-corpus
 mkdir -p "$build/fuzz-artifacts" "$build/fuzz-logs"
+# As in scripts/sanitize.sh: leaks inside MPICH, hwloc, OpenMP and OpenBLAS are not kusari's.
+export LSAN_OPTIONS=suppressions=$PWD/test/sanitizer_leaks.supp:print_suppressions=0
 /usr/bin/python3 test/fuzz/make_seeds.py "$corpus/seeds" || exit 1
 if [[ " ${targets[*]} " == *" snapshot "* ]]; then
   KUSARI_FUZZ_WRITE_SEEDS=$corpus/seeds/snapshot "$build/test/fuzz/fuzz_snapshot" || exit 1

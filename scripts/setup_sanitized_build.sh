@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures builddir-sanitize (once): clang-14 with AddressSanitizer and UBSan, libFuzzer's coverage
 # instrumentation, the doctest suites and the fuzz targets. scripts/sanitize.sh runs the suites from it,
-# scripts/fuzz.sh the targets; both build only what they run. Installs clang, its runtimes and OpenMP
+# scripts/fuzz.sh the targets (sanitize.sh builds everything, fuzz.sh only the targets). Installs clang, its runtimes and OpenMP
 # first if they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -46,7 +46,7 @@ def write_idx(directory, prefix, n):
 
 def run(args, ranks=2):
     command = ([mpiexec, "-n", str(ranks)] if ranks else []) + [recipe] + args
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(command, capture_output=True, text=True, errors="surrogateescape", timeout=600)
     if result.returncode != 0:
         sys.exit(f"{' '.join(command)}\nexited with {result.returncode}\n{result.stdout}\n{result.stderr}")
     return result.stdout
@@ -80,8 +80,9 @@ common = ["--preset", "fashion_mnist", "--batchsize", "8", "--bn-batch", "2", "-
           "--threads", "1"] + extra
 idx = common + ["--dataset", data]
 
-# args.json stays JSON for an out directory with a quote and a tab, and an epoch count written "2.".
-whole = os.path.join(tmp, 'whole "run"\t1')
+# args.json stays JSON for an out directory with a quote, a tab and a byte that is not UTF-8 (Python
+# holds it as the surrogate \udcff, which args.json escapes so), and an epoch count written "2.".
+whole = os.path.join(tmp, 'whole "run"\t1\udcff')
 printed = run(idx + ["--epoch", "2.", "--out", whole])
 assert "validation/main/accuracy" in printed, printed
 log = load_log(whole, 2, 10)

@@ -6,6 +6,7 @@
 #include "testing.h"
 
 #include <map>
+#include <tuple>
 
 #include <kusari/distributed/mpi_interop.h>
 
@@ -265,7 +266,9 @@ TEST_CASE("create_mnbn_model: every BatchNormalization becomes multi-node and ke
   REQUIRE(bns > 0);
   CHECK(create_mnbn_model(model, comm) == model);
   int64_t multi_node = 0;
-  for (const auto& [path, link] : model->namedlinks()) {
+  for (const auto& entry : model->namedlinks()) {
+    const auto& path = std::get<0>(entry);
+    const auto& link = std::get<1>(entry);
     if (dynamic_cast<const links::BatchNormalization*>(link) == nullptr) continue;
     INFO(path);
     CHECK(dynamic_cast<const links::MultiNodeBatchNormalization*>(link) != nullptr);
@@ -307,7 +310,9 @@ TEST_CASE("ghost batch normalization is local-only: multi-node layers and create
   // Nothing is replaced when a layer of the model has ghost groups.
   auto model = std::make_shared<links::models::ResNet>(8, 1, 10, links::models::NormalizationConfig{.group_size = 2});
   expect_error<ValueError>([&] { create_mnbn_model(model, comm); }, {"create_mnbn_model", "local-only", "got 2"});
-  for (const auto& [path, link] : model->namedlinks()) {
+  for (const auto& entry : model->namedlinks()) {
+    const auto& path = std::get<0>(entry);
+    const auto& link = std::get<1>(entry);
     INFO(path);
     CHECK(dynamic_cast<const links::MultiNodeBatchNormalization*>(link) == nullptr);
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -27,7 +28,9 @@ M::NormalizationConfig custom_config(bool use_running_average) {
 // `expected` of them.
 void expect_configured(const L::Link& model, const M::NormalizationConfig& config, int64_t expected) {
   int64_t layers = 0;
-  for (const auto& [path, link] : model.namedlinks()) {
+  for (const auto& entry : model.namedlinks()) {
+    const auto& path = std::get<0>(entry);
+    const auto& link = std::get<1>(entry);
     const auto* bn = dynamic_cast<const L::BatchNormalization*>(link);
     if (bn == nullptr) continue;
     INFO(path);
@@ -90,7 +93,9 @@ TEST_CASE("ResNet-20 maps (2, 1, 28, 28) to (2, 10) and backward reaches every p
   CHECK(y.shape() == Shape{2, 10});
   F::softmax_cross_entropy(y, Variable(Array::from_vector<int32_t>({3, 7}, {2}))).backward();
   int64_t with_grad = 0;
-  for (const auto& [name, p] : net.namedparams()) {
+  for (const auto& entry : net.namedparams()) {
+    const auto& name = std::get<0>(entry);
+    const auto& p = std::get<1>(entry);
     INFO(name);
     CHECK(p.grad().defined());
     CHECK(p.grad().shape() == p.shape());
@@ -124,7 +129,9 @@ TEST_CASE("ResNet-20 has the layout of He et al.'s CIFAR network") {
 TEST_CASE("zero_gamma starts the last scale of every residual branch at 0") {
   M::ResNet net(20, 3, 10, {.zero_gamma = true});
   int64_t zeroed = 0;
-  for (const auto& [name, p] : net.namedparams()) {
+  for (const auto& entry : net.namedparams()) {
+    const auto& name = std::get<0>(entry);
+    const auto& p = std::get<1>(entry);
     if (!name.ends_with("/gamma")) continue;
     const bool last_of_branch = name.ends_with("/bn2/gamma");
     INFO(name);
@@ -146,7 +153,9 @@ TEST_CASE("a NormalizationConfig reaches every batch normalization of each model
   expect_configured(alexnet_bn(), custom_config(false), 6);
   expect_configured(alexnet_pool5_bn(), custom_config(true), 1);
   // Without a residual branch, zero_gamma zeroes nothing.
-  for (const auto& [name, p] : alexnet_bn().namedparams()) {
+  for (const auto& entry : alexnet_bn().namedparams()) {
+    const auto& name = std::get<0>(entry);
+    const auto& p = std::get<1>(entry);
     INFO(name);
     if (name.ends_with("/gamma")) CHECK(ops::amin(p.data()).item<double>() == 1.0);
   }

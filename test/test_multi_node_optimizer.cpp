@@ -5,6 +5,7 @@
 #include "testing.h"
 
 #include <limits>
+#include <tuple>
 
 using namespace kusari;
 using namespace kusari::distributed;
@@ -70,7 +71,9 @@ void expect_same_params(const links::Link& a, const links::Link& b, double tol) 
 
 // Asserts that every rank holds bitwise the same parameters.
 void expect_identical_across_ranks(const Communicator& comm, const links::Link& link) {
-  for (const auto& [name, param] : link.namedparams()) {
+  for (const auto& entry : link.namedparams()) {
+    const auto& name = std::get<0>(entry);
+    const auto& param = std::get<1>(entry);
     INFO(name);
     const std::vector<float> all = comm.allgather(param.data()).to_vector<float>();
     const size_t n = static_cast<size_t>(param.size());

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace kusari;
 using namespace kusari::testing;
@@ -31,7 +32,9 @@ gradient_check::Function reduce(Reduction f, std::vector<int64_t> axes, bool kee
 void check_reduction(Reduction f, const Array& x, double dtype_tolerance_scale = 1) {
   const std::vector<std::pair<std::vector<int64_t>, bool>> cases = {
       {{}, false}, {{1}, false}, {{-1}, true}, {{0, 2}, true}, {{2, 0}, false}};
-  for (const auto& [axes, keepdims] : cases) {
+  for (const auto& entry : cases) {
+    const auto& axes = std::get<0>(entry);
+    const auto& keepdims = std::get<1>(entry);
     INFO("axes of size ", axes.size(), ", keepdims ", keepdims);
     check_gradients(reduce(f, axes, keepdims), {x});
     check_forward_dtypes(reduce(f, axes, keepdims), {x}, dtype_tolerance_scale);
@@ -168,7 +171,9 @@ TEST_CASE("reductions reject out-of-range and repeated axes, naming the operatio
   const Variable x(Array::zeros({2, 3}, Dtype::float64));
   const std::vector<std::pair<const char*, Reduction>> reductions = {
       {"sum", F::sum}, {"mean", F::mean}, {"max", F::max}, {"min", F::min}, {"logsumexp", F::logsumexp}};
-  for (const auto& [name, f] : reductions) {
+  for (const auto& entry : reductions) {
+    const auto& name = std::get<0>(entry);
+    const auto& f = std::get<1>(entry);
     INFO(name);
     expect_error<IndexError>([&] { f(x, {2}, false); }, {name, "[-2, 2)", "got 2"});
     expect_error<IndexError>([&] { f(x, {-3}, false); }, {name, "got -3"});

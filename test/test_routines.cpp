@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include <kusari/core/kernel_table.h>
 
@@ -171,7 +172,9 @@ TEST_CASE("elementwise operations read strided, transposed and reversed operands
       {reversed, x.get_item({Slice{2, 3}, Slice{none, none, 3}})},
       {x.transpose().get_item({Slice{none, none, -1}}), Array::scalar(0.5)},
   };
-  for (const auto& [a, b] : pairs) {
+  for (const auto& entry : pairs) {
+    const auto& a = std::get<0>(entry);
+    const auto& b = std::get<1>(entry);
     INFO("shapes ", a.shape(), " and ", b.shape());
     expect_values_nan(ops::add(a, b), reference_binary(a, b, std::plus<>()), 1e-6, 1e-6);
     expect_values_nan(ops::mul(b, a), reference_binary(b, a, std::multiplies<>()), 1e-6, 1e-6);
@@ -213,7 +216,9 @@ TEST_CASE("every unary operation on float32, also through a transposed view") {
       {"elu", {[](const Array& a) { return ops::elu(a, 1.5); }, [](double v) { return v > 0 ? v : 1.5 * std::expm1(v); }, &x}},
       {"power", {[](const Array& a) { return ops::power(a, 1.5); }, [](double v) { return std::pow(v, 1.5); }, &positive}},
   };
-  for (const auto& [name, c] : cases) {
+  for (const auto& entry : cases) {
+    const auto& name = std::get<0>(entry);
+    const auto& c = std::get<1>(entry);
     INFO(name);
     const Array y = c.op(*c.input);
     CHECK(y.dtype() == Dtype::float32);
@@ -246,7 +251,7 @@ TEST_CASE("integer unary operations, and floating-only ones reject integers") {
   CHECK(ops::relu(x).dtype() == Dtype::int32);
   CHECK(ops::logical_not(x).to_vector<bool>() == std::vector<bool>{false, false, false, true, false, false});
   expect_values(ops::relu(Array::from_vector<uint8_t>({0, 200}, {2})), {0, 200});
-  for (const auto& [name, op] : std::vector<std::pair<std::string, std::function<Array(const Array&)>>>{
+  for (const auto& entry : std::vector<std::pair<std::string, std::function<Array(const Array&)>>>{
            {"exp", [](const Array& a) { return ops::exp(a); }},
            {"log", [](const Array& a) { return ops::log(a); }},
            {"sqrt", [](const Array& a) { return ops::sqrt(a); }},
@@ -256,6 +261,8 @@ TEST_CASE("integer unary operations, and floating-only ones reject integers") {
            {"leaky_relu", [](const Array& a) { return ops::leaky_relu(a, 0.1); }},
            {"elu", [](const Array& a) { return ops::elu(a, 1); }},
            {"power", [](const Array& a) { return ops::power(a, 2.0); }}}) {
+    const auto& name = std::get<0>(entry);
+    const auto& op = std::get<1>(entry);
     expect_error<DtypeError>([&, op = op] { op(x); }, {name, "floating", "int32"});
   }
   expect_error<DtypeError>([] { ops::neg(Array::zeros({2}, Dtype::bool_)); }, {"neg", "numeric", "bool"});
@@ -281,7 +288,9 @@ TEST_CASE("every binary operation on float32 and int32") {
   for (Dtype dtype : {Dtype::float32, Dtype::int32}) {
     const Array a = Array::from_vector<double>({-3, 0, 5, -7, 2, 1}, {2, 3}, dtype);
     const Array b = Array::from_vector<double>({2, 0, -7}, {3}, dtype);
-    for (const auto& [name, c] : cases) {
+    for (const auto& entry : cases) {
+      const auto& name = std::get<0>(entry);
+      const auto& c = std::get<1>(entry);
       INFO(name, " on ", dtype);
       const Array y = c.first(a, b.broadcast_to({2, 3}).transpose().transpose());
       const bool comparison = name.find("equal") != std::string::npos || name.find("less") != std::string::npos ||
@@ -580,7 +589,10 @@ TEST_CASE("the gemm kernel keeps alpha, beta and strided operands exact in the p
   const std::vector<std::array<int64_t, 3>> shapes{{1, 16, 16}, {1, 4, 16}, {16, 16, 1}, {16, 1, 16}, {8, 20, 12},
                                                    {3, 5, 0},   {40, 24, 16}, {40, 36, 48}, {1, 70, 500}};
   for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
-    for (const auto& [m, n, k] : shapes) {
+    for (const auto& entry : shapes) {
+      const auto& m = std::get<0>(entry);
+      const auto& n = std::get<1>(entry);
+      const auto& k = std::get<2>(entry);
       for (int transposes = 0; transposes < 4; ++transposes) {
         const bool ta = transposes & 1, tb = transposes & 2;
         INFO(dtype, " m ", m, " n ", n, " k ", k, " transposes ", transposes);

@@ -5,9 +5,24 @@
 #include <fstream>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 using namespace kusari;
 using namespace kusari::testing;
+
+// Whether this build runs under AddressSanitizer (scripts/sanitize.sh), which keeps freed memory in
+// quarantine for a while, so that a process's resident memory says nothing of kusari's own.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
 
 namespace {
 
@@ -179,7 +194,7 @@ TEST_CASE("the trainer's serialization follows Chainer's key layout") {
   }
 }
 
-TEST_CASE("a snapshot whose counts, order or trigger progress cannot be is refused, naming the value") {
+TEST_CASE("a snapshot holding an impossible count, order or progress is refused, naming the value") {
   TempDir dir;
   Setup saved = make_setup(dir / "out", {3, "iteration"});
   saved.trainer->extend(std::make_shared<T::LogReport>());
@@ -188,10 +203,11 @@ TEST_CASE("a snapshot whose counts, order or trigger progress cannot be is refus
   saved.trainer->serialize(writer);
   // Each tampered value, loaded into a fresh trainer, and what its error must say.
   const std::vector<std::tuple<std::string, Array, std::vector<std::string>>> cases = {
-      {"updater/iteration", Array::full({}, -4, Dtype::int64), {"StandardUpdater", "iteration >= 0", "-4"}},
-      {"updater/iterator:main/epoch", Array::full({}, -1, Dtype::int64), {"iterator", "epoch >= 0", "-1"}},
-      {"updater/optimizer:main/t", Array::full({}, -2, Dtype::int64), {"Optimizer", "t >= 0", "-2"}},
-      {"updater/optimizer:main/W/t", Array::full({}, -3, Dtype::int64), {"UpdateRule", "t >= 0", "-3"}},
+      {"updater/iteration", Array::full({}, -4, Dtype::int64), {"StandardUpdater", "iteration in [0, 2^53]", "-4"}},
+      {"updater/iterator:main/epoch", Array::full({}, -1, Dtype::int64), {"iterator", "epoch in [0, 2^53]", "-1"}},
+      {"updater/optimizer:main/t", Array::full({}, -2, Dtype::int64), {"Optimizer", "t in [0, 2^53]", "-2"}},
+      {"updater/optimizer:main/W/t", Array::full({}, -3, Dtype::int64), {"UpdateRule", "t in [0, 2^53]", "-3"}},
+      {"updater/iteration", Array::full({}, 0x1p62, Dtype::int64), {"iteration in [0, 2^53]", "4611686018427387904"}},
       {"elapsed_time", Array::full({}, std::numeric_limits<double>::quiet_NaN(), Dtype::float64), {"Trainer", "elapsed_time", "finite", "nan"}},
       {"stop_trigger/previous", Array::full({}, -7, Dtype::float64), {"trigger", "previous", ">= -1", "-7"}},
       {"updater/iterator:main/order", Array::from_vector<int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 10}, {10}),
@@ -199,7 +215,10 @@ TEST_CASE("a snapshot whose counts, order or trigger progress cannot be is refus
       {"updater/iterator:main/order", Array::from_vector<int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 8}, {10}),
        {"permutation of 0..9", "got 8 at position 9 again"}},
   };
-  for (const auto& [key, value, fragments] : cases) {
+  for (const auto& entry : cases) {
+    const auto& key = std::get<0>(entry);
+    const auto& value = std::get<1>(entry);
+    const auto& fragments = std::get<2>(entry);
     INFO(key);
     serializers::ArrayDict values = writer.values();
     values.at(key) = value;
@@ -208,14 +227,16 @@ TEST_CASE("a snapshot whose counts, order or trigger progress cannot be is refus
     serializers::DictDeserializer reader(std::move(values));
     expect_error<ValueError>([&] { fresh.trainer->serialize(reader); }, fragments);
   }
-  // A trigger whose saved progress is past the trainer's own: the parts of the snapshot disagree.
+  // A trigger whose saved progress is past the trainer's own (saved while it counted another unit)
+  // starts over: the run goes on to its stop.
   serializers::ArrayDict values = writer.values();
   values.at("stop_trigger/previous") = Array::full({}, 50, Dtype::float64);
   Setup ahead = make_setup(dir / "ahead", {6, "iteration"});
   ahead.trainer->extend(std::make_shared<T::LogReport>());
   serializers::DictDeserializer reader(std::move(values));
   ahead.trainer->serialize(reader);
-  expect_error<ValueError>([&] { ahead.trainer->run(); }, {"trigger", "progress 50", "ahead of the trainer's 3"});
+  ahead.trainer->run();
+  CHECK(ahead.updater->iteration() == 6);
 }
 
 TEST_CASE("IntervalTrigger fires every period of iterations or (fractional) epochs") {

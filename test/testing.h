@@ -19,16 +19,6 @@
 namespace kusari::testing {
 
 // Uniform values in [low, high) of the given shape and dtype (deterministic per seed).
-// Whether this build runs under AddressSanitizer (scripts/sanitize.sh), which keeps freed memory in
-// quarantine for a while, so that a process's resident memory says nothing of kusari's own.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-inline constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
-
 inline Array random(const Shape& shape, uint64_t seed, Dtype dtype = Dtype::float64, double low = -1, double high = 1) {
   return Array::uniform(shape, low, high, seed, dtype);
 }

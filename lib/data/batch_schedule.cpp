@@ -67,17 +67,19 @@ std::optional<double> BatchSchedule::previous_epoch_detail() const {
 void BatchSchedule::serialize(Serializer& serializer) {
   int64_t new_epoch = is_new_epoch_ ? 1 : 0;
   auto seed = std::bit_cast<int64_t>(seed_);
-  serializer("current_position", position_);
+  int64_t position = position_;
+  serializer("current_position", position);
+  if (position < 0 || position > dataset_size_) {
+    throw ValueError(cat("iterator: loaded current_position ", position, " is outside a data set of size ",
+                         dataset_size_));
+  }
+  position_ = position;
   serialize_count(serializer, "epoch", epoch_, "iterator");
   serializer("is_new_epoch", new_epoch);
   serialize_at_least(serializer, "previous_epoch_detail", previous_epoch_detail_, -1, "iterator");
   serializer("seed", seed);
   is_new_epoch_ = new_epoch != 0;
   seed_ = std::bit_cast<uint64_t>(seed);
-  if (position_ < 0 || position_ > dataset_size_) {
-    throw ValueError(cat("iterator: loaded current_position ", position_, " is outside a data set of size ",
-                         dataset_size_));
-  }
   if (!shuffle_) return;
   // Loads into a copy of the current order, so a reader's dry run (see load_npz) finds a target of the
   // expected shape and leaves the order as it is.

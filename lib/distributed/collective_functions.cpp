@@ -97,7 +97,7 @@ BcastHeader share_header(const Communicator& comm, const Variable& x, int root) 
     fields.insert(fields.end(), x.shape().begin(), x.shape().end());
   }
   std::string bytes(fields.size() * sizeof(int64_t), '\0');
-  std::memcpy(bytes.data(), fields.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), fields.data(), bytes.size());  // empty off the root
   bytes = comm.bcast_obj(bytes, root);
   fields.resize(bytes.size() / sizeof(int64_t));
   std::memcpy(fields.data(), bytes.data(), bytes.size());

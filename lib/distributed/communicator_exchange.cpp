@@ -93,12 +93,14 @@ std::vector<Array> Communicator::alltoall(const std::vector<Array>& arrays) cons
   std::vector<std::byte> packed(static_cast<size_t>(bytes_out.total())),
       unpacked(static_cast<size_t>(bytes_in.total()));
   for (size_t k = 0; k < n; ++k) {
+    if (byte_counts[k] == 0) continue;  // an empty array may have no storage at all
     std::memcpy(packed.data() + bytes_out.offsets[k], work[k].raw_data(), static_cast<size_t>(byte_counts[k]));
   }
   check_mpi(MPI_Alltoallv(packed.data(), bytes_out.counts.data(), bytes_out.offsets.data(), MPI_BYTE, unpacked.data(),
                           bytes_in.counts.data(), bytes_in.offsets.data(), MPI_BYTE, comm),
             "MPI_Alltoallv");
   for (size_t k = 0; k < n; ++k) {
+    if (bytes_in.counts[k] == 0) continue;
     std::memcpy(received[k].raw_data(), unpacked.data() + bytes_in.offsets[k], static_cast<size_t>(bytes_in.counts[k]));
   }
   return received;

@@ -53,7 +53,7 @@ void LossScaler::record(bool finite) {
 }
 
 void LossScaler::serialize(Serializer& serializer) {
-  serialize_at_least(serializer, "loss_scale", scale_, std::numeric_limits<double>::min(), "LossScaler");
+  serialize_at_least(serializer, "loss_scale", scale_, std::numeric_limits<double>::denorm_min(), "LossScaler");
   serialize_count(serializer, "loss_scale_clean_steps", clean_steps_, "LossScaler");
 }
 

@@ -16,9 +16,11 @@ std::pair<std::optional<double>, double> UnitProgress::advance(const Trainer& tr
   const bool epoch = unit_ == "epoch";
   const double current = epoch ? updater.epoch_detail() : static_cast<double>(updater.iteration());
   std::optional<double> previous;
+  // A loaded progress past the trainer's (a snapshot taken while this trigger counted another unit, or
+  // on a rank whose shard is longer) says nothing of this run: the trigger starts over from now.
   if (previous_ > current) {
-    throw ValueError(cat("trigger: its progress ", previous_, " (", unit_, ") is ahead of the trainer's ", current,
-                         " (the snapshot it was loaded from does not agree with itself)"));
+    previous_ = current;
+    return {std::nullopt, current};
   }
   if (previous_ >= 0) {
     previous = previous_;

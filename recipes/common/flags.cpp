@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
-#include <regex>
 #include <sstream>
 
 namespace kusari::recipes {
@@ -42,32 +41,53 @@ CLI::Validator validator(const std::string& form, Accept accept) {
       form);
 }
 
-// Whether `text` is a number as JSON writes one (no leading '+', '.', zeros or trailing '.').
-bool is_json_number(const std::string& text) {
-  static const std::regex form(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)");
-  return std::regex_match(text, form);
+// The length of the well-formed UTF-8 sequence at `at` in `text` (1 to 4 bytes), or 0 if none starts
+// there (a stray continuation byte, an overlong form, a surrogate, a code point past U+10FFFF).
+size_t utf8_length(const std::string& text, size_t at) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(at);
+  if (lead < 0x80) return 1;
+  const size_t length = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (length == 0 || at + length > text.size()) return 0;
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(at + i) & 0xC0) != 0x80) return 0;
+  }
+  const unsigned char second = byte(at + 1);
+  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) || (lead == 0xF0 && second < 0x90) ||
+      (lead == 0xF4 && second > 0x8F)) {
+    return 0;
+  }
+  return length;
 }
 
-// `text` as a JSON string: quotes and backslashes escaped, control characters as \u00XX.
+// `text` as a JSON string: quotes and backslashes escaped, control characters as \u00XX, and each byte
+// that is not part of well-formed UTF-8 (a file name in another encoding) as \udcXX, the lone surrogate
+// that Python's json and os.fsencode turn back into that byte.
 std::string json_string(const std::string& text) {
   std::string out = "\"";
-  for (char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+  char escaped[8];
+  for (size_t at = 0; at < text.size();) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    const size_t length = utf8_length(text, at);
+    if (length == 0 || c < 0x20) {
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", length == 0 ? 0xDC00 + c : c);
       out += escaped;
+      ++at;
       continue;
     }
     if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    out.append(text, at, length);
+    at += length;
   }
   return out + "\"";
 }
 
-// A flag's value in JSON: booleans and numbers bare (a number CLI11 took in another form, "5." or
-// "1E3", in its shortest round-trip form), anything else a string.
-std::string json_value(const std::string& text) {
-  if (text == "true" || text == "false" || is_json_number(text)) return text;
+// A flag's value in JSON: a text option's as a string; a number as JSON writes it (CLI11 also takes
+// "5.", ".5" and "007"); a switch's true or false bare.
+std::string json_value(const std::string& text, bool is_text) {
+  if (is_text) return json_string(text);
+  if (text == "true" || text == "false") return text;
+  if (const std::optional<long long> integer = whole_integer(text)) return std::to_string(*integer);
   if (const std::optional<double> number = finite_number(text)) {
     char shortest[32];
     const auto written = std::to_chars(shortest, shortest + sizeof shortest, *number);
@@ -157,8 +177,9 @@ std::string flags_to_json(const CLI::App& app) {
     out << (first ? "\n  " : ",\n  ") << json_string(option->get_lnames().front()) << ": ";
     first = false;
     const bool list = option->get_items_expected_max() > 1 || option->get_expected_max() > 1;
+    const bool text = option->get_type_name().rfind("TEXT", 0) == 0;  // CLI11 names a string option's type so
     if (!list) {
-      out << json_value(values.back());
+      out << json_value(values.back(), text);
       continue;
     }
     out << "[";
@@ -169,7 +190,7 @@ std::string flags_to_json(const CLI::App& app) {
       std::string part;
       bool first_part = i == 0;
       while (std::getline(parts, part, ',')) {
-        out << (first_part ? "" : ", ") << json_value(part);
+        out << (first_part ? "" : ", ") << json_value(part, text);
         first_part = false;
       }
     }

@@ -14,7 +14,8 @@
 
 namespace kusari::recipes {
 
-// One paper's recipe; each executable derives one and passes it to run_recipe().
+// One paper's recipe; each paper derives one (recipes/<paper>.cpp) and its executable passes it to
+// run_recipe().
 class Recipe {
  public:
   // A recipe run as `name` ("goyal2017") whose --help starts with `description` (one line).

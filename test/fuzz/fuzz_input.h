@@ -17,11 +17,14 @@
 namespace kusari::fuzz {
 
 // `size` bytes at `data` written to a file of this process named `name` (under TMPDIR or /tmp),
-// overwritten on every call; returns its path.
+// overwritten on every call and removed when the process exits; returns its path.
 inline std::string input_file(const uint8_t* data, size_t size, const std::string& name) {
   const char* tmp = std::getenv("TMPDIR");
   const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kusari_fuzz_" + std::to_string(::getpid()) +
                            "_" + name;
+  static std::string last_path;  // the one name each target uses
+  if (last_path.empty()) std::atexit([] { std::remove(last_path.c_str()); });
+  last_path = path;
   std::FILE* file = std::fopen(path.c_str(), "wb");
   if (!file) std::abort();
   if (size > 0 && std::fwrite(data, 1, size, file) != size) std::abort();

@@ -46,11 +46,20 @@ std::unique_ptr<T::Trainer> make_trainer(const std::string& out, int64_t stop, i
   return trainer;
 }
 
-// The directory this process trains in, emptied.
-std::string fresh_directory(const std::string& name) {
+// The directory `name` of this process (under TMPDIR or /tmp).
+std::filesystem::path process_directory(const std::string& name) {
   const char* tmp = std::getenv("TMPDIR");
-  const std::filesystem::path dir = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") /
-                                    ("kusari_fuzz_" + std::to_string(::getpid()) + "_" + name);
+  return std::filesystem::path(tmp && *tmp ? tmp : "/tmp") / ("kusari_fuzz_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// Removes this process's directories (at exit).
+void remove_directories() {
+  for (const char* name : {"seeds", "trainer", "rebuilt"}) std::filesystem::remove_all(process_directory(name));
+}
+
+// The directory `name` of this process, emptied.
+std::string fresh_directory(const std::string& name) {
+  const std::filesystem::path dir = process_directory(name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
@@ -121,6 +130,7 @@ void train_to_the_end(const std::string& out) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   set_num_threads(1);
+  std::atexit(remove_directories);
   if (const char* seeds = std::getenv("KUSARI_FUZZ_WRITE_SEEDS")) {
     write_seeds(seeds);
     std::exit(0);

@@ -144,13 +144,14 @@ inline void store_lanes(T* p, const V& v, int64_t lanes) {
   for (int64_t k = 0; k < lanes; ++k) p[k] = store<T>(v[k]);
 }
 
-// The per-channel float64 coefficients of c in the compute type, padded to whole groups of lanes with
-// zeros (all zeros when c is undefined).
+// The per-channel float64 coefficients of c in the compute type for rows of `channels` channels,
+// padded with zeros to whole groups of lanes and one more group, so that a group read at any channel
+// stays inside (all zeros when c is undefined).
 template <class C>
-std::vector<C> lane_coefficients(const Array& c) {
-  const int64_t channels = c.defined() ? c.size() : 0;
+std::vector<C> lane_coefficients(const Array& c, int64_t channels) {
   std::vector<C> out(static_cast<size_t>((channels + kLanes - 1) / kLanes * kLanes + kLanes), C(0));
-  for (int64_t i = 0; i < channels; ++i) out[static_cast<size_t>(i)] = static_cast<C>(c.data<double>()[i]);
+  const int64_t given = c.defined() ? std::min(c.size(), channels) : 0;
+  for (int64_t i = 0; i < given; ++i) out[static_cast<size_t>(i)] = static_cast<C>(c.data<double>()[i]);
   return out;
 }
 
@@ -165,7 +166,8 @@ void row_sums(const Array& x, const Array& y, const ChannelGate& gate, double* s
   const T* xs = static_cast<const T*>(x.raw_data());
   const T* ys = static_cast<const T*>(y.raw_data());
   const T* gs = gate.input.defined() ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
-  const std::vector<C> gate_scale = lane_coefficients<C>(gate.scale), gate_shift = lane_coefficients<C>(gate.shift);
+  const std::vector<C> gate_scale = lane_coefficients<C>(gate.scale, channels),
+                       gate_shift = lane_coefficients<C>(gate.shift, channels);
   std::vector<double> partial(static_cast<size_t>(2 * blocks.count * channels));
   parallel_for(blocks.count, blocks.grain(), [&](int64_t block_begin, int64_t block_end) {
     std::vector<C> sums(static_cast<size_t>(2 * channels));  // Σx then Σx·y of the current block
@@ -213,9 +215,11 @@ void row_affine(const Array& x, const Array& a, const Array& y, const Array& b, 
   const T* ys = kTwoOperands ? static_cast<const T*>(y.raw_data()) : nullptr;
   const T* gs = kGated ? static_cast<const T*>(gate.input.raw_data()) : nullptr;
   T* os = static_cast<T*>(out.raw_data());
-  const std::vector<C> coefficient_a = lane_coefficients<C>(a), coefficient_b = lane_coefficients<C>(b),
-                       coefficient_d = lane_coefficients<C>(d), gate_a = lane_coefficients<C>(gate.scale),
-                       gate_d = lane_coefficients<C>(gate.shift);
+  const std::vector<C> coefficient_a = lane_coefficients<C>(a, channels),
+                       coefficient_b = lane_coefficients<C>(b, channels),
+                       coefficient_d = lane_coefficients<C>(d, channels),
+                       gate_a = lane_coefficients<C>(gate.scale, channels),
+                       gate_d = lane_coefficients<C>(gate.shift, channels);
   parallel_for(blocks.count, blocks.grain(), [&](int64_t block_begin, int64_t block_end) {
     for (int64_t k = block_begin; k < block_end; ++k) {
       for_each_strip(blocks, k, [&](auto lane_count, int64_t first, int64_t begin, int64_t end) {
