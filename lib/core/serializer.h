@@ -26,8 +26,8 @@ class Serializer {
   virtual bool is_loading() const = 0;
 };
 
-// Saves or loads a count (an iteration, an epoch, a step number) under `key`; a loaded negative count
-// throws ValueError naming `owner`, the key and the value, before the count changes.
+// Saves or loads a count (an iteration, an epoch, a step number) under `key`; a loaded count below 0 or
+// above 2^53 throws ValueError naming `owner`, the key and the value, before the count changes.
 void serialize_count(Serializer& serializer, const std::string& key, int64_t& count, std::string_view owner);
 // Saves or loads a quantity that is finite and at least `minimum` (a time, a scale); a loaded one
 // outside that throws ValueError naming `owner`, the key and the value, before the quantity changes.

@@ -19,7 +19,8 @@ class UnitProgress {
   UnitProgress(std::string unit, const char* trigger);
   // (previous, current): the progress now and at the previous call. At the first call the previous
   // value is the progress before the last update (none before any update), so a trigger fires at
-  // most once per crossing even when it is made after training started.
+  // most once per crossing even when it is made after training started; a loaded previous value past
+  // the progress now (saved while the trigger counted another unit) counts as none.
   std::pair<std::optional<double>, double> advance(const Trainer& trainer);
   // "iteration" or "epoch".
   const std::string& unit() const { return unit_; }
