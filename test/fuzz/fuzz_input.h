@@ -16,12 +16,16 @@
 
 namespace kusari::fuzz {
 
-// `size` bytes at `data` written to a file of this process named `name` (under TMPDIR or /tmp),
-// overwritten on every call and removed when the process exits; returns its path.
-inline std::string input_file(const uint8_t* data, size_t size, const std::string& name) {
+// The path of this process's file or directory `name`, under TMPDIR or /tmp.
+inline std::string process_path(const std::string& name) {
   const char* tmp = std::getenv("TMPDIR");
-  const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kusari_fuzz_" + std::to_string(::getpid()) +
-                           "_" + name;
+  return std::string(tmp && *tmp ? tmp : "/tmp") + "/kusari_fuzz_" + std::to_string(::getpid()) + "_" + name;
+}
+
+// `size` bytes at `data` written to this process's file `name` (process_path), overwritten on every
+// call and removed when the process exits; returns its path.
+inline std::string input_file(const uint8_t* data, size_t size, const std::string& name) {
+  const std::string path = process_path(name);
   static std::string last_path;  // the one name each target uses
   if (last_path.empty()) std::atexit([] { std::remove(last_path.c_str()); });
   last_path = path;

@@ -46,20 +46,14 @@ std::unique_ptr<T::Trainer> make_trainer(const std::string& out, int64_t stop, i
   return trainer;
 }
 
-// The directory `name` of this process (under TMPDIR or /tmp).
-std::filesystem::path process_directory(const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  return std::filesystem::path(tmp && *tmp ? tmp : "/tmp") / ("kusari_fuzz_" + std::to_string(::getpid()) + "_" + name);
-}
-
 // Removes this process's directories (at exit).
 void remove_directories() {
-  for (const char* name : {"seeds", "trainer", "rebuilt"}) std::filesystem::remove_all(process_directory(name));
+  for (const char* name : {"seeds", "trainer", "rebuilt"}) std::filesystem::remove_all(fuzz::process_path(name));
 }
 
 // The directory `name` of this process, emptied.
 std::string fresh_directory(const std::string& name) {
-  const std::filesystem::path dir = process_directory(name);
+  const std::filesystem::path dir = fuzz::process_path(name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
