@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <kusari/kusari.h>
-#include <kusari/distributed/wire_format.h>
+#include <kusari/distributed/detail/wire_format.h>
 
 namespace kusari::bench {
 

@@ -2,6 +2,7 @@
 // kusari: define-by-run deep learning in C++20. Including this header brings in the whole library;
 // `kusari::F` is short for kusari::functions.
 
+#include <kusari/version.h>
 #include <kusari/core/allocator.h>
 #include <kusari/core/array.h>
 #include <kusari/core/config.h>

@@ -4,7 +4,8 @@
 # scripts/fuzz.sh).
 set -euo pipefail
 packages=(meson ninja-build g++ pkg-config python3 python3-numpy libopenblas-openmp-dev libdnnl-dev doctest-dev zlib1g-dev
-  libturbojpeg0-dev libpng-dev libcli11-dev python3-pil dataset-fashion-mnist mpich libmpich-dev)
+  libturbojpeg0-dev libpng-dev libcli11-dev python3-pil dataset-fashion-mnist mpich libmpich-dev
+  libeigen3-dev xtensor-dev cmake)
 [ "${1:-}" != sanitizers ] || packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)
 missing=()
 for p in "${packages[@]}"; do

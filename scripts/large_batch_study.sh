@@ -5,15 +5,16 @@
 # Usage: scripts/large_batch_study.sh [RUN ...]   (default: every run below, in order)
 # A finished run (its log in docs/large_batch/<run>/ reaches the last epoch) is skipped; an
 # interrupted one resumes from its newest snapshot under $STUDY_SCRATCH (default study_runs/).
-# EPOCHS (default 15) sets the epochs of every run; KUSARI_BUILD_DIR the build directory.
+# EPOCHS (default 15) sets the epochs of every run without its own (the *_e30 runs: 30); KUSARI_BUILD_DIR
+# the build directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${EPOCHS:-15}
 build=${KUSARI_BUILD_DIR:-build}
 scratch=${STUDY_SCRATCH:-study_runs}
 baseline=(--model resnet20 --bn local --bn-batch 32)
-declare -A recipe flags
-add() { recipe[$1]=$2; flags[$1]=$3; order+=("$1"); }
+declare -A recipe flags run_epochs
+add() { recipe[$1]=$2; flags[$1]=$3; run_epochs[$1]=${4:-$epochs}; order+=("$1"); }
 order=()
 add baseline_b128 fashion_mnist "-b 128 ${baseline[*]} --seed 0"
 add baseline_b128_seed1 fashion_mnist "-b 128 ${baseline[*]} --seed 1"
@@ -31,6 +32,9 @@ add plain_b8192 fashion_mnist "-b 8192 ${baseline[*]}"
 add goyal2017_b8192 goyal2017 "-b 8192"
 add akiba2017_b8192 akiba2017 "-b 8192"
 add jia2018_b8192 jia2018 "-b 8192"
+# Twice the epochs for the baseline and goyal2017: does the large batch's gap close with training time?
+add baseline_b128_e30 fashion_mnist "-b 128 ${baseline[*]} --seed 0" 30
+add goyal2017_b4096_e30 goyal2017 "-b 4096" 30
 
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=("${order[@]}")
@@ -40,7 +44,7 @@ runs=("$@")
 
 # Whether docs/large_batch/<run>/log holds the last epoch.
 finished() {
-  /usr/bin/python3 - "docs/large_batch/$1/log" "$epochs" <<'PY'
+  /usr/bin/python3 - "docs/large_batch/$1/log" "${run_epochs[$1]}" <<'PY'
 import json, sys
 try:
     log = json.load(open(sys.argv[1]))
@@ -53,9 +57,9 @@ PY
 for run in "${runs[@]}"; do
   [ -n "${recipe[$run]:-}" ] || { echo "unknown run '$run' (expected one of: ${order[*]})" >&2; exit 2; }
   if finished "$run"; then echo "$run: finished, skipped"; continue; fi
-  echo "$run: ${recipe[$run]} ${flags[$run]} --epoch $epochs"
+  echo "$run: ${recipe[$run]} ${flags[$run]} --epoch ${run_epochs[$run]}"
   # shellcheck disable=SC2086
-  mpiexec -n 2 "$build/recipes/${recipe[$run]}" --preset fashion_mnist --epoch "$epochs" --threads 1 \
+  mpiexec -n 2 "$build/recipes/${recipe[$run]}" --preset fashion_mnist --epoch "${run_epochs[$run]}" --threads 1 \
     --no-progress --autoload --out "$scratch/$run" ${flags[$run]} > "$scratch.$run.out" 2>&1 || {
     echo "$run failed; see $scratch.$run.out" >&2; exit 1; }
   mkdir -p "docs/large_batch/$run"

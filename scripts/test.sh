@@ -3,7 +3,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${KUSARI_BUILD_DIR:-build}
-[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null || exit 1
+[ -f "$build/build.ninja" ] || meson setup "$build" --wrap-mode=nodownload >/dev/null || exit 1
 ninja -C "$build" || { echo "0 passed, 1 failed"; exit 1; }
 meson test -C "$build" --num-processes "${KUSARI_TEST_PROCESSES:-2}" --print-errorlogs
 status=$?

@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_dependencies.sh
-[ -f build/build.ninja ] || meson setup build >/dev/null
+[ -f build/build.ninja ] || meson setup build --wrap-mode=nodownload >/dev/null
 ninja -C build recipes/fashion_mnist
 exec mpiexec -n "${KUSARI_RANKS:-2}" ./build/recipes/fashion_mnist --threads 1 "$@"

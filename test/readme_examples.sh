@@ -18,8 +18,17 @@ for i, block in enumerate(re.findall(r"```cpp\n(.*?)```", text, re.S)):
 PY
 count=0
 for example in "$work"/example_*.cpp; do
-  "$compiler" -std=c++20 "${sanitize_flags[@]}" -I"$source_dir/include" "$example" -L"$build_dir/lib" -lkusari -Wl,-rpath,"$build_dir/lib" \
-    -o "${example%.cpp}"
+  # The interop examples need Eigen and xtensor (Debian libeigen3-dev, xtensor-dev).
+  interop_flags=()
+  if grep -q '<kusari/interop/' "$example"; then
+    if ! pkg-config --exists eigen3 xtensor; then
+      echo "skipped $(basename "$example"): Eigen or xtensor is not installed"
+      continue
+    fi
+    read -r -a interop_flags <<< "$(pkg-config --cflags eigen3 xtensor)"
+  fi
+  "$compiler" -std=c++20 "${sanitize_flags[@]}" -I"$source_dir/include" "${interop_flags[@]}" "$example" \
+    -L"$build_dir/lib" -lkusari -Wl,-rpath,"$build_dir/lib" -o "${example%.cpp}"
   "${example%.cpp}" > "${example%.cpp}.out"
   count=$((count + 1))
 done

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include <kusari/distributed/mpi_interop.h>
-#include <kusari/distributed/stall_inspector.h>
+#include <kusari/distributed/detail/stall_inspector.h>
 
 using namespace kusari;
 using namespace kusari::distributed;

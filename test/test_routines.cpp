@@ -759,3 +759,13 @@ TEST_CASE("set_flush_denormal makes subnormal results zero on the caller and eve
   CHECK(ops::amin(ops::mul(normal, quarter)).item<double>() == doctest::Approx(5e-39).epsilon(1e-6));
   set_num_threads(original);
 }
+
+TEST_CASE("a second kernel for one operation and device type is refused, naming both backends") {
+  register_builtin_backends();
+  auto* cpu_copy = kernel_for<kernel_ops::Copy>(Device::cpu());
+  expect_error<ValueError>([&] { register_kernel<kernel_ops::Copy>(DeviceType::cpu, "another", cpu_copy); },
+                           {"copy", "backend 'another'", "backend 'cpu' already registered", "cpu devices"});
+  CHECK((kernel_for<kernel_ops::Copy>(Device::cpu()) == cpu_copy));
+  expect_error<DeviceError>([] { kernel_for<kernel_ops::Copy>(Device::cuda(0)); },
+                            {"copy: no kernel is registered for device cuda:0"});
+}

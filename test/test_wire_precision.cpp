@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include <kusari/distributed/wire_precision.h>
-#include <kusari/distributed/wire_scaling.h>
+#include <kusari/distributed/detail/wire_scaling.h>
 
 #include "../bench/gradient_samples.h"
 

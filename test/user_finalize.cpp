@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include <kusari/kusari.h>
-#include <kusari/distributed/stall_inspector.h>
+#include <kusari/distributed/detail/stall_inspector.h>
 
 int main() {
   const auto comm = kusari::distributed::create_communicator("ring");

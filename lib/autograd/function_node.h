@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/core/object_pool.h>
 #include <kusari/core/small_vector.h>
@@ -14,7 +15,7 @@
 namespace kusari {
 
 // Base of every differentiable operation.
-class FunctionNode : public std::enable_shared_from_this<FunctionNode> {
+class KUSARI_API FunctionNode : public std::enable_shared_from_this<FunctionNode> {
  public:
   virtual ~FunctionNode() = default;
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 
 namespace kusari {
@@ -20,14 +21,14 @@ struct VariableNode;
 using GradientHook = std::function<void(const Variable&)>;
 
 // Options of Variable::backward.
-struct BackwardOptions {
+struct KUSARI_API BackwardOptions {
   bool retain_grad = false;             // keep gradients of intermediate variables too
   bool enable_double_backprop = false;  // record the backward computation so gradients are differentiable
   double loss_scale = 1.0;              // multiplies the initial gradient (undone by the optimizer)
 };
 
 // A handle to an array and its graph node; copies share the same variable.
-class Variable {
+class KUSARI_API Variable {
  public:
   // An undefined variable (stands for "no gradient" in FunctionNode::backward).
   Variable() = default;
@@ -109,7 +110,7 @@ class Variable {
 
 // The graph-side record of a variable: what created it and what backward() needs, without the data
 // (so an intermediate array is freed once no variable and no retaining function holds it).
-struct VariableNode {
+struct KUSARI_API VariableNode {
   std::weak_ptr<VariableImpl> variable;   // the user-facing variable, while it lives
   std::shared_ptr<FunctionNode> creator;  // null for leaves and unchained variables
   Shape shape;
@@ -128,7 +129,7 @@ struct VariableNode {
 };
 
 // The state a Variable handle shares.
-struct VariableImpl {
+struct KUSARI_API VariableImpl {
   Array data;
   Variable grad;
   std::shared_ptr<VariableNode> node;
@@ -141,10 +142,10 @@ inline const Array& Variable::data() const {
 
 // Backpropagates from several outputs at once; grad_outputs (when given, one per output, undefined
 // entries allowed) become their gradients, else each output needs size 1 or a grad already set.
-void backward(const std::vector<Variable>& outputs, const std::vector<Variable>& grad_outputs = {},
-              const BackwardOptions& options = {});
+KUSARI_API void backward(const std::vector<Variable>& outputs, const std::vector<Variable>& grad_outputs = {},
+                         const BackwardOptions& options = {});
 
 // Prints Variable::to_string().
-std::ostream& operator<<(std::ostream& out, const Variable& variable);
+KUSARI_API std::ostream& operator<<(std::ostream& out, const Variable& variable);
 
 }  // namespace kusari

@@ -5,13 +5,14 @@
 #include <cstdint>
 #include <memory>
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 #include <kusari/core/device.h>
 
 namespace kusari {
 
 // Counters of one allocator, for tests and benchmarks.
-struct AllocatorStats {
+struct KUSARI_API AllocatorStats {
   int64_t bytes_in_use = 0;     // held by live arrays
   int64_t bytes_cached = 0;     // freed blocks kept for reuse
   int64_t fresh_allocations = 0;  // blocks obtained from the system (not from the pool)
@@ -21,7 +22,7 @@ struct AllocatorStats {
 };
 
 // Allocates raw memory on one device type.
-class Allocator {
+class KUSARI_API Allocator {
  public:
   virtual ~Allocator() = default;
   // Returns at least nbytes on `device`, 64-byte aligned.
@@ -35,10 +36,10 @@ class Allocator {
 };
 
 // The allocator registered for a device type; throws DeviceError if none is.
-Allocator& allocator_for(DeviceType type);
+KUSARI_API Allocator& allocator_for(DeviceType type);
 // Installs the allocator for a device type (backends call this once at load time).
-void register_allocator(DeviceType type, Allocator* allocator);
+KUSARI_API void register_allocator(DeviceType type, Allocator* allocator);
 // A new storage of nbytes on `device` from that device's allocator.
-std::shared_ptr<Storage> allocate_storage(const Device& device, size_t nbytes);
+KUSARI_API std::shared_ptr<Storage> allocate_storage(const Device& device, size_t nbytes);
 
 }  // namespace kusari

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/device.h>
 #include <kusari/core/dtype.h>
 #include <kusari/core/error.h>
@@ -18,7 +19,7 @@ namespace kusari {
 class Allocator;
 
 // A block of device memory shared by every array that views it.
-struct Storage {
+struct KUSARI_API Storage {
   void* data = nullptr;           // start of the block
   size_t nbytes = 0;              // bytes available
   Device device;                  // where the memory lives
@@ -32,20 +33,20 @@ struct Storage {
 };
 
 // A basic-slicing index component: start:stop:step, each optional as in Python.
-struct Slice {
+struct KUSARI_API Slice {
   std::optional<int64_t> start;
   std::optional<int64_t> stop;
   int64_t step = 1;
 };
 // Inserts a new axis of extent 1 (numpy.newaxis).
-struct NewAxis {};
+struct KUSARI_API NewAxis {};
 // Stands for as many full slices as needed (Python's ...).
-struct Ellipsis {};
+struct KUSARI_API Ellipsis {};
 // One component of a get_item index.
 using Index = std::variant<int64_t, Slice, NewAxis, Ellipsis>;
 
 // An n-dimensional array of one dtype on one device.
-class Array {
+class KUSARI_API Array {
  public:
   // An undefined array (defined() is false); most operations on it throw.
   Array() = default;
@@ -158,13 +159,13 @@ class Array {
 };
 
 // Prints Array::to_string().
-std::ostream& operator<<(std::ostream& out, const Array& array);
+KUSARI_API std::ostream& operator<<(std::ostream& out, const Array& array);
 
 namespace detail {
 // Host copy of src into a new array on `device` (used by from_vector).
-Array array_from_host(const void* data, Dtype src_dtype, const Shape& shape, Dtype dtype, const Device& device);
+KUSARI_API Array array_from_host(const void* data, Dtype src_dtype, const Shape& shape, Dtype dtype, const Device& device);
 // Contiguous host bytes of `array` converted to `dtype` (used by to_vector).
-void array_to_host(const Array& array, Dtype dtype, void* out);
+KUSARI_API void array_to_host(const Array& array, Dtype dtype, void* out);
 }  // namespace detail
 
 template <class T>

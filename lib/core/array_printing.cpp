@@ -4,7 +4,7 @@
 #include <ostream>
 
 #include <kusari/core/array.h>
-#include <kusari/core/element_format.h>
+#include <kusari/core/detail/element_format.h>
 
 namespace kusari {
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
 // ChannelGate: which elements the per-channel routines of batch normalization keep.
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 
 namespace kusari {
@@ -9,7 +10,7 @@ namespace kusari {
 // kept) and zeroes the rest, with input shaped like the routine's (N, C, ...) operands and scale, shift
 // of shape (C,); an undefined input keeps every element. This is the derivative of a ReLU after a
 // per-channel affine map, recomputed from the map's input instead of stored.
-struct ChannelGate {
+struct KUSARI_API ChannelGate {
   Array input, scale, shift;
 };
 

@@ -1,18 +1,20 @@
 #pragma once
 // Thread-local run configuration, as chainer.config: whether code runs in training mode.
 
+#include <kusari/core/api.h>
+
 namespace kusari {
 
 // The settings functions consult (dropout, batch normalization, ...).
-struct Config {
+struct KUSARI_API Config {
   bool train = true;  // training mode: dropout drops, batch normalization uses batch statistics
 };
 
 // This thread's configuration.
-Config& config();
+KUSARI_API Config& config();
 
 // Restores the previous train flag when it goes out of scope.
-class TrainModeGuard {
+class KUSARI_API TrainModeGuard {
  public:
   // Sets config().train to `train` until destruction.
   explicit TrainModeGuard(bool train) : previous_(config().train) { config().train = train; }

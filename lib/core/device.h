@@ -4,6 +4,8 @@
 #include <iosfwd>
 #include <string>
 
+#include <kusari/core/api.h>
+
 namespace kusari {
 
 // The kinds of device kusari dispatches kernels for.
@@ -12,7 +14,7 @@ enum class DeviceType : int { cpu = 0, cuda = 1 };
 inline constexpr int kDeviceTypeCount = 2;
 
 // A device: its type and index ("cpu", "cuda:0").
-struct Device {
+struct KUSARI_API Device {
   DeviceType type = DeviceType::cpu;
   int index = 0;
 
@@ -28,6 +30,6 @@ struct Device {
 };
 
 // Prints the device as "cpu" or "cuda:N".
-std::ostream& operator<<(std::ostream& out, const Device& device);
+KUSARI_API std::ostream& operator<<(std::ostream& out, const Device& device);
 
 }  // namespace kusari

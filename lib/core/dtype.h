@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/core/error.h>
 
 #if defined(__F16C__)
@@ -21,15 +22,15 @@ namespace kusari {
 inline uint16_t half_bits_from_float(float value) { return static_cast<uint16_t>(_cvtss_sh(value, 0)); }
 inline float float_from_half_bits(uint16_t bits) { return _cvtsh_ss(bits); }
 #else
-uint16_t half_bits_from_float(float value);
-float float_from_half_bits(uint16_t bits);
+KUSARI_API uint16_t half_bits_from_float(float value);
+KUSARI_API float float_from_half_bits(uint16_t bits);
 #endif
 
 // The element type of an Array.
 enum class Dtype : uint8_t { float32, float16, bfloat16, float64, int32, int64, uint8, bool_ };
 
 // IEEE 754 binary16 stored as its bit pattern; arithmetic happens in float.
-struct float16_t {
+struct KUSARI_API float16_t {
   uint16_t bits = 0;
   float16_t() = default;
   // Rounds a float to the nearest binary16 (ties to even); a NaN stays NaN, quieted, as F16C does.
@@ -42,10 +43,10 @@ struct float16_t {
 
 // Narrows a double to float rounding to odd (inexact results get their last bit set), so that a
 // second rounding to a type of at most 22 significant bits equals one direct rounding.
-float round_to_odd_float(double value);
+KUSARI_API float round_to_odd_float(double value);
 
 // bfloat16 (the upper half of a binary32) stored as its bit pattern; arithmetic happens in float.
-struct bfloat16_t {
+struct KUSARI_API bfloat16_t {
   uint16_t bits = 0;
   bfloat16_t() = default;
   // Rounds a float to the nearest bfloat16 (ties to even, NaN stays NaN).
@@ -70,17 +71,17 @@ struct bfloat16_t {
 };
 
 // Bytes per element.
-size_t itemsize(Dtype dtype);
+KUSARI_API size_t itemsize(Dtype dtype);
 // The NumPy-style name ("float32", "bool", ...).
-std::string dtype_name(Dtype dtype);
+KUSARI_API std::string dtype_name(Dtype dtype);
 // Parses a NumPy-style name; throws DtypeError for an unknown one.
-Dtype dtype_from_name(const std::string& name);
+KUSARI_API Dtype dtype_from_name(const std::string& name);
 // True for float16, bfloat16, float32 and float64.
-bool is_floating(Dtype dtype);
+KUSARI_API bool is_floating(Dtype dtype);
 // The dtype two operands are computed in (NumPy's promotion, with float16+bfloat16 -> float32).
-Dtype promote_types(Dtype a, Dtype b);
+KUSARI_API Dtype promote_types(Dtype a, Dtype b);
 // Prints the dtype name.
-std::ostream& operator<<(std::ostream& out, Dtype dtype);
+KUSARI_API std::ostream& operator<<(std::ostream& out, Dtype dtype);
 
 // Maps a C++ element type to its Dtype.
 template <class T>

@@ -5,46 +5,48 @@
 #include <stdexcept>
 #include <string>
 
+#include <kusari/core/api.h>
+
 namespace kusari {
 
 // Base of every exception kusari throws.
-class Error : public std::runtime_error {
+class KUSARI_API Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 // Shapes that do not fit the operation (including broadcasting failures).
-class ShapeError : public Error {
+class KUSARI_API ShapeError : public Error {
  public:
   using Error::Error;
 };
 
 // A dtype the operation does not accept, or two dtypes that differ.
-class DtypeError : public Error {
+class KUSARI_API DtypeError : public Error {
  public:
   using Error::Error;
 };
 
 // Arrays on different devices, or a device with no kernel for an operation.
-class DeviceError : public Error {
+class KUSARI_API DeviceError : public Error {
  public:
   using Error::Error;
 };
 
 // An axis or index out of range.
-class IndexError : public Error {
+class KUSARI_API IndexError : public Error {
  public:
   using Error::Error;
 };
 
 // A value that is out of the accepted domain (bad option, released array, ...).
-class ValueError : public Error {
+class KUSARI_API ValueError : public Error {
  public:
   using Error::Error;
 };
 
 // A file that cannot be opened, read or written, or whose contents are corrupt or truncated.
-class IOError : public Error {
+class KUSARI_API IOError : public Error {
  public:
   using Error::Error;
 };

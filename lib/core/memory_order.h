@@ -3,6 +3,7 @@
 // position are adjacent (the strides of NHWC on an NCHW-shaped array). Shapes never change with the
 // order; kernels that care look at the strides, every other one just sees a strided array.
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 
 namespace kusari {
@@ -12,19 +13,19 @@ enum class MemoryOrder { row_major, channels_last };
 
 // Strides (in elements) of a dense channels-last array of `shape` (axis 1 innermost, then the last
 // axis, ..., axis 2, axis 0 outermost); row-major strides below 3 axes.
-Strides channels_last_strides(const Shape& shape);
+KUSARI_API Strides channels_last_strides(const Shape& shape);
 // True when `array` has at least 2 axes and its elements are dense in channels-last order (extents of
 // 1 may have any stride); a 2-axis row-major array and an array of one channel count as both orders.
-bool is_channels_last(const Array& array);
+KUSARI_API bool is_channels_last(const Array& array);
 // True when the channels (axis 1) of `array` are its innermost axis, so that its memory is rows of C
 // values: a row-major array of 2 axes, or a channels-last one that is not also row-major.
-bool has_channel_rows(const Array& array);
+KUSARI_API bool has_channel_rows(const Array& array);
 // channels_last when `array` is channels-last but not row-major, row_major otherwise.
-MemoryOrder memory_order_of(const Array& array);
+KUSARI_API MemoryOrder memory_order_of(const Array& array);
 // An uninitialised dense array of `shape` in `order`.
-Array empty_in_order(const Shape& shape, MemoryOrder order, Dtype dtype = Dtype::float32,
-                     Device device = Device::cpu());
+KUSARI_API Array empty_in_order(const Shape& shape, MemoryOrder order, Dtype dtype = Dtype::float32,
+                                Device device = Device::cpu());
 // `array` itself when it is dense in `order` (or row-major when asked), else a copy in that order.
-Array in_order(const Array& array, MemoryOrder order);
+KUSARI_API Array in_order(const Array& array, MemoryOrder order);
 
 }  // namespace kusari

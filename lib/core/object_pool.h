@@ -7,16 +7,18 @@
 #include <new>
 #include <vector>
 
+#include <kusari/core/api.h>
+
 namespace kusari {
 
 // A block of at least `bytes` bytes, aligned for any type of alignment <= 16.
-void* pool_allocate(size_t bytes);
+KUSARI_API void* pool_allocate(size_t bytes);
 // Returns a block pool_allocate gave out for the same `bytes` (on any thread).
-void pool_deallocate(void* block, size_t bytes) noexcept;
+KUSARI_API void pool_deallocate(void* block, size_t bytes) noexcept;
 
 // A standard allocator over the pool, for std::allocate_shared and containers.
 template <class T>
-struct PoolAllocator {
+struct KUSARI_API PoolAllocator {
   static_assert(alignof(T) <= 16, "PoolAllocator: blocks are aligned to 16 bytes");
   using value_type = T;
 

@@ -5,13 +5,15 @@
 #include <array>
 #include <cstdint>
 
+#include <kusari/core/api.h>
+
 namespace kusari {
 
 // Philox4x32-10 applied to one counter under one key.
-std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key);
+KUSARI_API std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key);
 
 // A seeded stream; each draw of n numbers consumes n counters, so later draws differ from earlier ones.
-class Generator {
+class KUSARI_API Generator {
  public:
   // A stream with the given seed, at position 0.
   explicit Generator(uint64_t seed = 0) : seed_(seed) {}
@@ -37,20 +39,20 @@ class Generator {
 };
 
 // The process's default stream (used by dropout and by creation functions given no seed).
-Generator& default_generator();
+KUSARI_API Generator& default_generator();
 // Reseeds the default stream and rewinds it to position 0.
-void manual_seed(uint64_t seed);
+KUSARI_API void manual_seed(uint64_t seed);
 
 // Draws 2k and 2k+1 of a stream come from one Philox block: a pair of uniforms, or the two normals
 // Box-Muller makes of them, so filling an array costs one block per two elements.
 
 // The uniforms in [0, 1) at indices 2 * pair and 2 * pair + 1 of the stream `seed`.
-std::array<double, 2> uniform_pair(uint64_t seed, uint64_t pair);
+KUSARI_API std::array<double, 2> uniform_pair(uint64_t seed, uint64_t pair);
 // The standard normals at indices 2 * pair and 2 * pair + 1 of the stream `seed`.
-std::array<double, 2> normal_pair(uint64_t seed, uint64_t pair);
+KUSARI_API std::array<double, 2> normal_pair(uint64_t seed, uint64_t pair);
 // The uniform number in [0, 1) at `index` of the stream `seed`.
-double uniform_at(uint64_t seed, uint64_t index);
+KUSARI_API double uniform_at(uint64_t seed, uint64_t index);
 // The standard normal number at `index` of the stream `seed`.
-double normal_at(uint64_t seed, uint64_t index);
+KUSARI_API double normal_at(uint64_t seed, uint64_t index);
 
 }  // namespace kusari

@@ -6,12 +6,13 @@
 #include <string>
 #include <string_view>
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 
 namespace kusari {
 
 // Saves or loads named values under hierarchical keys ("predictor/conv1/W").
-class Serializer {
+class KUSARI_API Serializer {
  public:
   virtual ~Serializer() = default;
   // The serializer of the child scope `name` (owned by this one).
@@ -28,10 +29,10 @@ class Serializer {
 
 // Saves or loads a count (an iteration, an epoch, a step number) under `key`; a loaded count below 0 or
 // above 2^53 throws ValueError naming `owner`, the key and the value, before the count changes.
-void serialize_count(Serializer& serializer, const std::string& key, int64_t& count, std::string_view owner);
+KUSARI_API void serialize_count(Serializer& serializer, const std::string& key, int64_t& count, std::string_view owner);
 // Saves or loads a quantity that is finite and at least `minimum` (a time, a scale); a loaded one
 // outside that throws ValueError naming `owner`, the key and the value, before the quantity changes.
-void serialize_at_least(Serializer& serializer, const std::string& key, double& value, double minimum,
-                        std::string_view owner);
+KUSARI_API void serialize_at_least(Serializer& serializer, const std::string& key, double& value, double minimum,
+                                   std::string_view owner);
 
 }  // namespace kusari

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/small_vector.h>
 
 namespace kusari {
 
 // The extent of each axis of an array.
-class Shape {
+class KUSARI_API Shape {
  public:
   Shape() = default;
   // From a braced list of extents: Shape{2, 3}.
@@ -48,12 +49,12 @@ class Shape {
 using Strides = SmallVector<int64_t, 8>;
 
 // Prints the shape as "(2, 3)".
-std::ostream& operator<<(std::ostream& out, const Shape& shape);
+KUSARI_API std::ostream& operator<<(std::ostream& out, const Shape& shape);
 // Row-major (C-order) strides of a shape.
-Strides contiguous_strides(const Shape& shape);
+KUSARI_API Strides contiguous_strides(const Shape& shape);
 // Maps a possibly negative axis into [0, ndim); throws IndexError naming `op` when out of range.
-int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
+KUSARI_API int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 // NumPy broadcasting of two shapes; throws ShapeError naming `op` when they do not broadcast.
-Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+KUSARI_API Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 
 }  // namespace kusari

@@ -9,11 +9,13 @@
 #include <type_traits>
 #include <vector>
 
+#include <kusari/core/api.h>
+
 namespace kusari {
 
 // std::vector-like storage with N inline slots and a heap fallback beyond them.
 template <class T, size_t N>
-class SmallVector {
+class KUSARI_API SmallVector {
   static_assert(std::is_trivially_copyable_v<T>);
 
  public:

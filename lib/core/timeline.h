@@ -8,20 +8,21 @@
 #include <chrono>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/core/error.h>
 
 namespace kusari::timeline {
 
 // Whether KUSARI_TIMELINE is set (read once).
-bool enabled();
+KUSARI_API bool enabled();
 // The rank the process's events and file name carry (0 until set; the first communicator sets it).
-void set_rank(int rank);
+KUSARI_API void set_rank(int rank);
 // Writes the events recorded so far and closes the JSON array; the file stays valid after every call
 // (it runs at exit too, and later events reopen the array).
-void flush();
+KUSARI_API void flush();
 
 // Work on this thread from construction to destruction.
-class Span {
+class KUSARI_API Span {
  public:
   // Named cat(name...) ("backward"; "bucket ", 2, " allreduce"), formatted only when the timeline is on.
   template <class... Parts>

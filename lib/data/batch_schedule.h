@@ -7,19 +7,20 @@
 #include <optional>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 
 namespace kusari::data {
 
 // Where one example of a batch comes from: its index in the data set and the epoch it belongs to.
-struct BatchEntry {
+struct KUSARI_API BatchEntry {
   int64_t index = 0;
   int64_t epoch = 0;
 };
 
 // The order of examples over epochs. With shuffling, epoch e visits the data set in the order
 // random_permutation(size, seed, e). Copies are cheap (the order is shared, never modified).
-class BatchSchedule {
+class KUSARI_API BatchSchedule {
  public:
   // Throws ValueError on a batch size below 1, or on an empty data set that would repeat forever.
   BatchSchedule(int64_t dataset_size, int64_t batch_size, bool repeat, bool shuffle, uint64_t seed);

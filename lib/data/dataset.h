@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 
 namespace kusari::data {
@@ -13,7 +14,7 @@ namespace kusari::data {
 using Example = std::vector<Array>;
 
 // A random-access data set; get() may be called from several threads at once.
-class Dataset {
+class KUSARI_API Dataset {
  public:
   virtual ~Dataset() = default;
   // Number of examples.

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
+
 namespace kusari::data {
 
 // The most pixels a decoder accepts (268 Mpixels, 805 MB of RGB): a header claiming more is taken for
@@ -13,10 +15,10 @@ namespace kusari::data {
 inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
 
 // Throws IOError naming `name` unless height x width is positive and at most kMaxImagePixels.
-void check_image_dimensions(int64_t height, int64_t width, const std::string& name);
+KUSARI_API void check_image_dimensions(int64_t height, int64_t width, const std::string& name);
 
 // An 8-bit RGB image, rows top to bottom, pixels interleaved R, G, B.
-struct Image {
+struct KUSARI_API Image {
   int64_t height = 0;            // rows
   int64_t width = 0;             // columns
   std::vector<uint8_t> pixels;   // height * width * 3 bytes
@@ -28,6 +30,6 @@ struct Image {
 // `image` resampled to height x width by bilinear interpolation with pixel centres aligned (the
 // convention of OpenCV's INTER_LINEAR and PyTorch's align_corners=false); throws ValueError on a
 // non-positive size.
-Image resize_bilinear(const Image& image, int64_t height, int64_t width);
+KUSARI_API Image resize_bilinear(const Image& image, int64_t height, int64_t width);
 
 }  // namespace kusari::data

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 #include <kusari/data/image.h>
 #include <kusari/data/image_decode.h>
@@ -16,7 +17,7 @@ namespace kusari::data {
 
 // What one example takes from its image: a region (in the coordinates of the size it was planned on)
 // and the output size.
-struct ImagePlan {
+struct KUSARI_API ImagePlan {
   Region region;        // the source rectangle
   int64_t height = 0;   // output rows
   int64_t width = 0;    // output columns
@@ -25,20 +26,20 @@ struct ImagePlan {
 
 // True when `options` crop by sampling a planned region (random_resized_crop or resize_shorter);
 // otherwise images go through resize_image and augment_image, pixel for pixel as before.
-bool samples_regions(const ImageOptions& options);
+KUSARI_API bool samples_regions(const ImageOptions& options);
 // The size of a height x width image after resize_shorter = `shorter` (the longer side scaled and
 // truncated, as torchvision does).
-ImageSize shorter_side_size(ImageSize size, int64_t shorter);
+KUSARI_API ImageSize shorter_side_size(ImageSize size, int64_t shorter);
 // The region and output size of example (index, epoch) for an image of `size` (samples_regions
 // options only); throws ShapeError naming `name` when the crop exceeds the resized image.
-ImagePlan plan_image(ImageSize size, const ImageOptions& options, int64_t index, int64_t epoch,
-                     const std::string& name);
+KUSARI_API ImagePlan plan_image(ImageSize size, const ImageOptions& options, int64_t index, int64_t epoch,
+                                const std::string& name);
 // The example's float32 (channels, H, W) image from decoded or stored pixels.
-Array transform_image(const Image& image, const ImageOptions& options, int64_t index, int64_t epoch,
-                      const std::string& name);
+KUSARI_API Array transform_image(const Image& image, const ImageOptions& options, int64_t index, int64_t epoch,
+                                 const std::string& name);
 // The example's image from file bytes: with samples_regions options the JPEG is decoded at the
 // smallest scale that still gives the planned region at least its output size.
-Array transform_image_bytes(const std::vector<uint8_t>& bytes, const std::string& name,
-                            const ImageOptions& options, int64_t index, int64_t epoch);
+KUSARI_API Array transform_image_bytes(const std::vector<uint8_t>& bytes, const std::string& name,
+                                       const ImageOptions& options, int64_t index, int64_t epoch);
 
 }  // namespace kusari::data

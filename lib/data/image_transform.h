@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 #include <kusari/data/image.h>
 
@@ -20,7 +21,7 @@ enum class BadImagePolicy {
 // What happens to each decoded image (sizes of 0 leave that step out). Without random_resized_crop
 // and resize_shorter the image is resized (resize_height x resize_width), then cropped; with either,
 // the crop is sampled bilinearly from the image decoded at the smallest sufficient JPEG scale.
-struct ImageOptions {
+struct KUSARI_API ImageOptions {
   int64_t resize_height = 0;               // resize (bilinear) to this height ...
   int64_t resize_width = 0;                // ... and width; both 0 keeps the decoded size
   int64_t crop_height = 0;                 // crop to this height ...
@@ -41,11 +42,11 @@ struct ImageOptions {
 // Throws ValueError unless sizes come in non-negative pairs (both set or both 0), stddev is non-zero,
 // channels is 1 or 3, and random_resized_crop (which needs a crop size and its ranges within (0, 1]
 // and (0, inf)) and resize_shorter are not combined with each other or with resize_height/width.
-void check_image_options(const ImageOptions& options);
+KUSARI_API void check_image_options(const ImageOptions& options);
 // The decoded image resized as `options` say (returned unchanged without a resize).
-Image resize_image(const Image& image, const ImageOptions& options);
+KUSARI_API Image resize_image(const Image& image, const ImageOptions& options);
 // Where a crop lies and whether it is mirrored.
-struct CropPlacement {
+struct KUSARI_API CropPlacement {
   int64_t top = 0;      // first row
   int64_t left = 0;     // first column
   bool mirror = false;  // flipped left-right
@@ -53,11 +54,11 @@ struct CropPlacement {
 // The placement of a height x width crop in an image_height x image_width image: at a position drawn
 // from (options.seed, index, epoch) when random_crop is set, else centred; mirrored when random_flip
 // draws so. The crop must fit.
-CropPlacement place_crop(int64_t image_height, int64_t image_width, int64_t height, int64_t width,
-                         const ImageOptions& options, int64_t index, int64_t epoch);
+KUSARI_API CropPlacement place_crop(int64_t image_height, int64_t image_width, int64_t height, int64_t width,
+                                    const ImageOptions& options, int64_t index, int64_t epoch);
 // Crops, flips and normalises `image` into float32 (channels, H, W); the crop position and the flip are drawn
 // from (options.seed, index, epoch). Throws ShapeError naming `name` when the crop exceeds the image.
-Array augment_image(const Image& image, const ImageOptions& options, int64_t index, int64_t epoch,
-                    const std::string& name);
+KUSARI_API Array augment_image(const Image& image, const ImageOptions& options, int64_t index, int64_t epoch,
+                               const std::string& name);
 
 }  // namespace kusari::data

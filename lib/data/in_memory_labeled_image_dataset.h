@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/data/dataset.h>
 #include <kusari/data/image.h>
 #include <kusari/data/image_transform.h>
@@ -22,7 +23,7 @@ enum class ImageStorage {
 };
 
 // How an in-memory data set stores its images and how much memory it may take.
-struct InMemoryOptions {
+struct KUSARI_API InMemoryOptions {
   ImageStorage storage = ImageStorage::decoded;  // pixels or file bytes
   int64_t shorter_side = 0;       // decoded: keep pixels resized so the shorter side has this length
                                   // (decoded at the smallest JPEG scale that covers it); 0 keeps the
@@ -34,7 +35,7 @@ struct InMemoryOptions {
 
 // The same examples as LabeledImageDataset with the same options (decoded storage without
 // shorter_side gives them bit for bit), without reading files on each get().
-class InMemoryLabeledImageDataset : public Dataset {
+class KUSARI_API InMemoryLabeledImageDataset : public Dataset {
  public:
   // Reads the list and loads every image (in parallel). Throws ValueError naming the estimate and the
   // memory available when estimate_bytes exceeds it, and IOError naming the first bad file (with

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 #include <kusari/data/batch_schedule.h>
 #include <kusari/data/dataset.h>
@@ -12,7 +13,7 @@
 namespace kusari::data {
 
 // The interface trainers and evaluators draw batches from.
-class Iterator {
+class KUSARI_API Iterator {
  public:
   virtual ~Iterator() = default;
   // The next minibatch; empty once a non-repeating iterator has gone through the data set.

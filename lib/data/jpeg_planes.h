@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
+
 namespace kusari::data {
 
 // One component plane of a decoded JPEG.
-struct Plane {
+struct KUSARI_API Plane {
   int64_t height = 0;           // rows
   int64_t width = 0;            // columns (also the row stride)
   double factor_y = 1;          // rows per luma row (1/2 for 4:2:0 chroma)
@@ -19,7 +21,7 @@ struct Plane {
 };
 
 // A JPEG decoded to planes: Y, and Cb and Cr unless the file is grayscale.
-struct JpegPlanes {
+struct KUSARI_API JpegPlanes {
   int64_t height = 0;           // luma rows of the (scaled) image
   int64_t width = 0;            // luma columns
   double scale = 1;             // the TurboJPEG scaling factor used
@@ -29,11 +31,11 @@ struct JpegPlanes {
 // Decodes a YCbCr or grayscale JPEG to its planes at the scale decode_jpeg would use for
 // (min_height, min_width); returns an empty result (no planes) for other colour spaces (RGB, CMYK,
 // YCCK), which callers decode to RGB instead. Throws IOError naming `name` as decode_jpeg does.
-JpegPlanes decode_jpeg_planes(const std::vector<uint8_t>& bytes, const std::string& name, int64_t min_height,
-                              int64_t min_width);
+KUSARI_API JpegPlanes decode_jpeg_planes(const std::vector<uint8_t>& bytes, const std::string& name, int64_t min_height,
+                                         int64_t min_width);
 // The same into `out`, reusing its buffers (a per-thread JpegPlanes saves clearing ~300 KB an image);
 // false, with `out` holding no planes, for colour spaces other than YCbCr and gray.
-bool decode_jpeg_planes(const std::vector<uint8_t>& bytes, const std::string& name, int64_t min_height,
-                        int64_t min_width, JpegPlanes& out);
+KUSARI_API bool decode_jpeg_planes(const std::vector<uint8_t>& bytes, const std::string& name, int64_t min_height,
+                                   int64_t min_width, JpegPlanes& out);
 
 }  // namespace kusari::data

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/data/dataset.h>
 #include <kusari/data/image_transform.h>
 #include <kusari/data/label_list.h>
@@ -11,7 +12,7 @@
 namespace kusari::data {
 
 // Example i is {float32 image (channels, H, W), int32 label ()} for line i of the list file.
-class LabeledImageDataset : public Dataset {
+class KUSARI_API LabeledImageDataset : public Dataset {
  public:
   // Reads the list (paths relative to `root`); images are read only when fetched.
   LabeledImageDataset(const std::string& list_file, const std::string& root, ImageOptions options = {});
@@ -33,11 +34,11 @@ class LabeledImageDataset : public Dataset {
 };
 
 // A labeled example: the augmented image and its int32 label as a 0-dimensional array.
-Example labeled_example(const Image& image, int32_t label, const ImageOptions& options, int64_t index, int64_t epoch,
-                        const std::string& name);
+KUSARI_API Example labeled_example(const Image& image, int32_t label, const ImageOptions& options, int64_t index, int64_t epoch,
+                                   const std::string& name);
 // A labeled example from an image file's bytes: transform_image_bytes's image (named by entry.path)
 // and entry.label as a 0-dimensional int32 array.
-Example labeled_file_example(const std::vector<uint8_t>& bytes, const LabeledPath& entry, const ImageOptions& options,
-                             int64_t index, int64_t epoch);
+KUSARI_API Example labeled_file_example(const std::vector<uint8_t>& bytes, const LabeledPath& entry, const ImageOptions& options,
+                                        int64_t index, int64_t epoch);
 
 }  // namespace kusari::data

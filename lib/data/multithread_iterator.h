@@ -8,13 +8,14 @@
 #include <thread>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/data/iterator.h>
 
 namespace kusari::data {
 
 // Yields exactly the batches a SerialIterator with the same arguments yields; worker threads fetch the
 // examples of the next n_prefetch batches (one example per task) while the caller works on the current one.
-class MultithreadIterator : public Iterator {
+class KUSARI_API MultithreadIterator : public Iterator {
  public:
   // n_threads 0 means one per hardware thread. The data set's get() must be safe to call concurrently.
   MultithreadIterator(DatasetPtr dataset, int64_t batch_size, bool repeat = true, bool shuffle = true,

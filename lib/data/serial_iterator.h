@@ -1,12 +1,13 @@
 #pragma once
 // SerialIterator: fetches each minibatch in the calling thread.
 
+#include <kusari/core/api.h>
 #include <kusari/data/iterator.h>
 
 namespace kusari::data {
 
 // Chainer's SerialIterator with a seeded, reproducible order (see BatchSchedule).
-class SerialIterator : public Iterator {
+class KUSARI_API SerialIterator : public Iterator {
  public:
   // Iterates over `dataset` in batches of batch_size; shuffled with `seed` when shuffle is set; forever
   // when repeat is set, else once.

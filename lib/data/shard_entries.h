@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/data/label_list.h>
 
 namespace kusari::data {
@@ -13,7 +14,7 @@ namespace kusari::data {
 // the list order otherwise). Slices are disjoint and cover the list, some empty when size exceeds
 // the list; with equal_length each has ceil(N / size) entries instead, overlapping by the few needed
 // (scatter_dataset's layout). Throws ValueError unless size > 0 and 0 <= rank < size.
-std::vector<LabeledPath> shard_entries(const std::vector<LabeledPath>& entries, int64_t rank, int64_t size,
-                                       uint64_t seed, bool shuffle, bool equal_length);
+KUSARI_API std::vector<LabeledPath> shard_entries(const std::vector<LabeledPath>& entries, int64_t rank, int64_t size,
+                                                  uint64_t seed, bool shuffle, bool equal_length);
 
 }  // namespace kusari::data

@@ -6,12 +6,13 @@
 #include <utility>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/data/dataset.h>
 
 namespace kusari::data {
 
 // A view of `base` without copying its examples.
-class SubDataset : public Dataset {
+class KUSARI_API SubDataset : public Dataset {
  public:
   // Examples start..finish-1 of base (0 <= start <= finish <= base size, else IndexError).
   SubDataset(DatasetPtr base, int64_t start, int64_t finish);
@@ -34,8 +35,8 @@ class SubDataset : public Dataset {
 
 // Splits `dataset` at random into two disjoint views of first_size and size - first_size examples
 // (the same split for the same seed); throws IndexError unless 0 <= first_size <= size.
-std::pair<std::shared_ptr<SubDataset>, std::shared_ptr<SubDataset>> split_dataset_random(const DatasetPtr& dataset,
-                                                                                         int64_t first_size,
-                                                                                         uint64_t seed);
+KUSARI_API std::pair<std::shared_ptr<SubDataset>, std::shared_ptr<SubDataset>> split_dataset_random(const DatasetPtr& dataset,
+                                                                                                    int64_t first_size,
+                                                                                                    uint64_t seed);
 
 }  // namespace kusari::data

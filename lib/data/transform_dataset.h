@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include <kusari/core/api.h>
 #include <kusari/data/dataset.h>
 
 namespace kusari::data {
@@ -11,7 +12,7 @@ namespace kusari::data {
 using Transform = std::function<Example(Example)>;
 
 // Example i is transform(base.get(i)).
-class TransformDataset : public Dataset {
+class KUSARI_API TransformDataset : public Dataset {
  public:
   // Wraps `base`; throws ValueError when either argument is empty.
   TransformDataset(DatasetPtr base, Transform transform);

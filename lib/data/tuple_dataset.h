@@ -3,12 +3,13 @@
 
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/data/dataset.h>
 
 namespace kusari::data {
 
 // Example i is {arrays[0][i], arrays[1][i], ...} (views, no copy).
-class TupleDataset : public Dataset {
+class KUSARI_API TupleDataset : public Dataset {
  public:
   // Throws ShapeError unless every array has at least one axis and all have the same length.
   explicit TupleDataset(std::vector<Array> arrays);

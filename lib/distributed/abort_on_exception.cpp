@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include <kusari/distributed/mpi_exit.h>
+#include <kusari/distributed/detail/mpi_exit.h>
 #include <kusari/distributed/mpi_session.h>
 
 namespace kusari::distributed {

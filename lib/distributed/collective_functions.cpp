@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include <kusari/autograd/backprop_mode.h>
-#include <kusari/distributed/gradient_anchor.h>
+#include <kusari/distributed/detail/gradient_anchor.h>
 #include <kusari/functions/concat_stack_split.h>
 #include <kusari/functions/function_helpers.h>
 

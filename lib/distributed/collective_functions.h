@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/distributed/communicator.h>
 
@@ -14,13 +15,13 @@ namespace kusari::distributed {
 // Every rank's x (one shape and dtype on all ranks), in rank order. The gradient of this rank's x is the
 // sum over the ranks of their outputs' gradients at index rank() (a reduce-scatter), that is the
 // gradient of the sum of every rank's loss; backward is itself differentiable.
-std::vector<Variable> allgather(const Communicator& comm, const Variable& x);
+KUSARI_API std::vector<Variable> allgather(const Communicator& comm, const Variable& x);
 // Sends xs[k] to rank k (one variable per rank; shapes and dtypes may differ, at most 2 GiB in all) and
 // returns at index k what rank k sent here. The gradients go back the same way; backward is itself
 // differentiable.
-std::vector<Variable> alltoall(const Communicator& comm, const std::vector<Variable>& xs);
+KUSARI_API std::vector<Variable> alltoall(const Communicator& comm, const std::vector<Variable>& xs);
 // Root's x on every rank (x is read on root only, and may be undefined elsewhere). Root's x receives the
 // sum over the ranks of the output's gradients, as a constant: backward is first-order only.
-Variable bcast(const Communicator& comm, const Variable& x, int root = 0);
+KUSARI_API Variable bcast(const Communicator& comm, const Variable& x, int root = 0);
 
 }  // namespace kusari::distributed

@@ -1,19 +1,19 @@
 // Communicator: argument checks, host staging of arrays, and the MPI calls behind each collective.
 
-#include <kusari/distributed/communicator_impl.h>
+#include <kusari/distributed/detail/communicator_impl.h>
 
 #include <kusari/core/timeline.h>
 #include <kusari/links/link.h>
 #include <kusari/distributed/abort_on_exception.h>
-#include <kusari/distributed/array_list_buffer.h>
-#include <kusari/distributed/collectives.h>
-#include <kusari/distributed/communicator_checks.h>
+#include <kusari/distributed/detail/array_list_buffer.h>
+#include <kusari/distributed/detail/collectives.h>
+#include <kusari/distributed/detail/communicator_checks.h>
 #include <kusari/distributed/mpi_interop.h>
 #include <kusari/distributed/mpi_session.h>
-#include <kusari/distributed/mpi_util.h>
-#include <kusari/distributed/rank_agreement.h>
-#include <kusari/distributed/wire_format.h>
-#include <kusari/distributed/wire_scaling.h>
+#include <kusari/distributed/detail/mpi_util.h>
+#include <kusari/distributed/detail/rank_agreement.h>
+#include <kusari/distributed/detail/wire_format.h>
+#include <kusari/distributed/detail/wire_scaling.h>
 
 #include <algorithm>
 #include <optional>

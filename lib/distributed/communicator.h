@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 #include <kusari/distributed/communicator_options.h>
 #include <kusari/distributed/reduce_op.h>
@@ -24,7 +25,7 @@ namespace kusari::distributed {
 // same error.
 // Copies are handles to one communicator; one communicator must not be used by two threads at once.
 // Arrays must live on the CPU.
-class Communicator {
+class KUSARI_API Communicator {
  public:
   // Rank of this process, in [0, size()).
   int rank() const;
@@ -100,8 +101,8 @@ class Communicator {
 // A communicator over MPI_COMM_WORLD (initialising MPI if needed) whose allreduce_grad uses the
 // algorithm `name`: naive, flat, ring, hierarchical, two_dimensional, multi_color or hybrid.
 // Collective; throws ValueError for an unknown name or bad options.
-Communicator create_communicator(const std::string& name = "hybrid", const CommunicatorOptions& options = {});
+KUSARI_API Communicator create_communicator(const std::string& name = "hybrid", const CommunicatorOptions& options = {});
 // The algorithm names create_communicator accepts.
-std::vector<std::string> allreduce_algorithm_names();
+KUSARI_API std::vector<std::string> allreduce_algorithm_names();
 
 }  // namespace kusari::distributed

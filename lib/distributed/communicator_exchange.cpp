@@ -1,13 +1,13 @@
 // Communicator::reduce_scatter and alltoall: the collectives that give each rank its own part.
 
-#include <kusari/distributed/communicator_impl.h>
+#include <kusari/distributed/detail/communicator_impl.h>
 
 #include <cstring>
 #include <vector>
 
-#include <kusari/distributed/communicator_checks.h>
-#include <kusari/distributed/mpi_util.h>
-#include <kusari/distributed/rank_agreement.h>
+#include <kusari/distributed/detail/communicator_checks.h>
+#include <kusari/distributed/detail/mpi_util.h>
+#include <kusari/distributed/detail/rank_agreement.h>
 
 namespace kusari::distributed {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <kusari/distributed/communicator_options.h>
 
-#include <kusari/distributed/wire_format.h>
+#include <kusari/distributed/detail/wire_format.h>
 
 namespace kusari::distributed {
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/dtype.h>
 
 namespace kusari::distributed {
@@ -21,7 +22,7 @@ enum class AveragingPolicy {
 };
 
 // Settings of create_communicator, e.g. `create_communicator("ring", {.wire_dtype = Dtype::float16})`.
-struct CommunicatorOptions {
+struct KUSARI_API CommunicatorOptions {
   Dtype wire_dtype = Dtype::float32;          // what gradients travel as: float32, float16 or bfloat16
   AveragingPolicy averaging = AveragingPolicy::automatic;  // where allreduce_grad divides by the ranks
   int ranks_per_node = 0;                     // > 0: pretend nodes of this many ranks; 0: KUSARI_RANKS_PER_NODE, else the real nodes
@@ -34,13 +35,13 @@ struct CommunicatorOptions {
 };
 
 // "automatic", "divide_before", "divide_after" or "split".
-const char* averaging_policy_name(AveragingPolicy policy);
+KUSARI_API const char* averaging_policy_name(AveragingPolicy policy);
 // The policy called `name`; throws ValueError naming the choices otherwise.
-AveragingPolicy averaging_policy_from_name(const std::string& name);
+KUSARI_API AveragingPolicy averaging_policy_from_name(const std::string& name);
 // Every policy, automatic first.
-std::vector<AveragingPolicy> averaging_policies();
+KUSARI_API std::vector<AveragingPolicy> averaging_policies();
 
 // Throws ValueError naming the first option out of its range.
-void check_communicator_options(const CommunicatorOptions& options);
+KUSARI_API void check_communicator_options(const CommunicatorOptions& options);
 
 }  // namespace kusari::distributed

@@ -1,9 +1,9 @@
 // Communicator::send and recv: arrays over the communicator's point-to-point MPI communicator.
 
-#include <kusari/distributed/communicator_impl.h>
+#include <kusari/distributed/detail/communicator_impl.h>
 
-#include <kusari/distributed/array_message.h>
-#include <kusari/distributed/communicator_checks.h>
+#include <kusari/distributed/detail/array_message.h>
+#include <kusari/distributed/detail/communicator_checks.h>
 
 namespace kusari::distributed {
 

@@ -1,7 +1,7 @@
 // flat: the whole buffer in the wire dtype, summed by one MPI_Allreduce.
 
-#include <kusari/distributed/allreduce_algorithm.h>
-#include <kusari/distributed/collectives.h>
+#include <kusari/distributed/detail/allreduce_algorithm.h>
+#include <kusari/distributed/detail/collectives.h>
 
 namespace kusari::distributed {
 namespace {

@@ -1,10 +1,10 @@
 // hierarchical (Jia et al. 2018): reduce to each node's leader, ring all-reduce among the leaders,
 // broadcast from the leader inside each node. Few ranks take part in the ring, which suits small buffers.
 
-#include <kusari/distributed/allreduce_algorithm.h>
-#include <kusari/distributed/ring.h>
-#include <kusari/distributed/wire_buffer.h>
-#include <kusari/distributed/collectives.h>
+#include <kusari/distributed/detail/allreduce_algorithm.h>
+#include <kusari/distributed/detail/ring.h>
+#include <kusari/distributed/detail/wire_buffer.h>
+#include <kusari/distributed/detail/collectives.h>
 
 namespace kusari::distributed {
 namespace {

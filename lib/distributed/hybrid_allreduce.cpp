@@ -1,7 +1,7 @@
 // hybrid (Jia et al. 2018): the ring for large buffers (bandwidth-bound), hierarchical for small ones
 // (latency-bound), switching at hybrid_threshold_bytes of wire data.
 
-#include <kusari/distributed/allreduce_algorithm.h>
+#include <kusari/distributed/detail/allreduce_algorithm.h>
 
 namespace kusari::distributed {
 namespace {

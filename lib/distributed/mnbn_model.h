@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include <kusari/core/api.h>
 #include <kusari/distributed/communicator.h>
 #include <kusari/links/link.h>
 
@@ -12,7 +13,7 @@ namespace kusari::distributed {
 // MultiNodeBatchNormalization over comm that shares its settings, parameters and persistent values,
 // so an optimizer already set up on the model keeps working. Returns the model, or the replacement
 // when the model itself is a BatchNormalization. A layer reached twice gets one replacement.
-std::shared_ptr<links::Link> create_mnbn_model(const std::shared_ptr<links::Link>& model, const Communicator& comm);
+KUSARI_API std::shared_ptr<links::Link> create_mnbn_model(const std::shared_ptr<links::Link>& model, const Communicator& comm);
 
 // The same for a model held by its own type.
 template <class T>

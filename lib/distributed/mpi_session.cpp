@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include <kusari/distributed/mpi_error.h>
-#include <kusari/distributed/mpi_util.h>
+#include <kusari/distributed/detail/mpi_util.h>
 
 namespace kusari::distributed {
 namespace {

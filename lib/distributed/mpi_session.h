@@ -2,6 +2,8 @@
 // Lazy MPI start-up: the first communicator initialises MPI (asking for MPI_THREAD_MULTIPLE, so that
 // all-reduces may run on a communication thread) and finalises it at exit.
 
+#include <kusari/core/api.h>
+
 namespace kusari::distributed {
 
 // The thread support MPI provides (MPI_THREAD_SINGLE ... MPI_THREAD_MULTIPLE).
@@ -9,10 +11,10 @@ enum class ThreadLevel { single, funneled, serialized, multiple };
 
 // Initialises MPI unless the program already did; when kusari initialised it, MPI_Finalize runs at
 // exit. Throws MpiError if MPI was already finalised.
-void ensure_mpi_initialized();
+KUSARI_API void ensure_mpi_initialized();
 // The thread support MPI granted; initialises MPI if needed.
-ThreadLevel mpi_thread_level();
+KUSARI_API ThreadLevel mpi_thread_level();
 // This process's rank in MPI_COMM_WORLD, or -1 while MPI is not running.
-int world_rank();
+KUSARI_API int world_rank();
 
 }  // namespace kusari::distributed

@@ -5,9 +5,9 @@
 // each node first leaves every rank one slice of the node's sum, the colored rings sum that slice with
 // the ranks holding it on the other nodes, and an all-gather inside the node returns the whole buffer.
 
-#include <kusari/distributed/allreduce_algorithm.h>
-#include <kusari/distributed/mpi_util.h>
-#include <kusari/distributed/ring.h>
+#include <kusari/distributed/detail/allreduce_algorithm.h>
+#include <kusari/distributed/detail/mpi_util.h>
+#include <kusari/distributed/detail/ring.h>
 
 namespace kusari::distributed {
 namespace {

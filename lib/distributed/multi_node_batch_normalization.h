@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/distributed/communicator.h>
 #include <kusari/distributed/multi_node_normalization.h>
 #include <kusari/links/batch_normalization.h>
@@ -18,7 +19,7 @@ namespace kusari::links {
 // [Σx, Σx², count] already averaged, so evaluation needs no communication. Evaluation is local. The
 // ranks' channel counts are compared at the first training forward only (they are gamma's, which
 // cannot change); a rank computing in another dtype than the others makes every rank's forward throw.
-class MultiNodeBatchNormalization : public BatchNormalization {
+class KUSARI_API MultiNodeBatchNormalization : public BatchNormalization {
  public:
   // A layer configured by options whose statistics are summed over comm.
   MultiNodeBatchNormalization(const BatchNormalizationOptions& options, distributed::Communicator comm);
@@ -41,7 +42,7 @@ class MultiNodeBatchNormalization : public BatchNormalization {
 // bn, after throwing ValueError "<op>: ghost batch normalization groups are local-only; ..." naming
 // `path` (when given) and bn's group size unless bn normalises whole batches (group size 0): ghost-batch
 // groups' statistics are local by definition, so such a layer cannot become multi-node.
-const BatchNormalization& require_whole_batch_statistics(const BatchNormalization& bn, const std::string& op,
-                                                         const std::string& path = "");
+KUSARI_API const BatchNormalization& require_whole_batch_statistics(const BatchNormalization& bn, const std::string& op,
+                                                                    const std::string& path = "");
 
 }  // namespace kusari::links

@@ -1,8 +1,8 @@
 #include <kusari/distributed/multi_node_normalization.h>
 
-#include <kusari/distributed/communicator_impl.h>
+#include <kusari/distributed/detail/communicator_impl.h>
 #include <kusari/distributed/mpi_interop.h>
-#include <kusari/distributed/rank_agreement.h>
+#include <kusari/distributed/detail/rank_agreement.h>
 #include <kusari/distributed/sum_across_ranks.h>
 
 namespace kusari::distributed {

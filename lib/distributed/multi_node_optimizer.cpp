@@ -1,7 +1,7 @@
 #include <kusari/distributed/multi_node_optimizer.h>
 
 #include <kusari/distributed/mpi_interop.h>
-#include <kusari/distributed/multi_node_synchronizer.h>
+#include <kusari/distributed/detail/multi_node_synchronizer.h>
 
 namespace kusari::distributed {
 

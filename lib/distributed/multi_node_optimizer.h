@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include <kusari/core/api.h>
 #include <kusari/distributed/communicator.h>
 #include <kusari/optimizers/gradient_synchronizer.h>
 #include <kusari/optimizers/optimizer.h>
@@ -13,7 +14,7 @@
 namespace kusari::distributed {
 
 // Settings of create_multi_node_optimizer.
-struct MultiNodeOptions {
+struct KUSARI_API MultiNodeOptions {
   int64_t bucket_bytes = int64_t{25} << 20;  // gradients fused per all-reduce, in float32 bytes
   bool double_buffering = false;             // apply the previous step's averaged gradients while this step's travel
   bool overlap = true;                       // start each bucket's all-reduce in backward, once its last gradient is final
@@ -40,12 +41,12 @@ struct MultiNodeOptions {
 //    step's gradients are unscaled by the loss scale they were computed with (under double buffering
 //    the one before a scale change, for the step applied after it).
 // Throws ValueError for bad options.
-std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_ptr<optimizers::Optimizer> actual,
-                                                                   const Communicator& comm,
-                                                                   const MultiNodeOptions& options = {});
+KUSARI_API std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_ptr<optimizers::Optimizer> actual,
+                                                                              const Communicator& comm,
+                                                                              const MultiNodeOptions& options = {});
 
 // How one step's gradient all-reduces met backward.
-struct OverlapReport {
+struct KUSARI_API OverlapReport {
   int buckets = 0;             // buckets all-reduced
   int started_in_backward = 0; // of which began on the communication thread before update() took over (0
                                // without MPI_THREAD_MULTIPLE, and under double buffering, where every
@@ -56,14 +57,14 @@ struct OverlapReport {
 // The report of the last step whose averaged gradients `optimizer` installed (all zero before one,
 // and after setup() onto another model); throws ValueError unless create_multi_node_optimizer made
 // `optimizer`.
-OverlapReport last_overlap(const optimizers::Optimizer& optimizer);
+KUSARI_API OverlapReport last_overlap(const optimizers::Optimizer& optimizer);
 
 // Gradient accumulation (PyTorch DDP's no_sync): while a NoSync lives, backward passes through the
 // multi-node optimizer's target only accumulate their gradients locally; the first backward after it
 // adds its own and all-reduces the sums as usual, so k backward passes cost one all-reduce:
 //   { NoSync local(*optimizer); loss_of(batch_1).backward(); }  loss_of(batch_2).backward();  optimizer->update();
 // update() inside the scope throws ValueError.
-class NoSync {
+class KUSARI_API NoSync {
  public:
   // Throws ValueError unless create_multi_node_optimizer made `optimizer`.
   explicit NoSync(optimizers::Optimizer& optimizer);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include <kusari/distributed/allreduce_algorithm.h>
-#include <kusari/distributed/collectives.h>
+#include <kusari/distributed/detail/allreduce_algorithm.h>
+#include <kusari/distributed/detail/collectives.h>
 
 namespace kusari::distributed {
 namespace {

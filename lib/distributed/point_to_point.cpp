@@ -4,8 +4,8 @@
 #include <kusari/distributed/point_to_point.h>
 
 #include <kusari/autograd/backprop_mode.h>
-#include <kusari/distributed/communicator_checks.h>
-#include <kusari/distributed/gradient_anchor.h>
+#include <kusari/distributed/detail/communicator_checks.h>
+#include <kusari/distributed/detail/gradient_anchor.h>
 #include <kusari/functions/function_helpers.h>
 
 namespace kusari::distributed {

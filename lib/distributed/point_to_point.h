@@ -16,6 +16,7 @@
 // channel (see Communicator::send), so forward data can never be taken for a gradient. Gradients that
 // arrive from another rank are constants: backward through send or recv is first-order only.
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/distributed/communicator.h>
 
@@ -24,12 +25,12 @@ namespace kusari::distributed {
 // Sends x's data to rank `peer` and returns the delegate, a float32 scalar 0 whose backward receives
 // x's gradient from peer (where recv's output met its own gradient). Throws ValueError for a peer out
 // of range or equal to this rank, or a tag outside [0, max_p2p_tag(comm)].
-Variable send(const Variable& x, const Communicator& comm, int peer, int tag = 0);
+KUSARI_API Variable send(const Variable& x, const Communicator& comm, int peer, int tag = 0);
 // Receives the variable rank `peer` sent with send(..., tag); its backward sends its gradient to peer
 // when the sender asked for one. `delegate` (optional) is a delegate from an earlier send on this
 // rank, run after this recv's backward (its gradient is zero). Throws like send.
-Variable recv(const Communicator& comm, int peer, int tag = 0, const Variable& delegate = Variable());
+KUSARI_API Variable recv(const Communicator& comm, int peer, int tag = 0, const Variable& delegate = Variable());
 // The largest tag send and recv accept on comm: (comm.max_tag() - 1) / 2.
-int max_p2p_tag(const Communicator& comm);
+KUSARI_API int max_p2p_tag(const Communicator& comm);
 
 }  // namespace kusari::distributed

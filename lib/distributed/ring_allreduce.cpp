@@ -1,7 +1,7 @@
 // ring: reduce-scatter then all-gather around all ranks, pipelined in chunks (see ring.cpp).
 
-#include <kusari/distributed/allreduce_algorithm.h>
-#include <kusari/distributed/ring.h>
+#include <kusari/distributed/detail/allreduce_algorithm.h>
+#include <kusari/distributed/detail/ring.h>
 
 namespace kusari::distributed {
 namespace {

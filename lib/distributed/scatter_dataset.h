@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include <kusari/core/api.h>
 #include <kusari/data/sub_dataset.h>
 #include <kusari/distributed/communicator.h>
 
@@ -16,8 +17,8 @@ namespace kusari::distributed {
 // identity otherwise) and broadcasts it; rank r takes the r-th contiguous slice of that order. The
 // slices are disjoint and cover the data set; with force_equal_length each has ceil(N / size)
 // examples instead, slices overlapping by the few needed (Chainer's layout). Collective.
-std::shared_ptr<data::SubDataset> scatter_dataset(const data::DatasetPtr& dataset, const Communicator& comm,
-                                                  bool shuffle = false, std::optional<uint64_t> seed = {},
-                                                  bool force_equal_length = true);
+KUSARI_API std::shared_ptr<data::SubDataset> scatter_dataset(const data::DatasetPtr& dataset, const Communicator& comm,
+                                                             bool shuffle = false, std::optional<uint64_t> seed = {},
+                                                             bool force_equal_length = true);
 
 }  // namespace kusari::distributed

@@ -1,6 +1,6 @@
 #include <kusari/distributed/sum_across_ranks.h>
 
-#include <kusari/distributed/communicator_impl.h>
+#include <kusari/distributed/detail/communicator_impl.h>
 #include <kusari/functions/function_helpers.h>
 
 namespace kusari::distributed {

@@ -1,6 +1,7 @@
 #pragma once
 // sum_across_ranks: a differentiable all-reduce.
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/distributed/communicator.h>
 
@@ -13,6 +14,6 @@ enum class LayoutCheck { every_call, agreed_by_caller };
 // The elementwise sum of every rank's x (same shape and dtype on all ranks). Differentiable: the
 // gradient of each rank's x is the sum of every rank's output gradient (the gradient of the sum of
 // all ranks' losses), so forward and backward are both collective and every rank must take part.
-Variable sum_across_ranks(const Variable& x, const Communicator& comm, LayoutCheck check = LayoutCheck::every_call);
+KUSARI_API Variable sum_across_ranks(const Variable& x, const Communicator& comm, LayoutCheck check = LayoutCheck::every_call);
 
 }  // namespace kusari::distributed

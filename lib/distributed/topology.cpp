@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <string>
 
-#include <kusari/distributed/comm_groups.h>
-#include <kusari/distributed/mpi_util.h>
+#include <kusari/distributed/detail/comm_groups.h>
+#include <kusari/distributed/detail/mpi_util.h>
 
 namespace kusari::distributed {
 namespace {

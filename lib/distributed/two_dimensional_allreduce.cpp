@@ -2,8 +2,8 @@
 // rank's slice with the ranks holding the same slice on the other nodes, all-gather inside each node.
 // All three phases are pipelined rings; only one slice ever exists in wire form.
 
-#include <kusari/distributed/allreduce_algorithm.h>
-#include <kusari/distributed/ring.h>
+#include <kusari/distributed/detail/allreduce_algorithm.h>
+#include <kusari/distributed/detail/ring.h>
 
 namespace kusari::distributed {
 namespace {

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include <kusari/distributed/array_list_buffer.h>
-#include <kusari/distributed/wire_format.h>
-#include <kusari/distributed/wire_scaling.h>
+#include <kusari/distributed/detail/array_list_buffer.h>
+#include <kusari/distributed/detail/wire_format.h>
+#include <kusari/distributed/detail/wire_scaling.h>
 
 namespace kusari::distributed {
 namespace {

@@ -6,13 +6,14 @@
 #include <cstdint>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 #include <kusari/distributed/communicator_options.h>
 
 namespace kusari::distributed {
 
 // The error of one simulated average, over the elements whose exact mean is not 0.
-struct WirePrecision {
+struct KUSARI_API WirePrecision {
   double median_rel_err = 0;  // median of |average − mean| / |mean|
   double p90_rel_err = 0;     // its 90th percentile
   double zero_fraction = 0;   // share of them that came out as 0
@@ -23,7 +24,7 @@ struct WirePrecision {
 // as the ring all-reduce of a communicator with `wire` and `policy` would, and compares the result
 // with the mean computed in float64. max_abs is the largest |value| in the ranks' whole buffers (the
 // automatic policy scales by it); a negative value takes it from the contributions.
-WirePrecision simulate_wire_average(const std::vector<Array>& contributions, Dtype wire, AveragingPolicy policy,
-                                    float max_abs = -1);
+KUSARI_API WirePrecision simulate_wire_average(const std::vector<Array>& contributions, Dtype wire, AveragingPolicy policy,
+                                               float max_abs = -1);
 
 }  // namespace kusari::distributed

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 
 namespace kusari::functions {
@@ -15,6 +16,6 @@ namespace kusari::functions {
 // dtype and t shape (N, ...) with an integer dtype; 1 <= k <= C (ValueError otherwise). Labels equal to
 // ignore_label are not counted (0 when none count). Each sample's scores are read once, without
 // sorting. A 0-dimensional constant in y's dtype.
-Variable accuracy(const Variable& y, const Variable& t, std::optional<int64_t> ignore_label = {}, int64_t k = 1);
+KUSARI_API Variable accuracy(const Variable& y, const Variable& t, std::optional<int64_t> ignore_label = {}, int64_t k = 1);
 
 }  // namespace kusari::functions

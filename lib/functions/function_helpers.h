@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/function_node.h>
 
 namespace kusari::functions {
@@ -21,15 +22,15 @@ std::vector<Variable> apply_multi(const std::vector<Variable>& inputs, Args&&...
 }
 
 // A constant (no gradient) holding `value` in like's dtype and on like's device, shape ().
-Variable scalar_constant(double value, const Variable& like);
+KUSARI_API Variable scalar_constant(double value, const Variable& like);
 
 // Throws DtypeError naming `op` unless both variables share a dtype, DeviceError unless a device.
-void require_same_dtype_and_device(const Variable& a, const Variable& b, const char* op);
+KUSARI_API void require_same_dtype_and_device(const Variable& a, const Variable& b, const char* op);
 
 // Throws DtypeError naming `op` and the dtype unless x is floating (ValueError when x is undefined).
-void require_floating(const Variable& x, const char* op);
+KUSARI_API void require_floating(const Variable& x, const char* op);
 
 // A constant (no gradient) of cond's shape in like's dtype: if_true where cond holds, if_false elsewhere.
-Variable select_constant(const Array& cond, double if_true, double if_false, const Array& like);
+KUSARI_API Variable select_constant(const Array& cond, double if_true, double if_false, const Array& like);
 
 }  // namespace kusari::functions

@@ -5,7 +5,7 @@
 
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/functions/arithmetic.h>
-#include <kusari/functions/batch_normalization_detail.h>
+#include <kusari/functions/detail/batch_normalization.h>
 #include <kusari/functions/broadcast.h>
 #include <kusari/functions/cast.h>
 #include <kusari/functions/function_helpers.h>

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 
 namespace kusari::functions {
@@ -14,7 +15,7 @@ enum class Reduction {
 };
 
 // Options of softmax_cross_entropy; designated initializers read well: {.label_smoothing = 0.1}.
-struct SoftmaxCrossEntropyOptions {
+struct KUSARI_API SoftmaxCrossEntropyOptions {
   int64_t ignore_label = -1;     // samples with this label add nothing and are not counted in the mean
   double label_smoothing = 0.0;  // ε in [0, 1]: the target is (1 - ε) one_hot(t) + ε / C
   Reduction reduce = Reduction::mean;
@@ -24,9 +25,9 @@ struct SoftmaxCrossEntropyOptions {
 // t has shape (N,) and dtype int32 or int64. Per sample: -(1 - ε) log p_t - ε / C Σ_c log p_c (0 for
 // ignored samples). Throws IndexError naming the label and C when a label is outside [0, C) and is not
 // ignore_label. Only x is differentiated.
-Variable softmax_cross_entropy(const Variable& x, const Variable& t, const SoftmaxCrossEntropyOptions& options = {});
+KUSARI_API Variable softmax_cross_entropy(const Variable& x, const Variable& t, const SoftmaxCrossEntropyOptions& options = {});
 
 // The mean over all elements of (a - b)^2; a and b have one shape and dtype.
-Variable mean_squared_error(const Variable& a, const Variable& b);
+KUSARI_API Variable mean_squared_error(const Variable& a, const Variable& b);
 
 }  // namespace kusari::functions

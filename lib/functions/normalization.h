@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 
 namespace kusari::functions {
@@ -13,7 +14,7 @@ enum class Activation { none, relu };
 
 // What batch_normalization returns: the output and the batch statistics the link folds into its
 // running averages.
-struct BatchNormalizationResult {
+struct KUSARI_API BatchNormalizationResult {
   Variable y;        // gamma * (x - mean) / sqrt(var + eps) + beta (then the activation)
   Array mean;        // per-channel batch mean, shape (C,), float32 (float64 for float64 input)
   Array var;         // per-channel biased batch variance, shape (C,)
@@ -24,9 +25,9 @@ struct BatchNormalizationResult {
 // precision inputs are normalised in float32 and the output is cast back. A defined `residual` (x's
 // shape and dtype) is added to the normalised x before the activation, in the same passes: the
 // residual join of a ResNet block, relu(bn(x) + shortcut), without a separate sum.
-BatchNormalizationResult batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                             double eps = 2e-5, Activation activation = Activation::none,
-                                             const Variable& residual = Variable());
+KUSARI_API BatchNormalizationResult batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
+                                                        double eps = 2e-5, Activation activation = Activation::none,
+                                                        const Variable& residual = Variable());
 // Sums a per-channel statistic over every part of a batch that is split across processes,
 // differentiably (kusari::distributed passes an all-reduce).
 using BatchSum = std::function<Variable(const Variable&)>;
@@ -37,12 +38,12 @@ using BatchSum = std::function<Variable(const Variable&)>;
 // part computes its statistics in one dtype (float64; DtypeError on every part otherwise), backward
 // once on [Σgy, Σgy·x̂] (only when x needs a gradient); the gradients of gamma and beta are this part's
 // share. Every process must call it, and backpropagate through it, in step.
-BatchNormalizationResult split_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                                   const BatchSum& batch_sum, double eps = 2e-5,
-                                                   Activation activation = Activation::none,
-                                                   const Variable& residual = Variable());
+KUSARI_API BatchNormalizationResult split_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
+                                                              const BatchSum& batch_sum, double eps = 2e-5,
+                                                              Activation activation = Activation::none,
+                                                              const Variable& residual = Variable());
 // Normalises x with given statistics (evaluation mode); every argument is differentiable.
-Variable fixed_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
-                                   const Variable& mean, const Variable& var, double eps = 2e-5);
+KUSARI_API Variable fixed_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,
+                                              const Variable& mean, const Variable& var, double eps = 2e-5);
 
 }  // namespace kusari::functions

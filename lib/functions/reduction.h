@@ -6,21 +6,22 @@
 #include <optional>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 
 namespace kusari::functions {
 
 // Sum of the elements over `axes`; integer and bool inputs sum to int64.
-Variable sum(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+KUSARI_API Variable sum(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
 // Mean of the elements over `axes` (floating dtypes).
-Variable mean(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+KUSARI_API Variable mean(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
 // Largest element over `axes`; the gradient goes to every element equal to the maximum.
-Variable max(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+KUSARI_API Variable max(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
 // Smallest element over `axes`; the gradient goes to every element equal to the minimum.
-Variable min(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+KUSARI_API Variable min(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
 // Index of the largest element along `axis` (of the flattened array when absent), as an int64 constant.
-Variable argmax(const Variable& x, std::optional<int64_t> axis = {}, bool keepdims = false);
+KUSARI_API Variable argmax(const Variable& x, std::optional<int64_t> axis = {}, bool keepdims = false);
 // log(sum(exp(x))) over `axes`, computed as m + log(sum(exp(x - m))) with m the maximum (floating dtypes).
-Variable logsumexp(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+KUSARI_API Variable logsumexp(const Variable& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
 
 }  // namespace kusari::functions

@@ -4,19 +4,20 @@
 
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 
 namespace kusari::functions {
 
 // x with another shape of the same size (one extent may be -1 and is then inferred).
-Variable reshape(const Variable& x, const Shape& shape);
+KUSARI_API Variable reshape(const Variable& x, const Shape& shape);
 // x as a 1-D variable.
-Variable flatten(const Variable& x);
+KUSARI_API Variable flatten(const Variable& x);
 // x without the given axes of extent 1 (every axis of extent 1 when `axes` is empty).
-Variable squeeze(const Variable& x, const std::vector<int64_t>& axes = {});
+KUSARI_API Variable squeeze(const Variable& x, const std::vector<int64_t>& axes = {});
 // x with a new axis of extent 1 at `axis` (in [-ndim - 1, ndim]).
-Variable expand_dims(const Variable& x, int64_t axis);
+KUSARI_API Variable expand_dims(const Variable& x, int64_t axis);
 // x with its axes permuted: output axis i is input axis axes[i] (the reverse order when `axes` is empty).
-Variable transpose(const Variable& x, const std::vector<int64_t>& axes = {});
+KUSARI_API Variable transpose(const Variable& x, const std::vector<int64_t>& axes = {});
 
 }  // namespace kusari::functions

@@ -5,12 +5,13 @@
 #include <cstdint>
 #include <iosfwd>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 
 namespace kusari::functions {
 
 // One extent for the height axis and one for the width axis; a single value stands for both.
-struct Int2 {
+struct KUSARI_API Int2 {
   int64_t h = 0;
   int64_t w = 0;
   constexpr Int2() = default;
@@ -22,22 +23,22 @@ struct Int2 {
 };
 
 // Prints "(h, w)".
-std::ostream& operator<<(std::ostream& out, const Int2& pair);
+KUSARI_API std::ostream& operator<<(std::ostream& out, const Int2& pair);
 
 // Output extent of a window of `kernel` taps, `dilation` apart, sliding by `stride` over `size` padded by
 // `pad` on both sides (Chainer's get_conv_outsize); cover_all adds a last window when the stride would
 // leave input elements uncovered. Zero when the dilated window exceeds the padded input.
-int64_t conv_outsize(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool cover_all);
+KUSARI_API int64_t conv_outsize(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool cover_all);
 
 // Output extent of the transposed convolution of `size` (Chainer's get_deconv_outsize): the smallest
 // extent whose conv_outsize, with the same arguments, is `size`.
-int64_t deconv_outsize(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool cover_all);
+KUSARI_API int64_t deconv_outsize(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool cover_all);
 
 // Throws ShapeError naming `op` unless `v` is a 4-axis (N, C, H, W) array called `name` in the message,
 // and DtypeError unless its dtype is floating.
-void require_nchw(const Variable& v, const char* op, const char* name);
+KUSARI_API void require_nchw(const Variable& v, const char* op, const char* name);
 
 // Throws ValueError naming `op` and `what` unless both extents are at least `minimum`.
-void require_at_least(const Int2& pair, int64_t minimum, const char* op, const char* what);
+KUSARI_API void require_at_least(const Int2& pair, int64_t minimum, const char* op, const char* what);
 
 }  // namespace kusari::functions

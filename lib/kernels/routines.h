@@ -6,141 +6,142 @@
 #include <utility>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/array.h>
 #include <kusari/core/channel_gate.h>
 
 namespace kusari::ops {
 
 // a + b with NumPy broadcasting (one dtype, one device).
-Array add(const Array& a, const Array& b);
+KUSARI_API Array add(const Array& a, const Array& b);
 // a - b with broadcasting.
-Array sub(const Array& a, const Array& b);
+KUSARI_API Array sub(const Array& a, const Array& b);
 // a * b with broadcasting.
-Array mul(const Array& a, const Array& b);
+KUSARI_API Array mul(const Array& a, const Array& b);
 // a / b with broadcasting.
-Array div(const Array& a, const Array& b);
+KUSARI_API Array div(const Array& a, const Array& b);
 // a ** b with broadcasting.
-Array power(const Array& a, const Array& b);
+KUSARI_API Array power(const Array& a, const Array& b);
 // Elementwise larger value (NaN wins), with broadcasting.
-Array maximum(const Array& a, const Array& b);
+KUSARI_API Array maximum(const Array& a, const Array& b);
 // Elementwise smaller value (NaN wins), with broadcasting.
-Array minimum(const Array& a, const Array& b);
+KUSARI_API Array minimum(const Array& a, const Array& b);
 // gy where y > 0, else 0 (the backward of relu given its output y).
-Array relu_grad(const Array& gy, const Array& y);
+KUSARI_API Array relu_grad(const Array& gy, const Array& y);
 // max(a + b, 0) in one pass, NaN propagating (a residual join followed by its ReLU).
-Array add_relu(const Array& a, const Array& b);
+KUSARI_API Array add_relu(const Array& a, const Array& b);
 // a == b as bool, with broadcasting.
-Array equal(const Array& a, const Array& b);
+KUSARI_API Array equal(const Array& a, const Array& b);
 // a != b as bool, with broadcasting.
-Array not_equal(const Array& a, const Array& b);
+KUSARI_API Array not_equal(const Array& a, const Array& b);
 // a < b as bool, with broadcasting.
-Array less(const Array& a, const Array& b);
+KUSARI_API Array less(const Array& a, const Array& b);
 // a <= b as bool, with broadcasting.
-Array less_equal(const Array& a, const Array& b);
+KUSARI_API Array less_equal(const Array& a, const Array& b);
 // a > b as bool, with broadcasting.
-Array greater(const Array& a, const Array& b);
+KUSARI_API Array greater(const Array& a, const Array& b);
 // a >= b as bool, with broadcasting.
-Array greater_equal(const Array& a, const Array& b);
+KUSARI_API Array greater_equal(const Array& a, const Array& b);
 // cond ? a : b elementwise, all three broadcast together.
-Array where(const Array& cond, const Array& a, const Array& b);
+KUSARI_API Array where(const Array& cond, const Array& a, const Array& b);
 // dst += src in place (src broadcast to dst's shape).
-void add_to(const Array& dst, const Array& src);
+KUSARI_API void add_to(const Array& dst, const Array& src);
 // For scores x (N, C) of a floating dtype and integer labels t (N,): bool (N,), true where the label is
 // in [0, C), its score is not NaN, and fewer than k classes score strictly higher (1 <= k <= C).
-Array top_k_hits(const Array& x, const Array& t, int64_t k);
+KUSARI_API Array top_k_hits(const Array& x, const Array& t, int64_t k);
 // Per channel c of (N, C, ...) arrays x and y of one shape and floating dtype: {Σx, Σx·y} over every
 // axis but 1, x gated, as float64 arrays of shape (C,) (channel_sums(x, x) gives Σx and Σx²).
-std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const ChannelGate& gate = {});
+KUSARI_API std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const ChannelGate& gate = {});
 // a[c]·x + b[c]·y + d[c] per channel c of (N, C, ...) arrays in x's dtype, x gated, then max(·, 0) when
 // relu (NaN stays NaN), in one pass; y and b may be undefined; a, b, d have shape (C,).
-Array channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
-                     const ChannelGate& gate = {}, bool relu = false);
+KUSARI_API Array channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                                const ChannelGate& gate = {}, bool relu = false);
 // channel_sums over each of `groups` equal consecutive groups of the samples (axis 0) of x and y (and
 // the gate's input): {Σx, Σx·y} as float64 arrays of shape (groups, C); the gate's scale and shift have
 // shape (groups, C), row g gating group g. One pass over the operands.
-std::pair<Array, Array> group_channel_sums(const Array& x, const Array& y, int64_t groups,
-                                           const ChannelGate& gate = {});
+KUSARI_API std::pair<Array, Array> group_channel_sums(const Array& x, const Array& y, int64_t groups,
+                                                      const ChannelGate& gate = {});
 // channel_affine with coefficients of shape (groups, C): row g of a, b, d (and of the gate's scale and
 // shift) maps group g of `groups` equal consecutive groups of the samples (axis 0). One pass.
-Array group_channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
-                           int64_t groups, const ChannelGate& gate = {}, bool relu = false);
+KUSARI_API Array group_channel_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                                      int64_t groups, const ChannelGate& gate = {}, bool relu = false);
 // The momentum SGD step in place, in one pass: v = momentum * v - lr * g, then w += v (w, v of one
 // shape; g broadcasts to it; one floating dtype).
-void momentum_step(const Array& w, const Array& v, const Array& g, double momentum, double lr);
+KUSARI_API void momentum_step(const Array& w, const Array& v, const Array& g, double momentum, double lr);
 // dst = alpha * dst + beta * x in place, in one pass (x broadcasts to dst's shape; one floating dtype).
-void axpby(const Array& dst, double alpha, const Array& x, double beta);
+KUSARI_API void axpby(const Array& dst, double alpha, const Array& x, double beta);
 
 // A 0-dimensional array of `value` in like's dtype and on like's device.
-Array scalar_like(double value, const Array& like);
+KUSARI_API Array scalar_like(double value, const Array& like);
 
 // -x.
-Array neg(const Array& x);
+KUSARI_API Array neg(const Array& x);
 // e^x (floating dtypes).
-Array exp(const Array& x);
+KUSARI_API Array exp(const Array& x);
 // Natural logarithm (floating dtypes).
-Array log(const Array& x);
+KUSARI_API Array log(const Array& x);
 // Square root (floating dtypes).
-Array sqrt(const Array& x);
+KUSARI_API Array sqrt(const Array& x);
 // x * x.
-Array square(const Array& x);
+KUSARI_API Array square(const Array& x);
 // |x|.
-Array abs(const Array& x);
+KUSARI_API Array abs(const Array& x);
 // -1, 0 or 1 by the sign of x.
-Array sign(const Array& x);
+KUSARI_API Array sign(const Array& x);
 // 1 / x (floating dtypes).
-Array reciprocal(const Array& x);
+KUSARI_API Array reciprocal(const Array& x);
 // 1 / (1 + e^-x) (floating dtypes).
-Array sigmoid(const Array& x);
+KUSARI_API Array sigmoid(const Array& x);
 // Hyperbolic tangent (floating dtypes).
-Array tanh(const Array& x);
+KUSARI_API Array tanh(const Array& x);
 // max(x, 0).
-Array relu(const Array& x);
+KUSARI_API Array relu(const Array& x);
 // x for x > 0, slope * x otherwise (floating dtypes).
-Array leaky_relu(const Array& x, double slope);
+KUSARI_API Array leaky_relu(const Array& x, double slope);
 // x for x > 0, alpha * (e^x - 1) otherwise (floating dtypes).
-Array elu(const Array& x, double alpha);
+KUSARI_API Array elu(const Array& x, double alpha);
 // x ** exponent (floating dtypes).
-Array power(const Array& x, double exponent);
+KUSARI_API Array power(const Array& x, double exponent);
 // !x as bool.
-Array logical_not(const Array& x);
+KUSARI_API Array logical_not(const Array& x);
 
 // Sum over `axes` (all when empty); integer and bool inputs sum to int64.
-Array sum(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+KUSARI_API Array sum(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
 // Mean over `axes` (all when empty; floating dtypes).
-Array mean(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+KUSARI_API Array mean(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
 // Largest element over `axes` (all when empty); throws on an empty reduction.
-Array amax(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+KUSARI_API Array amax(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
 // Smallest element over `axes` (all when empty); throws on an empty reduction.
-Array amin(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+KUSARI_API Array amin(const Array& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
 // Index of the largest element along `axis` (of the flattened array when absent), as int64.
-Array argmax(const Array& x, std::optional<int64_t> axis = {}, bool keepdims = false);
+KUSARI_API Array argmax(const Array& x, std::optional<int64_t> axis = {}, bool keepdims = false);
 // Index of the smallest element along `axis` (of the flattened array when absent), as int64.
-Array argmin(const Array& x, std::optional<int64_t> axis = {}, bool keepdims = false);
+KUSARI_API Array argmin(const Array& x, std::optional<int64_t> axis = {}, bool keepdims = false);
 
 // Matrix product of the last two axes with broadcast batch axes; op(a) = a^T when transpose_a.
-Array matmul(const Array& a, const Array& b, bool transpose_a = false, bool transpose_b = false);
+KUSARI_API Array matmul(const Array& a, const Array& b, bool transpose_a = false, bool transpose_b = false);
 // x (N, in) @ w (out, in)^T + b (out,) with b optional: the bias is written first and the product
 // accumulated onto it by one GEMM (no separate pass to zero or add).
-Array linear(const Array& x, const Array& w, const Array& b);
+KUSARI_API Array linear(const Array& x, const Array& w, const Array& b);
 // Joins arrays along an existing axis.
-Array concatenate(const std::vector<Array>& arrays, int64_t axis);
+KUSARI_API Array concatenate(const std::vector<Array>& arrays, int64_t axis);
 // Normalised, sorted, unique axes (all axes when `axes` is empty); throws naming `op` on a bad or repeated axis.
-std::vector<int64_t> reduction_axes(const std::vector<int64_t>& axes, int64_t ndim, const char* op);
+KUSARI_API std::vector<int64_t> reduction_axes(const std::vector<int64_t>& axes, int64_t ndim, const char* op);
 // The shape a reduction over `axes` leaves, with unit extents kept when keepdims.
-Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdims);
+KUSARI_API Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdims);
 
 }  // namespace kusari::ops
 
 namespace kusari {
 // Elementwise arithmetic on arrays (no autograd); see kusari::ops.
-Array operator+(const Array& a, const Array& b);
-Array operator-(const Array& a, const Array& b);
-Array operator*(const Array& a, const Array& b);
-Array operator/(const Array& a, const Array& b);
-Array operator-(const Array& a);
-Array operator+(const Array& a, double b);
-Array operator-(const Array& a, double b);
-Array operator*(const Array& a, double b);
-Array operator/(const Array& a, double b);
-Array operator*(double a, const Array& b);
+KUSARI_API Array operator+(const Array& a, const Array& b);
+KUSARI_API Array operator-(const Array& a, const Array& b);
+KUSARI_API Array operator*(const Array& a, const Array& b);
+KUSARI_API Array operator/(const Array& a, const Array& b);
+KUSARI_API Array operator-(const Array& a);
+KUSARI_API Array operator+(const Array& a, double b);
+KUSARI_API Array operator-(const Array& a, double b);
+KUSARI_API Array operator*(const Array& a, double b);
+KUSARI_API Array operator/(const Array& a, double b);
+KUSARI_API Array operator*(double a, const Array& b);
 }  // namespace kusari

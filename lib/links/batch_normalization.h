@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include <kusari/core/api.h>
 #include <kusari/functions/normalization.h>
 #include <kusari/links/link.h>
 
@@ -11,7 +12,7 @@ namespace kusari::links {
 class BatchNormalization;
 
 // Options of BatchNormalization, set fluently: BatchNormalizationOptions(64).decay(0.9).zero_gamma().
-class BatchNormalizationOptions {
+class KUSARI_API BatchNormalizationOptions {
  public:
   // Normalisation of `size` channels (axis 1 of the input).
   explicit BatchNormalizationOptions(int64_t size) : size_(size) {}
@@ -66,7 +67,7 @@ class BatchNormalizationOptions {
 // in the mean of the groups' means and the mean of the groups' unbiased variances (var_g * m / (m - 1)
 // for m values per channel in a group), while last_mean, last_var and last_count stay those of the
 // whole local batch.
-class BatchNormalization : public Cloneable<BatchNormalization, Link> {
+class KUSARI_API BatchNormalization : public Cloneable<BatchNormalization, Link> {
  public:
   // A layer configured by options.
   explicit BatchNormalization(const BatchNormalizationOptions& options);

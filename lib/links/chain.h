@@ -1,12 +1,13 @@
 #pragma once
 // Chain: a link with named child links; ChainList: a link with a list of children.
 
+#include <kusari/core/api.h>
 #include <kusari/links/link.h>
 
 namespace kusari::links {
 
 // A link whose children are registered by name.
-class Chain : public Link {
+class KUSARI_API Chain : public Link {
  public:
   Chain() = default;
   // Children in sorted name order.
@@ -53,7 +54,7 @@ class Chain : public Link {
 };
 
 // A link whose children form a list, named "0", "1", ... in order.
-class ChainList : public Cloneable<ChainList, Link> {
+class KUSARI_API ChainList : public Cloneable<ChainList, Link> {
  public:
   ChainList() = default;
   // Appends a child.

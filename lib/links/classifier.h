@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 
+#include <kusari/core/api.h>
 #include <kusari/links/chain.h>
 
 namespace kusari::links {
@@ -12,13 +13,13 @@ namespace kusari::links {
 using LossFunction = std::function<Variable(const Variable& y, const Variable& t)>;
 
 // F::softmax_cross_entropy with its default options.
-Variable default_loss(const Variable& y, const Variable& t);
+KUSARI_API Variable default_loss(const Variable& y, const Variable& t);
 // F::accuracy without an ignored label.
-Variable default_accuracy(const Variable& y, const Variable& t);
+KUSARI_API Variable default_accuracy(const Variable& y, const Variable& t);
 
 // Wraps a predictor (child "predictor"): forward(x, t) runs it on x and returns lossfun(y, t), keeping
 // that loss and accfun(y, t) for the caller (until a reporter takes them over).
-class Classifier : public Cloneable<Classifier, Chain> {
+class KUSARI_API Classifier : public Cloneable<Classifier, Chain> {
  public:
   // A classifier of `predictor` with the given loss and accuracy; an empty accfun computes no accuracy.
   explicit Classifier(std::shared_ptr<Link> predictor, LossFunction lossfun = default_loss,

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include <kusari/core/api.h>
 #include <kusari/functions/convolution_2d.h>
 #include <kusari/links/link.h>
 
@@ -11,7 +12,7 @@ namespace kusari::links {
 class Convolution2D;
 
 // Options of Convolution2D, set fluently: Convolution2DOptions(3, 64, 7).stride(2).pad(3).nobias().
-class Convolution2DOptions {
+class KUSARI_API Convolution2DOptions {
  public:
   // A layer with out_channels filters of ksize whose input channels are inferred at the first forward.
   Convolution2DOptions(int64_t out_channels, functions::Int2 ksize) : Convolution2DOptions(0, out_channels, ksize) {}
@@ -48,7 +49,7 @@ class Convolution2DOptions {
 
 // Parameters W (out_channels, in_channels / groups, kh, kw) and b (out_channels); forward is
 // F::convolution_2d with the options' stride, pad, dilation, groups and cover_all.
-class Convolution2D : public Cloneable<Convolution2D, Link> {
+class KUSARI_API Convolution2D : public Cloneable<Convolution2D, Link> {
  public:
   // A layer configured by options.
   explicit Convolution2D(const Convolution2DOptions& options);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/links/link.h>
 
 namespace kusari::links::initializers {
@@ -14,23 +15,23 @@ namespace kusari::links::initializers {
 enum class Fan { in, out, average };
 
 // (fan_in, fan_out) of a parameter shape: (shape[1], shape[0]) times the receptive field size.
-std::pair<int64_t, int64_t> fans(const Shape& shape);
+KUSARI_API std::pair<int64_t, int64_t> fans(const Shape& shape);
 
 // N(0, scale^2).
-Initializer Normal(double scale = 0.05, std::optional<uint64_t> seed = {});
+KUSARI_API Initializer Normal(double scale = 0.05, std::optional<uint64_t> seed = {});
 // U(-scale, scale).
-Initializer Uniform(double scale = 0.05, std::optional<uint64_t> seed = {});
+KUSARI_API Initializer Uniform(double scale = 0.05, std::optional<uint64_t> seed = {});
 // N(0, scale^2 * 2 / fan) (He et al. 2015).
-Initializer HeNormal(double scale = 1.0, Fan fan = Fan::in, std::optional<uint64_t> seed = {});
+KUSARI_API Initializer HeNormal(double scale = 1.0, Fan fan = Fan::in, std::optional<uint64_t> seed = {});
 // N(0, scale^2 / fan_in) (LeCun 1998).
-Initializer LeCunNormal(double scale = 1.0, std::optional<uint64_t> seed = {});
+KUSARI_API Initializer LeCunNormal(double scale = 1.0, std::optional<uint64_t> seed = {});
 // U(-s, s) with s = scale * sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010).
-Initializer GlorotUniform(double scale = 1.0, std::optional<uint64_t> seed = {});
+KUSARI_API Initializer GlorotUniform(double scale = 1.0, std::optional<uint64_t> seed = {});
 // Every element = value.
-Initializer Constant(double value);
+KUSARI_API Initializer Constant(double value);
 // Every element = 0.
-Initializer Zero();
+KUSARI_API Initializer Zero();
 // Every element = 1.
-Initializer One();
+KUSARI_API Initializer One();
 
 }  // namespace kusari::links::initializers

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include <kusari/core/api.h>
 #include <kusari/links/link.h>
 
 namespace kusari::links {
@@ -10,7 +11,7 @@ namespace kusari::links {
 class Linear;
 
 // Options of Linear, set fluently: LinearOptions(784, 100).nobias().initial_w(HeNormal()).
-class LinearOptions {
+class KUSARI_API LinearOptions {
  public:
   // A layer with out_size outputs whose input size is inferred at the first forward.
   explicit LinearOptions(int64_t out_size) : LinearOptions(0, out_size) {}
@@ -33,7 +34,7 @@ class LinearOptions {
 };
 
 // Parameters W (out_size, in_size) and b (out_size); forward flattens x to (N, -1) as F::linear does.
-class Linear : public Cloneable<Linear, Link> {
+class KUSARI_API Linear : public Cloneable<Linear, Link> {
  public:
   // A layer configured by options.
   explicit Linear(const LinearOptions& options);

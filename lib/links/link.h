@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/core/serializer.h>
 
@@ -18,7 +19,7 @@ namespace kusari::links {
 using Initializer = std::function<void(const Array&)>;
 
 // Base of every layer and model.
-class Link {
+class KUSARI_API Link {
  public:
   Link() = default;
   virtual ~Link() = default;
@@ -117,7 +118,7 @@ class Link {
 
 // Gives a link class a deep copy(): derive as `class MyNet : public Cloneable<MyNet, Chain>`.
 template <class Derived, class Base = Link>
-class Cloneable : public Base {
+class KUSARI_API Cloneable : public Base {
  public:
   using Base::Base;
 

@@ -3,12 +3,13 @@
 
 #include <functional>
 
+#include <kusari/core/api.h>
 #include <kusari/links/chain.h>
 
 namespace kusari::links {
 
 // Applies its layers in order; links among them are its children ("0", "1", ... in link order).
-class Sequential : public Cloneable<Sequential, ChainList> {
+class KUSARI_API Sequential : public Cloneable<Sequential, ChainList> {
  public:
   Sequential() = default;
   // Appends a link (its forward(x) is called).

@@ -4,12 +4,13 @@
 //   m ← β1·m + (1 − β1)·g;  v ← β2·v + (1 − β2)·g²;  v_max ← max(v_max, v) with AMSGrad
 //   w ← w − η·(lr·m̂ / (√v̂ + ε) + λ·w [decoupled only]),  m̂ = m / (1 − β1^t), v̂ = v / (1 − β2^t)
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/adaptive_moments.h>
 
 namespace kusari::optimizers {
 
 // Settings of Adam, e.g. `Adam({.lr = 1e-3, .weight_decay_rate = 0.01, .decoupled_weight_decay = true})`.
-struct AdamOptions {
+struct KUSARI_API AdamOptions {
   double lr = 1e-3;                     // step size α
   double beta1 = 0.9;                   // decay of the first moment, in [0, 1)
   double beta2 = 0.999;                 // decay of the second moment, in [0, 1)
@@ -21,7 +22,7 @@ struct AdamOptions {
 };
 
 // Adaptive moment estimation.
-class Adam : public AdaptiveMomentOptimizer {
+class KUSARI_API Adam : public AdaptiveMomentOptimizer {
  public:
   // Throws ValueError for an option out of its range.
   explicit Adam(const AdamOptions& options = {});

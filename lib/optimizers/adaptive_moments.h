@@ -1,12 +1,13 @@
 #pragma once
 // The hyperparameter accessors shared by the optimizers that keep first and second moment estimates.
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::optimizers {
 
 // Base of Adam and LAMB: typed access to their β1, β2 and ε hyperparameters.
-class AdaptiveMomentOptimizer : public Optimizer {
+class KUSARI_API AdaptiveMomentOptimizer : public Optimizer {
  public:
   // β1.
   double beta1() const { return hyperparam().get("beta1"); }

@@ -5,12 +5,13 @@
 #include <memory>
 #include <optional>
 
+#include <kusari/core/api.h>
 #include <kusari/links/link.h>
 
 namespace kusari::optimizers {
 
 // Attached to an Optimizer: sees its target from setup() on and runs first in every update().
-class GradientSynchronizer {
+class KUSARI_API GradientSynchronizer {
  public:
   virtual ~GradientSynchronizer() = default;
   // Called by Optimizer::setup (or at installation when the optimizer already has a target).

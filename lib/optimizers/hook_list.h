@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/error.h>
 
 namespace kusari::optimizers {
@@ -16,7 +17,7 @@ enum class HookTiming { pre, post };
 
 // An ordered list of uniquely named hooks of one signature.
 template <class Hook>
-class HookList {
+class KUSARI_API HookList {
  public:
   // Appends `hook`; throws ValueError naming `owner` if the name is taken.
   void add(Hook hook, const std::string& name, HookTiming timing, const char* owner) {

@@ -4,12 +4,13 @@
 
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::optimizers {
 
 // g ← g + rate·w (L2 weight decay), skipping parameters whose rule is weight_decay_exempt.
-class WeightDecay {
+class KUSARI_API WeightDecay {
  public:
   // rate ≥ 0; throws ValueError otherwise.
   explicit WeightDecay(double rate);
@@ -21,7 +22,7 @@ class WeightDecay {
 };
 
 // g ← g + rate·sign(w) (L1 regularisation), skipping parameters whose rule is weight_decay_exempt.
-class Lasso {
+class KUSARI_API Lasso {
  public:
   // rate ≥ 0; throws ValueError otherwise.
   explicit Lasso(double rate);
@@ -33,7 +34,7 @@ class Lasso {
 };
 
 // Rescales all gradients together so their global L2 norm is at most `threshold`.
-class GradientClipping {
+class KUSARI_API GradientClipping {
  public:
   // threshold > 0; throws ValueError otherwise.
   explicit GradientClipping(double threshold);
@@ -45,7 +46,7 @@ class GradientClipping {
 };
 
 // Clamps every gradient element into [lower, upper].
-class GradientHardClipping {
+class KUSARI_API GradientHardClipping {
  public:
   // lower ≤ upper; throws ValueError otherwise.
   GradientHardClipping(double lower, double upper);
@@ -58,7 +59,7 @@ class GradientHardClipping {
 
 // Turns any momentum optimizer into LARS: g ← trust·(g + βw) with the LARS trust ratio
 // η‖w‖ / (‖g‖ + β‖w‖ + ε) (1 when a norm is 0); parameters marked lars_skip are left alone.
-class GradientLARS {
+class KUSARI_API GradientLARS {
  public:
   // eta η ≥ 0, weight_decay β ≥ 0, eps ε ≥ 0; throws ValueError otherwise.
   explicit GradientLARS(double eta = 0.001, double weight_decay = 0, double eps = 1e-9);

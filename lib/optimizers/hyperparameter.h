@@ -8,10 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include <kusari/core/api.h>
+
 namespace kusari::optimizers {
 
 // A named set of doubles that falls back to its parent for names it does not set itself.
-class Hyperparameter {
+class KUSARI_API Hyperparameter {
  public:
   // A set with an optional parent (an optimizer's set has none; a rule's set has the optimizer's).
   explicit Hyperparameter(std::shared_ptr<const Hyperparameter> parent = nullptr);

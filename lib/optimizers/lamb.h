@@ -4,12 +4,13 @@
 //   r = m̂ / (√v̂ + ε);  u = r + λw;  w ← w − lr·φ(‖w‖) / ‖u‖ · u,  φ(z) = min(max(z, γ_l), γ_u)
 // The ratio is 1 when ‖w‖ or ‖u‖ is 0, and for parameters marked lars_skip (which also get λ = 0).
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/adaptive_moments.h>
 
 namespace kusari::optimizers {
 
 // Settings of LAMB.
-struct LAMBOptions {
+struct KUSARI_API LAMBOptions {
   double lr = 1e-3;               // global rate
   double beta1 = 0.9;             // decay of the first moment, in [0, 1)
   double beta2 = 0.999;           // decay of the second moment, in [0, 1)
@@ -20,7 +21,7 @@ struct LAMBOptions {
 };
 
 // Layer-wise adaptive moments for large batches.
-class LAMB : public AdaptiveMomentOptimizer {
+class KUSARI_API LAMB : public AdaptiveMomentOptimizer {
  public:
   // Throws ValueError for an option out of its range (including lower_bound > upper_bound).
   explicit LAMB(const LAMBOptions& options = {});

@@ -5,12 +5,13 @@
 // Parameters marked lars_skip (biases, batch-norm γ/β) use trust = 1 and β = 0. The `clip` variant
 // (NVIDIA's LARC) uses the rate min(lr, η‖w‖ / (‖g‖ + β‖w‖ + ε)) instead of lr·trust.
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::optimizers {
 
 // Settings of LARS, e.g. `LARS({.lr = 10, .weight_decay_rate = 5e-5})`.
-struct LARSOptions {
+struct KUSARI_API LARSOptions {
   double lr = 0.1;                 // global rate
   double momentum = 0.9;           // m, in [0, 1)
   double eta = 0.001;              // trust coefficient η
@@ -21,10 +22,10 @@ struct LARSOptions {
 
 // The per-layer rate as a 0-d array (float32, or float64 for float64 arrays): lr·trust, or with
 // `clip` min(lr, η‖w‖ / (‖g‖ + β‖w‖ + ε)); lr when ‖w‖ or ‖g‖ is 0.
-Array lars_rate(const Array& w, const Array& g, double lr, double eta, double beta, double eps, bool clip);
+KUSARI_API Array lars_rate(const Array& w, const Array& g, double lr, double eta, double beta, double eps, bool clip);
 
 // Layer-wise adaptive rate scaling.
-class LARS : public Optimizer {
+class KUSARI_API LARS : public Optimizer {
  public:
   // Throws ValueError for an option out of its range.
   explicit LARS(const LARSOptions& options = {});

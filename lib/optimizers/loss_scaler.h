@@ -4,12 +4,13 @@
 
 #include <cstdint>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 
 namespace kusari::optimizers {
 
 // Settings of dynamic loss scaling.
-struct DynamicLossScaleOptions {
+struct KUSARI_API DynamicLossScaleOptions {
   double initial_scale = 65536.0;     // S at the start (2^16)
   int64_t growth_interval = 2000;     // clean steps in a row after which S grows
   double factor = 2.0;                // S is multiplied by this on growth and divided on overflow
@@ -20,7 +21,7 @@ struct DynamicLossScaleOptions {
 // A static or dynamic loss scale. The backward seed is S in the loss's dtype: for a float16 loss the
 // default 2^16 is already inf (float16 stops at 65504), so the first step is skipped and S settles
 // at 2^15; a float32 loss avoids that.
-class LossScaler {
+class KUSARI_API LossScaler {
  public:
   // A fixed scale S > 0; throws ValueError otherwise.
   static LossScaler fixed(double scale);

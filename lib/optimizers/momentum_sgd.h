@@ -1,12 +1,13 @@
 #pragma once
 // MomentumSGD in Chainer's form: v ← m·v − lr·(g + λw); w ← w + v.
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::optimizers {
 
 // Stochastic gradient descent with momentum.
-class MomentumSGD : public Optimizer {
+class KUSARI_API MomentumSGD : public Optimizer {
  public:
   // lr ≥ 0, momentum m in [0, 1), weight_decay_rate λ (coupled L2).
   explicit MomentumSGD(double lr = 0.01, double momentum = 0.9, double weight_decay_rate = 0);

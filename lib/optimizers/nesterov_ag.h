@@ -2,12 +2,13 @@
 // Nesterov's accelerated gradient in Chainer's form:
 // v ← m·v − lr·g;  w ← w + m²·v − (1 + m)·lr·g  (g including coupled L2 λw).
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::optimizers {
 
 // Momentum SGD with Nesterov's look-ahead.
-class NesterovAG : public Optimizer {
+class KUSARI_API NesterovAG : public Optimizer {
  public:
   // lr ≥ 0, momentum m in [0, 1), weight_decay_rate λ (coupled L2).
   explicit NesterovAG(double lr = 0.01, double momentum = 0.9, double weight_decay_rate = 0);

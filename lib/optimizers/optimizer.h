@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/links/link.h>
 #include <kusari/optimizers/gradient_synchronizer.h>
 #include <kusari/optimizers/hyperparameter.h>
@@ -18,7 +19,7 @@
 namespace kusari::optimizers {
 
 // One parameter about to be updated: hooks read and modify `grad` in place.
-struct GradientEntry {
+struct KUSARI_API GradientEntry {
   std::string name;   // the parameter's path ("/conv1/W")
   Variable param;     // the parameter
   Array grad;         // its gradient, divided by the loss scale (float32 for half parameters when
@@ -34,7 +35,7 @@ using OptimizerHook = std::function<void(Optimizer& optimizer, std::vector<Gradi
 using FiniteCheck = std::function<bool(bool locally_finite)>;
 
 // Base of every optimizer.
-class Optimizer {
+class KUSARI_API Optimizer {
  public:
   virtual ~Optimizer() = default;
   Optimizer(const Optimizer&) = delete;
@@ -151,8 +152,8 @@ class Optimizer {
 };
 
 // Reads a required non-negative hyperparameter argument; throws ValueError naming the optimizer.
-double require_nonnegative(double value, const char* optimizer, const char* name);
+KUSARI_API double require_nonnegative(double value, const char* optimizer, const char* name);
 // Reads a required argument in [0, 1); throws ValueError naming the optimizer.
-double require_unit_interval(double value, const char* optimizer, const char* name);
+KUSARI_API double require_unit_interval(double value, const char* optimizer, const char* name);
 
 }  // namespace kusari::optimizers

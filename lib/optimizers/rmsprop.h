@@ -1,12 +1,13 @@
 #pragma once
 // RMSprop: ms ← α·ms + (1 − α)·g²;  w ← w − lr·g / (√ms + ε)  (g including coupled L2 λw).
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::optimizers {
 
 // Gradient descent scaled by a running root mean square of the gradient.
-class RMSprop : public Optimizer {
+class KUSARI_API RMSprop : public Optimizer {
  public:
   // lr ≥ 0, alpha α in [0, 1), eps ε ≥ 0, weight_decay_rate λ (coupled L2).
   explicit RMSprop(double lr = 0.01, double alpha = 0.99, double eps = 1e-8, double weight_decay_rate = 0);

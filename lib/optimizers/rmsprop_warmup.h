@@ -6,12 +6,13 @@
 //   α_RMS(e) = (1 − α_SGD(e))·lr_RMS / lr
 // e is the optimizer's epoch_detail(), which the training loop sets every iteration.
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::optimizers {
 
 // Settings of the RMSprop warm-up (defaults from the paper).
-struct RMSpropWarmupOptions {
+struct KUSARI_API RMSpropWarmupOptions {
   double lr = 0.1;                // lr of the SGD phase
   double momentum = 0.9;          // μ1, in [0, 1)
   double rms_decay = 0.99;        // μ2, in [0, 1)
@@ -23,10 +24,10 @@ struct RMSpropWarmupOptions {
 };
 
 // α_SGD(e) for the given b_c and b_p.
-double warmup_alpha_sgd(double epoch, double center, double period);
+KUSARI_API double warmup_alpha_sgd(double epoch, double center, double period);
 
 // Momentum SGD that starts as RMSprop.
-class RMSpropWarmup : public Optimizer {
+class KUSARI_API RMSpropWarmup : public Optimizer {
  public:
   // Throws ValueError for an option out of its range.
   explicit RMSpropWarmup(const RMSpropWarmupOptions& options = {});

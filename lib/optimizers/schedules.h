@@ -6,10 +6,12 @@
 #include <memory>
 #include <vector>
 
+#include <kusari/core/api.h>
+
 namespace kusari::optimizers {
 
 // A value as a function of the step; value() throws ValueError for a negative step.
-class Schedule {
+class KUSARI_API Schedule {
  public:
   virtual ~Schedule() = default;
   // The value at `step` ≥ 0.
@@ -17,7 +19,7 @@ class Schedule {
 };
 
 // base · gamma^⌊step / step_size⌋.
-class StepSchedule : public Schedule {
+class KUSARI_API StepSchedule : public Schedule {
  public:
   // step_size > 0, gamma > 0.
   StepSchedule(double base, double gamma, double step_size);
@@ -28,7 +30,7 @@ class StepSchedule : public Schedule {
 };
 
 // base · gamma^(number of milestones ≤ step) (Goyal et al.: ÷10 at epochs 30, 60, 80).
-class MultiStepSchedule : public Schedule {
+class KUSARI_API MultiStepSchedule : public Schedule {
  public:
   // gamma > 0, milestones strictly increasing.
   MultiStepSchedule(double base, double gamma, std::vector<double> milestones);
@@ -40,7 +42,7 @@ class MultiStepSchedule : public Schedule {
 };
 
 // base · gamma^step.
-class ExponentialSchedule : public Schedule {
+class KUSARI_API ExponentialSchedule : public Schedule {
  public:
   // gamma > 0.
   ExponentialSchedule(double base, double gamma);
@@ -51,7 +53,7 @@ class ExponentialSchedule : public Schedule {
 };
 
 // From start to end linearly over `total` steps, then end.
-class LinearSchedule : public Schedule {
+class KUSARI_API LinearSchedule : public Schedule {
  public:
   // total > 0.
   LinearSchedule(double start, double end, double total);
@@ -62,7 +64,7 @@ class LinearSchedule : public Schedule {
 };
 
 // (base − end) · (1 − min(step, total) / total)^power + end (Jia et al., MLPerf LARS: power 2).
-class PolynomialSchedule : public Schedule {
+class KUSARI_API PolynomialSchedule : public Schedule {
  public:
   // total > 0, power > 0.
   PolynomialSchedule(double base, double end, double total, double power);
@@ -73,7 +75,7 @@ class PolynomialSchedule : public Schedule {
 };
 
 // end + (base − end) · (1 + cos(π · min(step, total) / total)) / 2.
-class CosineSchedule : public Schedule {
+class KUSARI_API CosineSchedule : public Schedule {
  public:
   // total > 0.
   CosineSchedule(double base, double end, double total);
@@ -85,7 +87,7 @@ class CosineSchedule : public Schedule {
 
 // values[i] on [boundaries[i−1], boundaries[i]) (values[0] before the first boundary, the last
 // value from the last boundary on).
-class PiecewiseConstantSchedule : public Schedule {
+class KUSARI_API PiecewiseConstantSchedule : public Schedule {
  public:
   // boundaries strictly increasing, values.size() == boundaries.size() + 1.
   PiecewiseConstantSchedule(std::vector<double> boundaries, std::vector<double> values);
@@ -98,7 +100,7 @@ class PiecewiseConstantSchedule : public Schedule {
 // A linear ramp from `start` to the wrapped schedule's value over `warmup` steps, then the wrapped
 // schedule (Goyal et al.'s gradual warm-up). The wrapped schedule sees step − warmup when `shift`
 // (its step 0 is the end of the warm-up), else the step unchanged.
-class LinearWarmup : public Schedule {
+class KUSARI_API LinearWarmup : public Schedule {
  public:
   // after non-null, warmup ≥ 0.
   LinearWarmup(std::shared_ptr<const Schedule> after, double warmup, double start = 0, bool shift = false);
@@ -114,7 +116,7 @@ class LinearWarmup : public Schedule {
 // epochs[i]); by default 0.5·lr_base on [0, 40), 0.075·lr_base on [40, 70), 0.01·lr_base on [70, 85),
 // 0.001·lr_base from 85 on. Throws ValueError unless epochs increase strictly and there is one more
 // factor than epochs.
-PiecewiseConstantSchedule slow_start_schedule(double lr_base, const std::vector<double>& epochs = {40, 70, 85},
-                                              const std::vector<double>& factors = {0.5, 0.075, 0.01, 0.001});
+KUSARI_API PiecewiseConstantSchedule slow_start_schedule(double lr_base, const std::vector<double>& epochs = {40, 70, 85},
+                                                         const std::vector<double>& factors = {0.5, 0.075, 0.01, 0.001});
 
 }  // namespace kusari::optimizers

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/core/serializer.h>
 #include <kusari/optimizers/hook_list.h>
@@ -16,7 +17,7 @@
 namespace kusari::optimizers {
 
 // The update of one parameter; each optimizer derives one and implements update_core.
-class UpdateRule {
+class KUSARI_API UpdateRule {
  public:
   // Called with the rule, the parameter and the gradient the rule is about to use (or just used).
   using Hook = std::function<void(UpdateRule& rule, const Variable& param, const Array& grad)>;
@@ -90,6 +91,6 @@ class UpdateRule {
 };
 
 // Whether the dtype is float16 or bfloat16 (the dtypes use_fp32_update widens).
-bool is_half_precision(Dtype dtype);
+KUSARI_API bool is_half_precision(Dtype dtype);
 
 }  // namespace kusari::optimizers

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::optimizers {
@@ -13,13 +14,13 @@ namespace kusari::optimizers {
 using ParamPredicate = std::function<bool(const std::string& path, const Variable& param)>;
 
 // True for parameters named "b", "beta" or "gamma" (the last component of the path).
-bool is_bias_or_normalization(const std::string& path, const Variable& param);
+KUSARI_API bool is_bias_or_normalization(const std::string& path, const Variable& param);
 // True for initialised parameters with at most one axis (biases, normalisation scales and shifts).
-bool is_one_dimensional(const std::string& path, const Variable& param);
+KUSARI_API bool is_one_dimensional(const std::string& path, const Variable& param);
 
 // For every parameter of the optimizer's target that `predicate` selects: overrides its rule's
 // weight_decay_rate with 0, and marks the rule weight_decay_exempt and lars_skip. Returns how many
 // parameters were selected; throws ValueError before setup().
-int64_t exclude_from_weight_decay(Optimizer& optimizer, const ParamPredicate& predicate = is_bias_or_normalization);
+KUSARI_API int64_t exclude_from_weight_decay(Optimizer& optimizer, const ParamPredicate& predicate = is_bias_or_normalization);
 
 }  // namespace kusari::optimizers

@@ -1,6 +1,6 @@
 #include <kusari/serializers/array_dict.h>
 
-#include <kusari/serializers/byte_io.h>
+#include <kusari/serializers/detail/byte_io.h>
 #include <kusari/serializers/npy.h>
 
 namespace kusari::serializers {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 
 namespace kusari::serializers {
@@ -16,7 +17,7 @@ namespace kusari::serializers {
 using ArrayDict = std::map<std::string, Array>;
 
 // Records what a walk saves into an ArrayDict (arrays as copies taken when recorded).
-class DictSerializer : public Serializer {
+class KUSARI_API DictSerializer : public Serializer {
  public:
   // An empty collection at the root scope.
   DictSerializer();
@@ -45,7 +46,7 @@ class DictSerializer : public Serializer {
 
 // Loads a walk from an ArrayDict. A missing key throws ValueError naming it; a defined target must
 // have the stored shape (ShapeError naming both) and keeps its dtype and device.
-class DictDeserializer : public Serializer {
+class KUSARI_API DictDeserializer : public Serializer {
  public:
   // Reads from `values` (held by this object) at the root scope.
   explicit DictDeserializer(ArrayDict values);
@@ -75,8 +76,8 @@ class DictDeserializer : public Serializer {
 
 // The bytes of `values`: per entry its key, its dtype name ("undefined" for an undefined array) and
 // its elements as a .npy file.
-std::string pack_array_dict(const ArrayDict& values);
+KUSARI_API std::string pack_array_dict(const ArrayDict& values);
 // The ArrayDict packed in `bytes`; malformed bytes throw IOError naming `source`.
-ArrayDict unpack_array_dict(std::string_view bytes, const std::string& source);
+KUSARI_API ArrayDict unpack_array_dict(std::string_view bytes, const std::string& source);
 
 }  // namespace kusari::serializers

@@ -6,11 +6,13 @@
 #include <string>
 #include <string_view>
 
+#include <kusari/core/api.h>
+
 namespace kusari::serializers {
 
 // An output file written under a temporary name beside `path` and renamed over `path` by commit();
 // destroyed uncommitted (after an error), it removes the temporary file and leaves `path` as it was.
-class AtomicFile {
+class KUSARI_API AtomicFile {
  public:
   // Creates the temporary file; throws IOError naming `path` when its directory does not accept it.
   explicit AtomicFile(std::string path);

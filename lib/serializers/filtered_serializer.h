@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 
 namespace kusari::serializers {
@@ -16,7 +17,7 @@ using KeyPredicate = std::function<bool(const std::string& key)>;
 
 // Forwards to `inner` (under the same relative keys) every value whose full key, counted from this
 // serializer's root, `accept` returns true for; the others are neither saved nor loaded.
-class FilteredSerializer : public Serializer {
+class KUSARI_API FilteredSerializer : public Serializer {
  public:
   // Filters a walk into `inner`, which must outlive this serializer. Throws ValueError for an empty predicate.
   FilteredSerializer(Serializer& inner, KeyPredicate accept);

@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cstring>
 
-#include <kusari/serializers/byte_io.h>
+#include <kusari/serializers/detail/byte_io.h>
 
 namespace kusari::serializers {
 namespace {

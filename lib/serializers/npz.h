@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 
 namespace kusari::serializers {
@@ -26,7 +27,7 @@ template <class T>
 concept Serializable = requires(T& target, Serializer& serializer) { target.serialize(serializer); };
 
 // Collects values under hierarchical keys, then writes them as one .npz archive that NumPy can open.
-class NpzSerializer : public Serializer {
+class KUSARI_API NpzSerializer : public Serializer {
  public:
   // An empty collection at the root scope.
   NpzSerializer();
@@ -57,7 +58,7 @@ class NpzSerializer : public Serializer {
 };
 
 // Reads values from an .npz archive (written by kusari, numpy.savez or numpy.savez_compressed).
-class NpzDeserializer : public Serializer {
+class KUSARI_API NpzDeserializer : public Serializer {
  public:
   // Opens `path` (IOError when it is not a readable zip archive); keys are looked up under `prefix`
   // (e.g. "updater/model:main/" to load a model out of a trainer snapshot). When strict, a key missing
@@ -96,7 +97,7 @@ class NpzDeserializer : public Serializer {
 
 // Saves what `visit` serializes to the .npz file `path` (written to a temporary file beside it, then
 // renamed, so no half-written file ever appears at `path`).
-void save_npz(const std::string& path, const SerializeFunction& visit, bool compress = false);
+KUSARI_API void save_npz(const std::string& path, const SerializeFunction& visit, bool compress = false);
 
 // Saves `target` (a link, an optimizer, ...) to `path`.
 template <Serializable T>
@@ -107,8 +108,8 @@ void save_npz(const std::string& path, T& target, bool compress = false) {
 // Loads what `visit` serializes from `path`: a first pass reads and checks every value, a second assigns
 // them, so on any error (missing key when strict, shape mismatch, corrupt file) nothing has changed.
 // `visit` must ask for the same keys in both passes.
-void load_npz(const std::string& path, const SerializeFunction& visit, bool strict = true,
-              const std::string& prefix = "");
+KUSARI_API void load_npz(const std::string& path, const SerializeFunction& visit, bool strict = true,
+                         const std::string& prefix = "");
 
 // Loads `target` (a link, an optimizer, ...) from `path`; see the overload above.
 template <Serializable T>

@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 #include <kusari/core/error.h>
-#include <kusari/serializers/byte_io.h>
+#include <kusari/serializers/detail/byte_io.h>
 
 namespace kusari::serializers {
 namespace {

@@ -8,12 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/serializers/atomic_file.h>
 
 namespace kusari::serializers {
 
 // Writes a zip archive entry by entry; the archive appears at its path only when finish() succeeds.
-class ZipWriter {
+class KUSARI_API ZipWriter {
  public:
   // Starts an archive that finish() moves to `path`; with force_zip64 every entry and the end record use
   // the ZIP64 extensions (which are otherwise used only past 4 GiB or 65535 entries).
@@ -43,7 +44,7 @@ class ZipWriter {
 
 // Reads entries of a zip archive, checking sizes and CRC-32; malformed archives throw IOError naming
 // the file and what was wrong.
-class ZipReader {
+class KUSARI_API ZipReader {
  public:
   // Opens `path` and reads its central directory.
   explicit ZipReader(std::string path);

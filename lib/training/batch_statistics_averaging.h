@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include <kusari/core/api.h>
 #include <kusari/distributed/communicator.h>
 #include <kusari/links/link.h>
 #include <kusari/training/extension.h>
@@ -18,10 +19,10 @@ namespace kusari::training {
 // last training batches together (E[x] and E[x²] weighted by each rank's last_count, var = E[x²] −
 // E[x]²), leaving a layer no rank has trained yet as it is. One float64 all-reduce for all layers.
 // Collective: every rank calls it with the same model structure.
-void average_batch_statistics_now(const links::Link& model, const distributed::Communicator& comm);
+KUSARI_API void average_batch_statistics_now(const links::Link& model, const distributed::Communicator& comm);
 
 // An extension that runs average_batch_statistics_now before the evaluator and snapshots of the same
 // iteration: `trainer.extend(average_batch_statistics(model, comm), evaluation_trigger)`.
-std::shared_ptr<Extension> average_batch_statistics(std::shared_ptr<links::Link> model, distributed::Communicator comm);
+KUSARI_API std::shared_ptr<Extension> average_batch_statistics(std::shared_ptr<links::Link> model, distributed::Communicator comm);
 
 }  // namespace kusari::training

@@ -5,13 +5,14 @@
 #include <optional>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/training/dict_summary.h>
 #include <kusari/training/trigger.h>
 
 namespace kusari::training {
 
 // Averages `key` over each interval of an inner trigger and fires when the mean beats the best so far.
-class BestValueTrigger : public CloneableTrigger<BestValueTrigger> {
+class KUSARI_API BestValueTrigger : public CloneableTrigger<BestValueTrigger> {
  public:
   // Which direction is better.
   enum class Better { lower, higher };
@@ -33,7 +34,7 @@ class BestValueTrigger : public CloneableTrigger<BestValueTrigger> {
 };
 
 // Fires when the mean of `key` over an interval is the lowest so far.
-class MinValueTrigger : public BestValueTrigger {
+class KUSARI_API MinValueTrigger : public BestValueTrigger {
  public:
   // Watches `key` over intervals of `trigger` (default: each epoch).
   explicit MinValueTrigger(std::string key, Trigger trigger = {})
@@ -41,7 +42,7 @@ class MinValueTrigger : public BestValueTrigger {
 };
 
 // Fires when the mean of `key` over an interval is the highest so far.
-class MaxValueTrigger : public BestValueTrigger {
+class KUSARI_API MaxValueTrigger : public BestValueTrigger {
  public:
   // Watches `key` over intervals of `trigger` (default: each epoch).
   explicit MaxValueTrigger(std::string key, Trigger trigger = {})

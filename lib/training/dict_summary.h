@@ -4,13 +4,14 @@
 #include <map>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 #include <kusari/training/reporter.h>
 
 namespace kusari::training {
 
 // Accumulates observations over an interval and gives each key's weighted mean.
-class DictSummary {
+class KUSARI_API DictSummary {
  public:
   // Adds every value of `observation` with `weight` (> 0; e.g. a batch size); keys may differ between calls.
   void add(const Observation& observation, double weight = 1);

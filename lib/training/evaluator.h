@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/core/device.h>
 #include <kusari/data/iterator.h>
 #include <kusari/links/link.h>
@@ -16,13 +17,13 @@
 namespace kusari::training {
 
 // Settings of an Evaluator.
-struct EvaluatorOptions {
+struct KUSARI_API EvaluatorOptions {
   std::optional<Device> device{};       // where batches are concatenated (default: where they are)
   std::string prefix = "validation";    // reported keys become "<prefix>/<key>"; also the default name
 };
 
 // Evaluates on a whole data set each time it runs (by default once per epoch).
-class Evaluator : public Extension {
+class KUSARI_API Evaluator : public Extension {
  public:
   // Calls eval_fn on every batch of `iterator` (which should not repeat; one epoch is used either way)
   // with `model` (optional) in evaluation mode. Throws ValueError for a null iterator or an empty function.

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 #include <kusari/training/trigger.h>
 
@@ -18,7 +19,7 @@ inline constexpr int kPriorityReader = 100;    // reads the observation (LogRepo
 inline constexpr int kPrioritySnapshot = -100; // runs after everything else has updated its state
 
 // The interface of every extension; all hooks but operator() default to doing nothing.
-class Extension {
+class KUSARI_API Extension {
  public:
   virtual ~Extension() = default;
   // Runs the extension (its trigger fired after an update).
@@ -41,7 +42,7 @@ class Extension {
 };
 
 // An extension that calls a function.
-class LambdaExtension : public Extension {
+class KUSARI_API LambdaExtension : public Extension {
  public:
   // Runs `function` under `name`, by default when `trigger` fires with `priority`.
   LambdaExtension(std::function<void(Trainer&)> function, std::string name, Trigger trigger = {1, "iteration"},
@@ -59,7 +60,7 @@ class LambdaExtension : public Extension {
 };
 
 // A LambdaExtension: `trainer.extend(make_extension([](Trainer& t) { ... }, "my_hook", {1, "epoch"}))`.
-std::shared_ptr<Extension> make_extension(std::function<void(Trainer&)> function, std::string name,
-                                          Trigger trigger = {1, "iteration"}, int priority = kPriorityReader);
+KUSARI_API std::shared_ptr<Extension> make_extension(std::function<void(Trainer&)> function, std::string name,
+                                                     Trigger trigger = {1, "iteration"}, int priority = kPriorityReader);
 
 }  // namespace kusari::training

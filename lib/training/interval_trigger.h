@@ -3,13 +3,14 @@
 
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/training/trigger.h>
 #include <kusari/training/unit_progress.h>
 
 namespace kusari::training {
 
 // Fires whenever the progress crosses a multiple of the period.
-class IntervalTrigger : public CloneableTrigger<IntervalTrigger> {
+class KUSARI_API IntervalTrigger : public CloneableTrigger<IntervalTrigger> {
  public:
   // period > 0 (fractional epochs allowed); unit "iteration" or "epoch". Throws ValueError otherwise.
   IntervalTrigger(double period, std::string unit);

@@ -5,20 +5,21 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/training/dict_summary.h>
 #include <kusari/training/extension.h>
 
 namespace kusari::training {
 
 // Settings of a LogReport.
-struct LogReportOptions {
+struct KUSARI_API LogReportOptions {
   std::vector<std::string> keys{};  // the observed keys to log; empty logs every key
   Trigger trigger = {1, "epoch"};   // when an entry is made
   std::string filename = "log";     // the file under the trainer's out directory; empty writes none
 };
 
 // Logs the means of the observations, interval by interval.
-class LogReport : public Extension {
+class KUSARI_API LogReport : public Extension {
  public:
   // Logs as `options` say.
   explicit LogReport(LogReportOptions options = {});
@@ -40,10 +41,10 @@ class LogReport : public Extension {
 
 // The entries as Chainer writes its log: a JSON list of objects with 4-space indentation, keys sorted,
 // numbers in their shortest round-trip form and non-finite ones as NaN, Infinity and -Infinity.
-std::string log_to_json(const std::vector<Observation>& log);
+KUSARI_API std::string log_to_json(const std::vector<Observation>& log);
 // The entries of a log in that format (any JSON list of flat objects of numbers, NaN and ±Infinity
 // allowed), e.g. to plot or tabulate finished runs; throws ValueError naming the offset, what was
 // expected there and what came.
-std::vector<Observation> log_from_json(const std::string& text);
+KUSARI_API std::vector<Observation> log_from_json(const std::string& text);
 
 }  // namespace kusari::training

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/training/reporter.h>
 
@@ -23,7 +24,7 @@ concept SupervisedModel = requires(M& model, const Variable& x, const Variable& 
 };
 
 // Throws ValueError unless `batch` has exactly the two components {x, t}.
-void require_input_and_target(const std::vector<Array>& batch);
+KUSARI_API void require_input_and_target(const std::vector<Array>& batch);
 
 // The loss model->forward(x, t) of a batch {x, t}, reported as "main/loss".
 template <SupervisedModel M>

@@ -4,13 +4,14 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/training/trigger.h>
 #include <kusari/training/unit_progress.h>
 
 namespace kusari::training {
 
 // Fires when the progress reaches one of the given points.
-class ManualScheduleTrigger : public CloneableTrigger<ManualScheduleTrigger> {
+class KUSARI_API ManualScheduleTrigger : public CloneableTrigger<ManualScheduleTrigger> {
  public:
   // points non-empty and ≥ 0; unit "iteration" or "epoch". Throws ValueError otherwise.
   ManualScheduleTrigger(std::vector<double> points, std::string unit);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/distributed/communicator.h>
 #include <kusari/training/dict_summary.h>
 #include <kusari/training/evaluator.h>
@@ -14,10 +15,10 @@ namespace kusari::training {
 // The sum over the ranks of every rank's summary (each key's weighted sums and weights added over the
 // ranks that reported it), bitwise the same on every rank: gathered at rank 0, merged in rank order
 // and broadcast. Collective.
-DictSummary merge_across_ranks(const DictSummary& local, const distributed::Communicator& comm);
+KUSARI_API DictSummary merge_across_ranks(const DictSummary& local, const distributed::Communicator& comm);
 
 // An Evaluator over this rank's shard whose reports cover every rank's shard.
-class MultiNodeEvaluator : public Extension {
+class KUSARI_API MultiNodeEvaluator : public Extension {
  public:
   // Runs `evaluator` on this rank and combines over comm. Throws ValueError for a null evaluator.
   MultiNodeEvaluator(std::shared_ptr<Evaluator> evaluator, distributed::Communicator comm);
@@ -40,7 +41,7 @@ class MultiNodeEvaluator : public Extension {
 // `evaluator` made multi-node: `trainer.extend(create_multi_node_evaluator(evaluator, comm))`, with
 // the evaluator's iterator over this rank's shard (scatter_dataset with force_equal_length off, so no
 // example is counted twice). Every rank must run it at the same iterations.
-std::shared_ptr<MultiNodeEvaluator> create_multi_node_evaluator(std::shared_ptr<Evaluator> evaluator,
-                                                                const distributed::Communicator& comm);
+KUSARI_API std::shared_ptr<MultiNodeEvaluator> create_multi_node_evaluator(std::shared_ptr<Evaluator> evaluator,
+                                                                           const distributed::Communicator& comm);
 
 }  // namespace kusari::training

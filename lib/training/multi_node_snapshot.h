@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/distributed/communicator.h>
 #include <kusari/training/snapshot.h>
 
@@ -17,12 +18,12 @@ namespace kusari::training {
 
 // Whether `key` (a full trainer key) is state each rank keeps for itself: a value under a scope named
 // "iterator:<name>" (an updater's iterators, in Chainer's layout).
-bool is_rank_local_key(const std::string& key);
+KUSARI_API bool is_rank_local_key(const std::string& key);
 
 // Snapshots of the whole trainer over the ranks of a communicator. Every rank extends its trainer
 // with one and runs it at the same iterations; the files must be visible to every rank at the same
 // path (one machine or a shared file system).
-class MultiNodeSnapshot : public Extension {
+class KUSARI_API MultiNodeSnapshot : public Extension {
  public:
   // Writes and finds files as `options` says (filename, n_retains, autoload, compress, strict).
   // Throws ValueError for the filenames and n_retains Snapshot refuses.
@@ -62,7 +63,7 @@ class MultiNodeSnapshot : public Extension {
 };
 
 // A multi-node snapshot of the whole trainer: `trainer.extend(multi_node_snapshot(comm, {.n_retains = 2}))`.
-std::shared_ptr<MultiNodeSnapshot> multi_node_snapshot(const distributed::Communicator& comm,
-                                                       SnapshotOptions options = {});
+KUSARI_API std::shared_ptr<MultiNodeSnapshot> multi_node_snapshot(const distributed::Communicator& comm,
+                                                                  SnapshotOptions options = {});
 
 }  // namespace kusari::training

@@ -6,20 +6,21 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/training/dict_summary.h>
 #include <kusari/training/extension.h>
 
 namespace kusari::training {
 
 // Settings of a PlotReport.
-struct PlotReportOptions {
+struct KUSARI_API PlotReportOptions {
   std::string x_key = "epoch";        // "epoch", "iteration" or an observed key
   Trigger trigger = {1, "epoch"};     // when a point is added and the file rewritten
   std::string filename = "plot.svg";  // under the trainer's out directory
 };
 
 // Plots the keys `y_keys` (e.g. {"main/loss", "validation/main/loss"}).
-class PlotReport : public Extension {
+class KUSARI_API PlotReport : public Extension {
  public:
   // Plots `y_keys`; throws ValueError when there is none.
   explicit PlotReport(std::vector<std::string> y_keys, PlotReportOptions options = {});

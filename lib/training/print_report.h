@@ -6,12 +6,13 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/training/extension.h>
 
 namespace kusari::training {
 
 // Prints chosen keys of each new LogReport entry.
-class PrintReport : public Extension {
+class KUSARI_API PrintReport : public Extension {
  public:
   // Prints the columns `entries` (e.g. {"epoch", "main/loss", "validation/main/loss", "elapsed_time"})
   // of the LogReport registered as `log_report` to `out` (which must outlive the extension).

@@ -6,12 +6,13 @@
 #include <iostream>
 #include <optional>
 
+#include <kusari/core/api.h>
 #include <kusari/training/extension.h>
 
 namespace kusari::training {
 
 // Settings of a ProgressBar.
-struct ProgressBarOptions {
+struct KUSARI_API ProgressBarOptions {
   std::optional<TrainingLength> training_length{};  // default: the stop trigger's
   int64_t update_interval = 100;                   // iterations between redraws
   int64_t bar_length = 50;                         // characters of each bar
@@ -22,7 +23,7 @@ struct ProgressBarOptions {
 // Every update_interval iterations, on a terminal redraws (with \r and ANSI cursor codes) a bar for the
 // whole run and one for the current epoch, the iteration and epoch counts, iterations per second and
 // the estimated time left; elsewhere (a file, a pipe) prints one plain line with the same numbers.
-class ProgressBar : public Extension {
+class KUSARI_API ProgressBar : public Extension {
  public:
   // Throws ValueError for an update_interval or bar_length below 1.
   explicit ProgressBar(ProgressBarOptions options = {});

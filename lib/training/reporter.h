@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/autograd/variable.h>
 
 namespace kusari::training {
@@ -16,7 +17,7 @@ namespace kusari::training {
 using Observation = std::map<std::string, double>;
 
 // One reported value: a number, or an array or variable holding a single element.
-class ReportValue {
+class KUSARI_API ReportValue {
  public:
   // A plain number.
   ReportValue(double value) : value_(value) {}
@@ -32,12 +33,12 @@ class ReportValue {
 };
 
 // Records `values` into the innermost active scope of this thread; without one, does nothing.
-void report(const std::vector<std::pair<std::string, ReportValue>>& values);
+KUSARI_API void report(const std::vector<std::pair<std::string, ReportValue>>& values);
 // report() of numbers already computed (an evaluator's means).
-void report_observation(const Observation& values);
+KUSARI_API void report_observation(const Observation& values);
 
 // While alive, report() on this thread writes into the observation it was given.
-class ReportScope {
+class KUSARI_API ReportScope {
  public:
   // Makes `observation` the target of report() until destruction (scopes nest).
   explicit ReportScope(Observation& observation);
@@ -51,7 +52,7 @@ class ReportScope {
 [[nodiscard]] inline ReportScope report_scope(Observation& observation) { return ReportScope(observation); }
 
 // The observation a trainer collects each iteration.
-class Reporter {
+class KUSARI_API Reporter {
  public:
   // What has been reported since the last clear().
   const Observation& observation() const { return observation_; }

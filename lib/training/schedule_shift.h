@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/optimizers/optimizer.h>
 #include <kusari/optimizers/schedules.h>
 #include <kusari/training/extension.h>
@@ -14,7 +15,7 @@ namespace kusari::training {
 
 // Keeps optimizer.hyperparam()[name] equal to schedule.value(progress), where progress is the number
 // of iterations done or the fractional epoch.
-class ScheduleShift : public Extension {
+class KUSARI_API ScheduleShift : public Extension {
  public:
   // Drives `hyperparameter` (e.g. "lr") of `optimizer` (default: the updater's) by `schedule` evaluated
   // on `unit` ("iteration" or "epoch"). Throws ValueError for a null schedule or another unit.

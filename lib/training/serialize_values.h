@@ -7,18 +7,19 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 
 namespace kusari::training {
 
 // Saves or loads a list of doubles as a 1-d float64 array.
-void serialize_vector(Serializer& serializer, const std::string& key, std::vector<double>& values);
+KUSARI_API void serialize_vector(Serializer& serializer, const std::string& key, std::vector<double>& values);
 // Saves or loads a list of integers as a 1-d int64 array.
-void serialize_vector(Serializer& serializer, const std::string& key, std::vector<int64_t>& values);
+KUSARI_API void serialize_vector(Serializer& serializer, const std::string& key, std::vector<int64_t>& values);
 // Saves or loads a list of strings as a 1-d uint8 array (each string followed by a newline, so the
 // strings must not contain one).
-void serialize_strings(Serializer& serializer, const std::string& key, std::vector<std::string>& values);
+KUSARI_API void serialize_strings(Serializer& serializer, const std::string& key, std::vector<std::string>& values);
 // Saves or loads a flag as an integer scalar (0 or 1).
-void serialize_flag(Serializer& serializer, const std::string& key, bool& value);
+KUSARI_API void serialize_flag(Serializer& serializer, const std::string& key, bool& value);
 
 }  // namespace kusari::training

@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/serializers/npz.h>
 #include <kusari/training/extension.h>
 
 namespace kusari::training {
 
 // Settings of a snapshot.
-struct SnapshotOptions {
+struct KUSARI_API SnapshotOptions {
   // The file name under the out directory; "{iteration}" and "{epoch}" are replaced by the updater's.
   std::string filename = "snapshot_iter_{iteration}";
   // How many of the newest files matching `filename` to keep (older ones are removed); -1 keeps all.
@@ -32,7 +33,7 @@ struct SnapshotOptions {
 // Writes its target to an NPZ file each time it runs (by default once per epoch, after every other
 // extension). Files match `filename` with each placeholder standing for a number; "newest" means the
 // largest numbers, compared in the order the placeholders appear.
-class Snapshot : public Extension {
+class KUSARI_API Snapshot : public Extension {
  public:
   // Saves the whole trainer when `target` is empty, else what `target` serializes. Throws ValueError
   // for an empty filename or one with a directory part.
@@ -64,7 +65,7 @@ class Snapshot : public Extension {
 };
 
 // A snapshot of the whole trainer: `trainer.extend(snapshot({.n_retains = 3, .autoload = true}))`.
-std::shared_ptr<Snapshot> snapshot(SnapshotOptions options = {});
+KUSARI_API std::shared_ptr<Snapshot> snapshot(SnapshotOptions options = {});
 
 // A snapshot of one object (a model, an optimizer): `snapshot_object(model, "model_epoch_{epoch}")`.
 template <serializers::Serializable T>

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include <kusari/core/api.h>
 #include <kusari/core/device.h>
 #include <kusari/data/iterator.h>
 #include <kusari/training/loss_function.h>
@@ -13,7 +14,7 @@
 namespace kusari::training {
 
 // Updates the optimizer's target from the batches of one iterator.
-class StandardUpdater : public Updater {
+class KUSARI_API StandardUpdater : public Updater {
  public:
   // Draws batches from `iterator` (it should repeat), concatenates them (onto `device` when given),
   // and steps `optimizer` (already set up on the model) on loss_fn(batch). Throws ValueError for a

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/core/error.h>
 #include <kusari/core/serializer.h>
 #include <kusari/training/extension.h>
@@ -19,7 +20,7 @@
 namespace kusari::training {
 
 // Runs an updater with extensions: `Trainer trainer(updater, {20, "epoch"}, "result"); trainer.run();`.
-class Trainer {
+class KUSARI_API Trainer {
  public:
   // Trains with `updater` until `stop_trigger` fires, writing files under the directory `out`.
   // Throws ValueError for a null updater or an empty trigger.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 
 namespace kusari::training {
@@ -16,13 +17,13 @@ namespace kusari::training {
 class Trainer;
 
 // How long training runs, for progress reports: `length` units of "iteration" or "epoch".
-struct TrainingLength {
+struct KUSARI_API TrainingLength {
   double length = 0;
   std::string unit;
 };
 
 // The interface of every trigger (derive through CloneableTrigger).
-class TriggerBase {
+class KUSARI_API TriggerBase {
  public:
   virtual ~TriggerBase() = default;
   // Whether to fire now; called once after every update with the trainer's current state.
@@ -37,7 +38,7 @@ class TriggerBase {
 
 // Implements clone() for a trigger class: `class MyTrigger : public CloneableTrigger<MyTrigger>`.
 template <class Derived>
-class CloneableTrigger : public TriggerBase {
+class KUSARI_API CloneableTrigger : public TriggerBase {
  public:
   std::unique_ptr<TriggerBase> clone() const override {
     return std::make_unique<Derived>(static_cast<const Derived&>(*this));
@@ -46,7 +47,7 @@ class CloneableTrigger : public TriggerBase {
 
 // A trigger held by value (copies have their own state); default-constructed it is empty, which
 // APIs read as "use the default".
-class Trigger {
+class KUSARI_API Trigger {
  public:
   // No trigger.
   Trigger() = default;

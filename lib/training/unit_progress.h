@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 
 namespace kusari::training {
@@ -13,7 +14,7 @@ namespace kusari::training {
 class Trainer;
 
 // Tracks one unit of progress from call to call.
-class UnitProgress {
+class KUSARI_API UnitProgress {
  public:
   // Throws ValueError naming `trigger` unless unit is "iteration" or "epoch".
   UnitProgress(std::string unit, const char* trigger);

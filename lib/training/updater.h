@@ -5,13 +5,14 @@
 #include <cstdint>
 #include <optional>
 
+#include <kusari/core/api.h>
 #include <kusari/core/serializer.h>
 #include <kusari/optimizers/optimizer.h>
 
 namespace kusari::training {
 
 // The interface of a training step.
-class Updater {
+class KUSARI_API Updater {
  public:
   virtual ~Updater() = default;
   // Runs one iteration.

@@ -8,8 +8,9 @@
 #include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/memory_order.h>
-#include <kusari/kernels/cpu/strided_loop.h>
+#include <kusari/kernels/cpu/detail/strided_loop.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -317,11 +318,11 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   });
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::ChannelSums>(DeviceType::cpu, channel_sums_kernel);
-  register_kernel<kernel_ops::ChannelAffine>(DeviceType::cpu, channel_affine_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_channel_kernels() {
+  register_kernel<kernel_ops::ChannelSums>(DeviceType::cpu, "cpu", channel_sums_kernel);
+  register_kernel<kernel_ops::ChannelAffine>(DeviceType::cpu, "cpu", channel_affine_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

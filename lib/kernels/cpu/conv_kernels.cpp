@@ -4,10 +4,11 @@
 // arrays, one GEMM (pointwise_filter_gradient.h); the half types are converted to float32 and back.
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/memory_order.h>
-#include <kusari/kernels/cpu/dnnl_convolution.h>
-#include <kusari/kernels/cpu/gemm_convolution.h>
-#include <kusari/kernels/cpu/pointwise_filter_gradient.h>
+#include <kusari/kernels/cpu/detail/dnnl_convolution.h>
+#include <kusari/kernels/cpu/detail/gemm_convolution.h>
+#include <kusari/kernels/cpu/detail/pointwise_filter_gradient.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -59,12 +60,12 @@ void conv2d_backward_filter_kernel(const Array& x, const Array& gy, const Conv2d
   });
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::Conv2d>(DeviceType::cpu, conv2d_kernel);
-  register_kernel<kernel_ops::Conv2dBackwardData>(DeviceType::cpu, conv2d_backward_data_kernel);
-  register_kernel<kernel_ops::Conv2dBackwardFilter>(DeviceType::cpu, conv2d_backward_filter_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_conv_kernels() {
+  register_kernel<kernel_ops::Conv2d>(DeviceType::cpu, "cpu", conv2d_kernel);
+  register_kernel<kernel_ops::Conv2dBackwardData>(DeviceType::cpu, "cpu", conv2d_backward_data_kernel);
+  register_kernel<kernel_ops::Conv2dBackwardFilter>(DeviceType::cpu, "cpu", conv2d_backward_filter_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

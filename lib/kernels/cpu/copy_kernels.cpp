@@ -3,7 +3,8 @@
 #include <immintrin.h>
 
 #include <kusari/core/kernel_table.h>
-#include <kusari/kernels/cpu/strided_loop.h>
+#include <kusari/kernels/cpu/detail/registration.h>
+#include <kusari/kernels/cpu/detail/strided_loop.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -52,11 +53,11 @@ void fill_kernel(const Array& dst, double value) {
   });
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::Copy>(DeviceType::cpu, copy_kernel);
-  register_kernel<kernel_ops::Fill>(DeviceType::cpu, fill_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_copy_kernels() {
+  register_kernel<kernel_ops::Copy>(DeviceType::cpu, "cpu", copy_kernel);
+  register_kernel<kernel_ops::Fill>(DeviceType::cpu, "cpu", fill_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

@@ -5,7 +5,8 @@
 #include <cmath>
 
 #include <kusari/core/kernel_table.h>
-#include <kusari/kernels/cpu/strided_loop.h>
+#include <kusari/kernels/cpu/detail/registration.h>
+#include <kusari/kernels/cpu/detail/strided_loop.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -175,14 +176,14 @@ void momentum_step_kernel(const Array& w, const Array& v, const Array& g, double
   });
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::Unary>(DeviceType::cpu, unary_kernel);
-  register_kernel<kernel_ops::Binary>(DeviceType::cpu, binary_kernel);
-  register_kernel<kernel_ops::Where>(DeviceType::cpu, where_kernel);
-  register_kernel<kernel_ops::Axpby>(DeviceType::cpu, axpby_kernel);
-  register_kernel<kernel_ops::MomentumStep>(DeviceType::cpu, momentum_step_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_elementwise_kernels() {
+  register_kernel<kernel_ops::Unary>(DeviceType::cpu, "cpu", unary_kernel);
+  register_kernel<kernel_ops::Binary>(DeviceType::cpu, "cpu", binary_kernel);
+  register_kernel<kernel_ops::Where>(DeviceType::cpu, "cpu", where_kernel);
+  register_kernel<kernel_ops::Axpby>(DeviceType::cpu, "cpu", axpby_kernel);
+  register_kernel<kernel_ops::MomentumStep>(DeviceType::cpu, "cpu", momentum_step_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

@@ -7,7 +7,8 @@
 #include <cblas.h>
 
 #include <kusari/core/kernel_table.h>
-#include <kusari/kernels/cpu/dnnl_plan.h>
+#include <kusari/kernels/cpu/detail/registration.h>
+#include <kusari/kernels/cpu/detail/dnnl_plan.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -171,10 +172,10 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
   out.assign(c);
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::Gemm>(DeviceType::cpu, gemm_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_gemm_kernels() {
+  register_kernel<kernel_ops::Gemm>(DeviceType::cpu, "cpu", gemm_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

@@ -8,8 +8,9 @@
 #include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/memory_order.h>
-#include <kusari/kernels/cpu/strided_loop.h>
+#include <kusari/kernels/cpu/detail/strided_loop.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -249,14 +250,14 @@ void average_pool2d_backward_kernel(const Array& gy, const Pool2dGeometry& g, co
   });
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::MaxPool2d>(DeviceType::cpu, max_pool2d_kernel);
-  register_kernel<kernel_ops::MaxPool2dScatter>(DeviceType::cpu, max_pool2d_scatter_kernel);
-  register_kernel<kernel_ops::MaxPool2dGather>(DeviceType::cpu, max_pool2d_gather_kernel);
-  register_kernel<kernel_ops::AveragePool2d>(DeviceType::cpu, average_pool2d_kernel);
-  register_kernel<kernel_ops::AveragePool2dBackward>(DeviceType::cpu, average_pool2d_backward_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_pool_kernels() {
+  register_kernel<kernel_ops::MaxPool2d>(DeviceType::cpu, "cpu", max_pool2d_kernel);
+  register_kernel<kernel_ops::MaxPool2dScatter>(DeviceType::cpu, "cpu", max_pool2d_scatter_kernel);
+  register_kernel<kernel_ops::MaxPool2dGather>(DeviceType::cpu, "cpu", max_pool2d_gather_kernel);
+  register_kernel<kernel_ops::AveragePool2d>(DeviceType::cpu, "cpu", average_pool2d_kernel);
+  register_kernel<kernel_ops::AveragePool2dBackward>(DeviceType::cpu, "cpu", average_pool2d_backward_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

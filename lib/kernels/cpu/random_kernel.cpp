@@ -1,8 +1,9 @@
 // CPU random fills: element i is a pure function of (seed, offset + i), whatever the thread count.
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/random.h>
-#include <kusari/kernels/cpu/strided_loop.h>
+#include <kusari/kernels/cpu/detail/strided_loop.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -47,10 +48,10 @@ void random_kernel(Distribution distribution, uint64_t seed, uint64_t offset, do
   if (!out.is_contiguous()) out.assign(target);
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::Random>(DeviceType::cpu, random_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_random_kernels() {
+  register_kernel<kernel_ops::Random>(DeviceType::cpu, "cpu", random_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

@@ -5,7 +5,8 @@
 #include <limits>
 
 #include <kusari/core/kernel_table.h>
-#include <kusari/kernels/cpu/strided_loop.h>
+#include <kusari/kernels/cpu/detail/registration.h>
+#include <kusari/kernels/cpu/detail/strided_loop.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -159,10 +160,10 @@ void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes
   });
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::Reduce>(DeviceType::cpu, reduce_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_reduce_kernels() {
+  register_kernel<kernel_ops::Reduce>(DeviceType::cpu, "cpu", reduce_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

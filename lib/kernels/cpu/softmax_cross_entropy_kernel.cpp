@@ -6,7 +6,8 @@
 #include <limits>
 
 #include <kusari/core/kernel_table.h>
-#include <kusari/kernels/cpu/strided_loop.h>
+#include <kusari/kernels/cpu/detail/registration.h>
+#include <kusari/kernels/cpu/detail/strided_loop.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -144,11 +145,11 @@ void softmax_cross_entropy_grad_kernel(const Array& log_p, const Array& t, const
   });
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::SoftmaxCrossEntropy>(DeviceType::cpu, softmax_cross_entropy_kernel);
-  register_kernel<kernel_ops::SoftmaxCrossEntropyGrad>(DeviceType::cpu, softmax_cross_entropy_grad_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_softmax_cross_entropy_kernels() {
+  register_kernel<kernel_ops::SoftmaxCrossEntropy>(DeviceType::cpu, "cpu", softmax_cross_entropy_kernel);
+  register_kernel<kernel_ops::SoftmaxCrossEntropyGrad>(DeviceType::cpu, "cpu", softmax_cross_entropy_grad_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

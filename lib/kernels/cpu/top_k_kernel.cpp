@@ -3,7 +3,8 @@
 // lower index (ties go to the first class, as argmax does); no sort.
 
 #include <kusari/core/kernel_table.h>
-#include <kusari/kernels/cpu/strided_loop.h>
+#include <kusari/kernels/cpu/detail/registration.h>
+#include <kusari/kernels/cpu/detail/strided_loop.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -57,10 +58,10 @@ void top_k_hits_kernel(const Array& x, const Array& t, int64_t k, const Array& h
   });
 }
 
-const bool registered = [] {
-  register_kernel<kernel_ops::TopKHits>(DeviceType::cpu, top_k_hits_kernel);
-  return true;
-}();
-
 }  // namespace
+
+void register_top_k_kernels() {
+  register_kernel<kernel_ops::TopKHits>(DeviceType::cpu, "cpu", top_k_hits_kernel);
+}
+
 }  // namespace kusari::kernels::cpu

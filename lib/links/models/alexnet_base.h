@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include <kusari/core/api.h>
 #include <kusari/links/chain.h>
 #include <kusari/links/convolution_2d.h>
 #include <kusari/links/linear.h>
@@ -15,7 +16,7 @@ namespace kusari::links::models {
 // conv4 384 and conv5 256 3x3 pad 1, 3x3/2 max pooling after the (normalised) conv1, conv2 and conv5,
 // fc6 9216 -> 4096, fc7 4096 -> 4096 and fc8 4096 -> n_classes, with dropout 0.5 after fc6 and fc7 in
 // training. The input is (N, 3, 227, 227) (224 works too: both give 6x6 maps before fc6).
-class AlexNetBase : public Chain {
+class KUSARI_API AlexNetBase : public Chain {
  public:
   // The logits (N, n_classes).
   Variable forward(const Variable& x) override;

@@ -4,6 +4,7 @@
 #include <array>
 #include <memory>
 
+#include <kusari/core/api.h>
 #include <kusari/links/batch_normalization.h>
 #include <kusari/links/models/alexnet_base.h>
 #include <kusari/links/models/normalization_config.h>
@@ -14,7 +15,7 @@ namespace kusari::links::models {
 // and ReLU, with one more batch normalization (bn_pool5) on the output of the last pooling, as in the
 // AlexNet-BN of Jia et al. (2018) and You et al. (2017). Every batch normalization is configured by a
 // NormalizationConfig (zero_gamma does not apply: there is no residual branch).
-class AlexNetBN : public Cloneable<AlexNetBN, AlexNetBase> {
+class KUSARI_API AlexNetBN : public Cloneable<AlexNetBN, AlexNetBase> {
  public:
   // The network for n_classes classes, its batch normalizations configured by bn.
   explicit AlexNetBN(int64_t n_classes = 1000, const NormalizationConfig& bn = {});

@@ -3,12 +3,13 @@
 
 #include <cstdint>
 
+#include <kusari/core/api.h>
 #include <kusari/links/batch_normalization.h>
 
 namespace kusari::links::models {
 
 // Settings shared by every batch normalization of a model (see BatchNormalizationOptions).
-struct NormalizationConfig {
+struct KUSARI_API NormalizationConfig {
   double eps = 2e-5;                // added to the variance before the square root
   double decay = 0.9;               // weight of the old running averages
   bool use_running_average = true;  // evaluation with the running averages (else the last batch's statistics)

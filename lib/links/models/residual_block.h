@@ -5,13 +5,14 @@
 #include <memory>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/links/chain.h>
 #include <kusari/links/models/normalization_config.h>
 
 namespace kusari::links::models {
 
 // One convolution of a residual branch; each is followed by batch normalization (and ReLU but the last).
-struct BranchLayer {
+struct KUSARI_API BranchLayer {
   int64_t out_channels;
   int64_t ksize;  // square kernel, padded by ksize / 2 so only the stride changes the extent
   int64_t stride;
@@ -21,7 +22,7 @@ struct BranchLayer {
 // the shortcut is x itself or, when the channels or extents change, shortcut_conv (1x1 with the
 // branch's total stride) and shortcut_bn. Every batch normalization takes its settings from a
 // NormalizationConfig, whose zero_gamma applies to the branch's last one only.
-class ResidualBlock : public Cloneable<ResidualBlock, Chain> {
+class KUSARI_API ResidualBlock : public Cloneable<ResidualBlock, Chain> {
  public:
   // A block on in_channels inputs with batch normalization configured by bn (bn.zero_gamma starts the
   // branch's last scale at 0, Goyal et al. 2017).

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include <kusari/core/api.h>
 #include <kusari/links/batch_normalization.h>
 #include <kusari/links/chain.h>
 #include <kusari/links/convolution_2d.h>
@@ -18,10 +19,10 @@ namespace kusari::links::models {
 
 // A stage: the Sequential of make_block(0), ..., make_block(n_blocks - 1) (block 0 is the one that
 // changes the channels and the stride).
-std::shared_ptr<Sequential> residual_stage(int64_t n_blocks, const std::function<std::shared_ptr<Link>(int64_t)>& make_block);
+KUSARI_API std::shared_ptr<Sequential> residual_stage(int64_t n_blocks, const std::function<std::shared_ptr<Link>(int64_t)>& make_block);
 
 // Children conv1, bn1 (the stem), res2, res3, ... (the stages, Sequentials of residual blocks) and fc.
-class ResidualNetwork : public Chain {
+class KUSARI_API ResidualNetwork : public Chain {
  public:
   // relu(bn1(conv1(x))), a 3x3/2 max pooling when the stem has one, the stages, the spatial mean, fc.
   Variable forward(const Variable& x) override;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include <kusari/core/api.h>
 #include <kusari/links/models/residual_network.h>
 
 namespace kusari::links::models {
@@ -10,7 +11,7 @@ namespace kusari::links::models {
 // A 3x3 convolution to 16 channels with batch normalization and ReLU, then three stages of
 // (depth - 2) / 6 basic blocks with 16, 32 and 64 channels (stride 2 at the start of the second and
 // third), global average pooling and a linear layer from 64 to n_classes. Depth 20, 32, 56, 110, ...
-class ResNet : public Cloneable<ResNet, ResidualNetwork> {
+class KUSARI_API ResNet : public Cloneable<ResNet, ResidualNetwork> {
  public:
   // depth = 6n + 2; every batch normalization is configured by bn (bn.zero_gamma starts the last scale
   // of every residual branch at 0).

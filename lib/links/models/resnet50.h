@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include <kusari/core/api.h>
 #include <kusari/links/models/residual_network.h>
 
 namespace kusari::links::models {
@@ -12,7 +13,7 @@ namespace kusari::links::models {
 // the stride 2 of stages 2-4 sits on the first block's 3x3 convolution; the first block of each stage
 // has a projection shortcut), global average pooling and a linear layer from 2048 to n_classes.
 // 25,557,032 parameters for 1000 classes.
-class ResNet50 : public Cloneable<ResNet50, ResidualNetwork> {
+class KUSARI_API ResNet50 : public Cloneable<ResNet50, ResidualNetwork> {
  public:
   // Every batch normalization is configured by bn (bn.zero_gamma starts the last scale of every
   // residual branch at 0, Goyal et al. 2017).

@@ -1,7 +1,0 @@
-#include <kusari/distributed/gradient_anchor.h>
-
-namespace kusari::distributed {
-
-Variable gradient_anchor(bool requires_grad) { return Variable(Array::scalar(0), requires_grad); }
-
-}  // namespace kusari::distributed

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# kusari as a subproject of test/subproject_parent: dependency('kusari') configures only kusari's
+# library (no tests, benchmarks, recipes or tools), kusari installs nothing the parent did not ask
+# for, and (unless BUILD is "configure-only") the parent's program builds, links and runs. The
+# program is test/outside_project/main.cpp; the compiler COMPILER, sanitizers SANITIZE (b_sanitize).
+# Usage: subproject_test.sh SOURCE_DIR COMPILER SANITIZE [BUILD]
+set -euo pipefail
+source_dir=$1
+compiler=$2
+sanitize=$3
+build=${4:-build}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "subproject_test: $*"; exit 1; }
+cp -r "$source_dir/test/subproject_parent" "$work/parent"
+cp "$source_dir/test/outside_project/main.cpp" "$work/parent/"
+mkdir "$work/parent/subprojects"
+ln -s "$(cd "$source_dir" && pwd)" "$work/parent/subprojects/kusari"
+CXX=$compiler meson setup "$work/build" "$work/parent" --wrap-mode=nodownload -Db_sanitize="$sanitize" >/dev/null
+
+targets=$(meson introspect "$work/build" --targets | python3 -c '
+import json, sys
+for t in json.load(sys.stdin):
+    if t["build_by_default"]:
+        print(t["name"])')
+[ "$(sort <<< "$targets" | tr '\n' ' ')" = "kusari parent " ] || fail "expected only kusari and parent to build, got: $targets"
+installed=$(meson introspect "$work/build" --installed | python3 -c '
+import json, sys
+print("\n".join(json.load(sys.stdin).values()))')
+[ "$(basename "$installed")" = parent ] || fail "expected only the parent's program installed, got: $installed"
+echo "subproject: only libkusari configured, nothing of kusari installed"
+[ "$build" = configure-only ] && exit 0
+ninja -C "$work/build" >/dev/null
+"$work/build/parent" >/dev/null
+echo "subproject: the parent's program built against kusari and ran"
