@@ -1,14 +1,9 @@
 #pragma once
-// kusari's version (the headers' at compile time, the library's at run time) and the C++ standard
-// it needs.
+// kusari's version: the headers' at compile time, the library's at run time.
 
 #include <string>
 
 #include <kusari/core/api.h>
-
-#if __cplusplus < 202002L
-#error "kusari needs C++20 or newer (-std=c++20)"
-#endif
 
 // The version of these headers; meson.build's project version is the same (test_version checks).
 #define KUSARI_VERSION_MAJOR 0

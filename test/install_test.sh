@@ -2,7 +2,8 @@
 # Installs kusari into a staging directory and checks what an outside program gets from it, built by
 # the compiler COMPILER with the sanitizers SANITIZE (meson's b_sanitize: none or e.g. address,undefined):
 # - test/outside_project built by meson through pkg-config (C++20), and again by the compiler alone
-#   with -std=c++23 from `pkg-config --cflags --libs` (kusari.pc must not pull the standard back);
+#   with -std=c++2b (C++23, by the name gcc 12 and clang 14 both take) from `pkg-config --cflags
+#   --libs` (kusari.pc must not pull the standard back);
 # - the same project built by CMake through find_package(kusari) and the target kusari::kusari;
 # - the installed headers are exactly the source tree's headers outside detail/ (the interop ones
 #   only where meson found Eigen or xtensor), and all of them compile together without detail/;
@@ -23,12 +24,12 @@ pc=$(find "$stage" -name kusari.pc | head -n 1)
 [ -n "$pc" ] || fail "kusari.pc was not installed"
 prefix=$(sed -n 's/^prefix=//p' "$pc")
 sed -i "s|^prefix=.*|prefix=$stage$prefix|" "$pc"
-export PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH=$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 libdir=$(pkg-config --variable=libdir kusari)
 includedir=$(pkg-config --variable=includedir kusari)
 
 # kusari.pc: no absolute paths to dependencies' libraries, no -std flag.
-! grep -E '^Libs.*/[^ ]*\.so' "$pc" || fail "kusari.pc names a library by its path"
+! grep -E '^Libs.*(/[^ ]*\.(so|a)|-l:)' "$pc" || fail "kusari.pc names a library by its path"
 ! grep -E '^Cflags:.*-std=' "$pc" || fail "kusari.pc sets the C++ standard"
 ls "$libdir"/libkusari.so.[0-9]*.[0-9]* >/dev/null || fail "no versioned libkusari.so in $libdir"
 soname=$(objdump -p "$libdir/libkusari.so" | sed -n 's/^ *SONAME *//p')
@@ -40,7 +41,7 @@ ninja -C "$stage/consumer-build" | tail -n 20
 LD_LIBRARY_PATH=$libdir "$stage/consumer-build/consumer"
 
 # shellcheck disable=SC2046
-"$compiler" -std=c++23 "${sanitize_flags[@]}" "$source_dir/test/outside_project/main.cpp" \
+"$compiler" -std=c++2b "${sanitize_flags[@]}" "$source_dir/test/outside_project/main.cpp" \
   $(pkg-config --cflags --libs kusari) -o "$stage/consumer23"
 LD_LIBRARY_PATH=$libdir "$stage/consumer23" >/dev/null
 echo "pkg-config consumer: C++20 through meson and C++23 by hand"

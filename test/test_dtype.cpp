@@ -284,3 +284,24 @@ TEST_CASE("visit_dtype maps each dtype to its C++ type and visit_floating_dtype 
   expect_error<DtypeError>([] { visit_floating_dtype(Dtype::int32, "myop", []<class T>() { return 0; }); },
                            {"myop", "floating", "int32"});
 }
+
+TEST_CASE("the portable float16 conversions give the same bits as the inline ones") {
+  // Programs built without the library's -march take the portable path; both must agree bit for bit.
+  const auto bits_of = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  int64_t mismatches = 0;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const auto half = static_cast<uint16_t>(h);
+    mismatches += bits_of(float_from_half_bits(half)) != bits_of(float_from_half_bits_portable(half));
+  }
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 4093) {
+    float f;
+    const auto pattern = static_cast<uint32_t>(u);
+    std::memcpy(&f, &pattern, 4);
+    mismatches += half_bits_from_float(f) != half_bits_from_float_portable(f);
+  }
+  CHECK(mismatches == 0);
+}

@@ -761,8 +761,13 @@ TEST_CASE("set_flush_denormal makes subnormal results zero on the caller and eve
 }
 
 TEST_CASE("a second kernel for one operation and device type is refused, naming both backends") {
-  register_builtin_backends();
-  auto* cpu_copy = kernel_for<kernel_ops::Copy>(Device::cpu());
+  // No dispatch first: registration itself installs the built-in kernels before refusing this one.
+  auto* cpu_copy = +[](const Array&, const Array&) {};
+  expect_error<ValueError>([&] { register_kernel<kernel_ops::Copy>(DeviceType::cpu, "early", cpu_copy); },
+                           {"copy", "backend 'early'", "backend 'cpu' already registered"});
+  CHECK((kernel_for<kernel_ops::Copy>(Device::cpu()) != cpu_copy));
+  expect_values(Array::ones({2}).copy(), {1, 1});
+  cpu_copy = kernel_for<kernel_ops::Copy>(Device::cpu());
   expect_error<ValueError>([&] { register_kernel<kernel_ops::Copy>(DeviceType::cpu, "another", cpu_copy); },
                            {"copy", "backend 'another'", "backend 'cpu' already registered", "cpu devices"});
   CHECK((kernel_for<kernel_ops::Copy>(Device::cpu()) == cpu_copy));

@@ -3,3 +3,8 @@
 // declaration without it (everything under detail/) is not part of the shared library's interface.
 
 #define KUSARI_API __attribute__((visibility("default")))
+
+// Every public header includes this one, so each refuses a standard older than C++20.
+#if __cplusplus < 202002L
+#error "kusari needs C++20 or newer (-std=c++20)"
+#endif

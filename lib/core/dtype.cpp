@@ -6,8 +6,7 @@
 
 namespace kusari {
 
-#if !defined(__F16C__)
-uint16_t half_bits_from_float(float value) {
+uint16_t half_bits_from_float_portable(float value) {
   uint32_t u;
   std::memcpy(&u, &value, 4);
   const uint32_t sign = (u >> 16) & 0x8000u;
@@ -31,7 +30,7 @@ uint16_t half_bits_from_float(float value) {
   return static_cast<uint16_t>(sign | (r >> 13));
 }
 
-float float_from_half_bits(uint16_t bits) {
+float float_from_half_bits_portable(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
   const uint32_t exponent = (bits >> 10) & 0x1fu;
   const uint32_t mantissa = bits & 0x3ffu;
@@ -49,7 +48,6 @@ float float_from_half_bits(uint16_t bits) {
   std::memcpy(&f, &u, 4);
   return f;
 }
-#endif
 
 float16_t::float16_t(double value) : float16_t(round_to_odd_float(value)) {}
 

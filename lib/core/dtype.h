@@ -16,14 +16,19 @@
 namespace kusari {
 
 // binary16 bits from a float, rounded to nearest (ties to even), a NaN quieted keeping the top of its
-// payload; and the float a binary16 pattern stands for (exact). F16C instructions where the build
-// targets them (inline, so elementwise loops vectorise), else portable code in dtype.cpp.
+// payload, in portable code (dtype.cpp; always in the library, whatever -march it was built for).
+KUSARI_API uint16_t half_bits_from_float_portable(float value);
+// The float a binary16 pattern stands for (exact), in portable code (dtype.cpp).
+KUSARI_API float float_from_half_bits_portable(uint16_t bits);
+// The same two conversions: F16C instructions where this translation unit targets them (inline, so
+// elementwise loops vectorise), else the portable code, so a program built without the library's
+// -march still links and gets the same bits.
 #if defined(__F16C__)
 inline uint16_t half_bits_from_float(float value) { return static_cast<uint16_t>(_cvtss_sh(value, 0)); }
 inline float float_from_half_bits(uint16_t bits) { return _cvtsh_ss(bits); }
 #else
-KUSARI_API uint16_t half_bits_from_float(float value);
-KUSARI_API float float_from_half_bits(uint16_t bits);
+inline uint16_t half_bits_from_float(float value) { return half_bits_from_float_portable(value); }
+inline float float_from_half_bits(uint16_t bits) { return float_from_half_bits_portable(bits); }
 #endif
 
 // The element type of an Array.

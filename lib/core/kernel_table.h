@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <vector>
 
@@ -206,17 +207,30 @@ struct KUSARI_API KernelTable {
   static inline std::array<const char*, kDeviceTypeCount> backends{};
 };
 
+// Serializes every change to the kernel tables.
+KUSARI_API std::mutex& kernel_registration_mutex();
+
 // Installs `fn`, from the backend named `backend`, as Op's kernel for `type`; a second kernel for the
-// same operation and device type throws ValueError naming both backends.
+// same operation and device type throws ValueError naming both backends. Backends built into the
+// library call this from register_builtin_backends.
 template <class Op>
-void register_kernel(DeviceType type, const char* backend, typename Op::Fn* fn) {
+void install_kernel(DeviceType type, const char* backend, typename Op::Fn* fn) {
   const auto slot = static_cast<size_t>(type);
+  std::lock_guard<std::mutex> lock(kernel_registration_mutex());
   if (KernelTable<Op>::entries[slot].load(std::memory_order_acquire)) {
     throw ValueError(cat(Op::name, ": backend '", backend, "' registers a kernel for ", Device{type, 0},
                          " devices, which backend '", KernelTable<Op>::backends[slot], "' already registered"));
   }
   KernelTable<Op>::backends[slot] = backend;
   KernelTable<Op>::entries[slot].store(fn, std::memory_order_release);
+}
+
+// Registers another backend's kernel: the built-in backends are installed first, so a kernel for an
+// operation and device type they already cover is refused here, at the caller's registration.
+template <class Op>
+void register_kernel(DeviceType type, const char* backend, typename Op::Fn* fn) {
+  register_builtin_backends();
+  install_kernel<Op>(type, backend, fn);
 }
 
 // Op's kernel for `device`; throws DeviceError when that backend has none.

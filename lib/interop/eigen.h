@@ -13,10 +13,12 @@
 
 namespace kusari::interop {
 
+// Eigen::half elements are kusari's float16.
 template <>
 struct ElementDtype<Eigen::half> {
   static constexpr Dtype value = Dtype::float16;
 };
+// Eigen::bfloat16 elements are kusari's bfloat16.
 template <>
 struct ElementDtype<Eigen::bfloat16> {
   static constexpr Dtype value = Dtype::bfloat16;
@@ -29,7 +31,8 @@ using EigenView = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Ei
                              Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
 
 // A map of a 1-D (as an n×1 column) or 2-D host array of element type T; throws on another dtype, a
-// device other than the host, another rank or a negative stride.
+// device other than the host, another rank or a negative stride. The map does not keep the memory
+// alive: the caller keeps the array (or another view of its storage) while the map is used.
 template <class T>
 EigenView<T> as_eigen(const Array& array) {
   constexpr const char* who = "interop::as_eigen";
@@ -70,10 +73,13 @@ Array share(const Eigen::DenseBase<D>& m, std::shared_ptr<void> owner) {
   static_assert(bool(Eigen::internal::traits<D>::Flags & Eigen::DirectAccessBit),
                 "from_eigen shares memory only with expressions that have it (a Matrix, Array, Map or Block); "
                 "pass interop::copy for others");
+  static_assert(bool(Eigen::internal::traits<D>::Flags & Eigen::LvalueBit),
+                "from_eigen shares only writable memory (an array may be written through); pass interop::copy "
+                "for a const Map, Ref or Block");
   using T = std::remove_const_t<typename D::Scalar>;
   auto [shape, strides] = layout_of(m);
   for (size_t axis = 0; axis < strides.size(); ++axis) {
-    if (strides[axis] < 0) {
+    if (strides[axis] < 0 && shape[static_cast<int64_t>(axis)] > 1) {
       throw ValueError(cat("interop::from_eigen: expected non-negative strides, got stride ", strides[axis],
                            " on axis ", axis));
     }
@@ -91,9 +97,11 @@ Array from_eigen(Eigen::DenseBase<D>& m) {
   return eigen_detail::share(m, nullptr);
 }
 
-// An array sharing the memory of `*m` that keeps the matrix alive as long as any array views it.
+// An array sharing the memory of `*m` that keeps `*m` alive as long as any array views it (for a Map
+// or Block, only that object: the memory it points at stays the caller's to keep).
 template <class M>
 Array from_eigen(std::shared_ptr<M> m) {
+  static_assert(!std::is_const_v<M>, "from_eigen shares only writable memory; pass interop::copy for a const matrix");
   if (!m) throw ValueError("interop::from_eigen: expected a matrix, got a null shared_ptr");
   auto* matrix = const_cast<std::remove_const_t<M>*>(m.get());
   return eigen_detail::share(*matrix, std::shared_ptr<void>(std::move(m), matrix));

@@ -1,7 +1,8 @@
 #pragma once
-// Zero-copy views between kusari arrays and xtensor: as_xtensor adapts a host array of any rank with
+// Zero-copy views between kusari arrays and xtensor: as_xtensor views a host array of any rank with
 // its strides (writes through the view change the array); from_xtensor builds an array on an
-// xtensor container's memory (or a copy when asked).
+// xtensor container's memory (or a copy when asked). Elements are the C++ types of dtype.h
+// (kusari::float16_t and bfloat16_t for the half types).
 
 #include <cstddef>
 #include <memory>
@@ -37,7 +38,8 @@ template <class T>
 using XtensorView = decltype(xtensor_detail::strided(std::declval<T*>(), std::size_t{}, {}, {}));
 
 // An xtensor view of a host array of element type T, any rank, with the array's strides; throws on
-// another dtype, a device other than the host or a negative stride.
+// another dtype, a device other than the host or a negative stride. The view does not keep the memory
+// alive: the caller keeps the array (or another view of its storage) while the view is used.
 template <class T>
 XtensorView<T> as_xtensor(const Array& array) {
   constexpr const char* who = "interop::as_xtensor";
@@ -83,12 +85,15 @@ Array share(const E& x, std::shared_ptr<void> owner) {
 template <class E>
   requires requires(E& e) { e.data(); e.strides(); e.data_offset(); }
 Array from_xtensor(E& x) {
+  static_assert(!std::is_const_v<E>, "from_xtensor shares only writable memory; pass interop::copy for a const one");
   return xtensor_detail::share(x, nullptr);
 }
 
-// An array sharing the memory of `*x` that keeps the container alive as long as any array views it.
+// An array sharing the memory of `*x` that keeps `*x` alive as long as any array views it (for a view
+// or adaptor, only that object: the memory it points at stays the caller's to keep).
 template <class E>
 Array from_xtensor(std::shared_ptr<E> x) {
+  static_assert(!std::is_const_v<E>, "from_xtensor shares only writable memory; pass interop::copy for a const one");
   if (!x) throw ValueError("interop::from_xtensor: expected a container, got a null shared_ptr");
   auto* container = const_cast<std::remove_const_t<E>*>(x.get());
   return xtensor_detail::share(*container, std::shared_ptr<void>(std::move(x), container));

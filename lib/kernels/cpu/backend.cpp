@@ -1,4 +1,5 @@
-// register_builtin_backends: the CPU backend's kernels, installed once, on the first dispatch. An
+// register_builtin_backends: the CPU backend's kernels, installed once, on the first dispatch or the
+// first registration of another backend's kernel. An
 // explicit call rather than static initializers, which a static link drops when nothing else in
 // their object file is referenced.
 
@@ -8,6 +9,11 @@
 #include <kusari/kernels/cpu/detail/registration.h>
 
 namespace kusari {
+
+std::mutex& kernel_registration_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
 
 void register_builtin_backends() {
   static std::once_flag once;

@@ -321,8 +321,8 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
 }  // namespace
 
 void register_channel_kernels() {
-  register_kernel<kernel_ops::ChannelSums>(DeviceType::cpu, "cpu", channel_sums_kernel);
-  register_kernel<kernel_ops::ChannelAffine>(DeviceType::cpu, "cpu", channel_affine_kernel);
+  install_kernel<kernel_ops::ChannelSums>(DeviceType::cpu, "cpu", channel_sums_kernel);
+  install_kernel<kernel_ops::ChannelAffine>(DeviceType::cpu, "cpu", channel_affine_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

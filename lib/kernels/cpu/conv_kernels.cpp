@@ -63,9 +63,9 @@ void conv2d_backward_filter_kernel(const Array& x, const Array& gy, const Conv2d
 }  // namespace
 
 void register_conv_kernels() {
-  register_kernel<kernel_ops::Conv2d>(DeviceType::cpu, "cpu", conv2d_kernel);
-  register_kernel<kernel_ops::Conv2dBackwardData>(DeviceType::cpu, "cpu", conv2d_backward_data_kernel);
-  register_kernel<kernel_ops::Conv2dBackwardFilter>(DeviceType::cpu, "cpu", conv2d_backward_filter_kernel);
+  install_kernel<kernel_ops::Conv2d>(DeviceType::cpu, "cpu", conv2d_kernel);
+  install_kernel<kernel_ops::Conv2dBackwardData>(DeviceType::cpu, "cpu", conv2d_backward_data_kernel);
+  install_kernel<kernel_ops::Conv2dBackwardFilter>(DeviceType::cpu, "cpu", conv2d_backward_filter_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

@@ -56,8 +56,8 @@ void fill_kernel(const Array& dst, double value) {
 }  // namespace
 
 void register_copy_kernels() {
-  register_kernel<kernel_ops::Copy>(DeviceType::cpu, "cpu", copy_kernel);
-  register_kernel<kernel_ops::Fill>(DeviceType::cpu, "cpu", fill_kernel);
+  install_kernel<kernel_ops::Copy>(DeviceType::cpu, "cpu", copy_kernel);
+  install_kernel<kernel_ops::Fill>(DeviceType::cpu, "cpu", fill_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

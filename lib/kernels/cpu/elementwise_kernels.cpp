@@ -179,11 +179,11 @@ void momentum_step_kernel(const Array& w, const Array& v, const Array& g, double
 }  // namespace
 
 void register_elementwise_kernels() {
-  register_kernel<kernel_ops::Unary>(DeviceType::cpu, "cpu", unary_kernel);
-  register_kernel<kernel_ops::Binary>(DeviceType::cpu, "cpu", binary_kernel);
-  register_kernel<kernel_ops::Where>(DeviceType::cpu, "cpu", where_kernel);
-  register_kernel<kernel_ops::Axpby>(DeviceType::cpu, "cpu", axpby_kernel);
-  register_kernel<kernel_ops::MomentumStep>(DeviceType::cpu, "cpu", momentum_step_kernel);
+  install_kernel<kernel_ops::Unary>(DeviceType::cpu, "cpu", unary_kernel);
+  install_kernel<kernel_ops::Binary>(DeviceType::cpu, "cpu", binary_kernel);
+  install_kernel<kernel_ops::Where>(DeviceType::cpu, "cpu", where_kernel);
+  install_kernel<kernel_ops::Axpby>(DeviceType::cpu, "cpu", axpby_kernel);
+  install_kernel<kernel_ops::MomentumStep>(DeviceType::cpu, "cpu", momentum_step_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

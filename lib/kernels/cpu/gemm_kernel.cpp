@@ -175,7 +175,7 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
 }  // namespace
 
 void register_gemm_kernels() {
-  register_kernel<kernel_ops::Gemm>(DeviceType::cpu, "cpu", gemm_kernel);
+  install_kernel<kernel_ops::Gemm>(DeviceType::cpu, "cpu", gemm_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

@@ -253,11 +253,11 @@ void average_pool2d_backward_kernel(const Array& gy, const Pool2dGeometry& g, co
 }  // namespace
 
 void register_pool_kernels() {
-  register_kernel<kernel_ops::MaxPool2d>(DeviceType::cpu, "cpu", max_pool2d_kernel);
-  register_kernel<kernel_ops::MaxPool2dScatter>(DeviceType::cpu, "cpu", max_pool2d_scatter_kernel);
-  register_kernel<kernel_ops::MaxPool2dGather>(DeviceType::cpu, "cpu", max_pool2d_gather_kernel);
-  register_kernel<kernel_ops::AveragePool2d>(DeviceType::cpu, "cpu", average_pool2d_kernel);
-  register_kernel<kernel_ops::AveragePool2dBackward>(DeviceType::cpu, "cpu", average_pool2d_backward_kernel);
+  install_kernel<kernel_ops::MaxPool2d>(DeviceType::cpu, "cpu", max_pool2d_kernel);
+  install_kernel<kernel_ops::MaxPool2dScatter>(DeviceType::cpu, "cpu", max_pool2d_scatter_kernel);
+  install_kernel<kernel_ops::MaxPool2dGather>(DeviceType::cpu, "cpu", max_pool2d_gather_kernel);
+  install_kernel<kernel_ops::AveragePool2d>(DeviceType::cpu, "cpu", average_pool2d_kernel);
+  install_kernel<kernel_ops::AveragePool2dBackward>(DeviceType::cpu, "cpu", average_pool2d_backward_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

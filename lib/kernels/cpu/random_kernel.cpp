@@ -51,7 +51,7 @@ void random_kernel(Distribution distribution, uint64_t seed, uint64_t offset, do
 }  // namespace
 
 void register_random_kernels() {
-  register_kernel<kernel_ops::Random>(DeviceType::cpu, "cpu", random_kernel);
+  install_kernel<kernel_ops::Random>(DeviceType::cpu, "cpu", random_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

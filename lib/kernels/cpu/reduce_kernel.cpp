@@ -163,7 +163,7 @@ void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes
 }  // namespace
 
 void register_reduce_kernels() {
-  register_kernel<kernel_ops::Reduce>(DeviceType::cpu, "cpu", reduce_kernel);
+  install_kernel<kernel_ops::Reduce>(DeviceType::cpu, "cpu", reduce_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

@@ -148,8 +148,8 @@ void softmax_cross_entropy_grad_kernel(const Array& log_p, const Array& t, const
 }  // namespace
 
 void register_softmax_cross_entropy_kernels() {
-  register_kernel<kernel_ops::SoftmaxCrossEntropy>(DeviceType::cpu, "cpu", softmax_cross_entropy_kernel);
-  register_kernel<kernel_ops::SoftmaxCrossEntropyGrad>(DeviceType::cpu, "cpu", softmax_cross_entropy_grad_kernel);
+  install_kernel<kernel_ops::SoftmaxCrossEntropy>(DeviceType::cpu, "cpu", softmax_cross_entropy_kernel);
+  install_kernel<kernel_ops::SoftmaxCrossEntropyGrad>(DeviceType::cpu, "cpu", softmax_cross_entropy_grad_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

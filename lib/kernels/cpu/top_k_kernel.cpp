@@ -61,7 +61,7 @@ void top_k_hits_kernel(const Array& x, const Array& t, int64_t k, const Array& h
 }  // namespace
 
 void register_top_k_kernels() {
-  register_kernel<kernel_ops::TopKHits>(DeviceType::cpu, "cpu", top_k_hits_kernel);
+  install_kernel<kernel_ops::TopKHits>(DeviceType::cpu, "cpu", top_k_hits_kernel);
 }
 
 }  // namespace kusari::kernels::cpu
