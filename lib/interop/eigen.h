@@ -103,8 +103,8 @@ template <class M>
 Array from_eigen(std::shared_ptr<M> m) {
   static_assert(!std::is_const_v<M>, "from_eigen shares only writable memory; pass interop::copy for a const matrix");
   if (!m) throw ValueError("interop::from_eigen: expected a matrix, got a null shared_ptr");
-  auto* matrix = const_cast<std::remove_const_t<M>*>(m.get());
-  return eigen_detail::share(*matrix, std::shared_ptr<void>(std::move(m), matrix));
+  const M& matrix = *m;
+  return eigen_detail::share(matrix, std::move(m));
 }
 
 // A contiguous row-major array holding a copy of the values of any Eigen expression.

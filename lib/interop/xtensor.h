@@ -95,8 +95,8 @@ template <class E>
 Array from_xtensor(std::shared_ptr<E> x) {
   static_assert(!std::is_const_v<E>, "from_xtensor shares only writable memory; pass interop::copy for a const one");
   if (!x) throw ValueError("interop::from_xtensor: expected a container, got a null shared_ptr");
-  auto* container = const_cast<std::remove_const_t<E>*>(x.get());
-  return xtensor_detail::share(*container, std::shared_ptr<void>(std::move(x), container));
+  const E& container = *x;
+  return xtensor_detail::share(container, std::move(x));
 }
 
 // A contiguous row-major array holding a copy of the values of any xtensor expression.
