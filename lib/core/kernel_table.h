@@ -237,8 +237,9 @@ void register_kernel(DeviceType type, const char* backend, typename Op::Fn* fn) 
 template <class Op>
 typename Op::Fn* kernel_for(const Device& device) {
   auto& entry = KernelTable<Op>::entries[static_cast<size_t>(device.type)];
-  auto* fn = entry.load(std::memory_order_acquire);
-  if (!fn) {
+  // Relaxed: an entry publishes only a function's address, and this load is on every operation's path.
+  auto* fn = entry.load(std::memory_order_relaxed);
+  if (!fn) [[unlikely]] {
     register_builtin_backends();
     fn = entry.load(std::memory_order_acquire);
   }
