@@ -15,6 +15,7 @@
 #include <kusari/core/random.h>
 #include <kusari/core/serializer.h>
 #include <kusari/core/shape.h>
+#include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/autograd/function_node.h>

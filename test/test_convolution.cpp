@@ -305,8 +305,10 @@ TEST_CASE("float32 convolutions running in several threads at once give the resu
   constexpr int kThreads = 4;
   std::vector<std::vector<Array>> concurrent(kThreads);
   std::vector<std::thread> threads;
+  const Device device = default_device();  // a DeviceScope is per thread: each worker opens its own
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
+      const DeviceScope scope(device);
       for (int repeat = 0; repeat < 5; ++repeat) concurrent[t] = passes(40 + t);
     });
   }

@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/loss.h>
 
 #include "testing.h"
 

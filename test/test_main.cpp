@@ -1,3 +1,17 @@
-// The doctest entry point shared by every suite.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+// The doctest entry point shared by every suite. KUSARI_TEST_DEVICE (e.g. loopback:0) makes that device
+// the default of every array, parameter and model the suite creates without naming a device, so that a
+// suite written for the host runs through another backend unchanged.
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <optional>
+
+#include <kusari/core/device.h>
+
+int main(int argc, char** argv) {
+  std::optional<kusari::DeviceScope> device;
+  if (const char* name = std::getenv("KUSARI_TEST_DEVICE"); name && *name) device.emplace(kusari::Device::parse(name));
+  doctest::Context context(argc, argv);
+  return context.run();
+}

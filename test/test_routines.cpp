@@ -8,6 +8,9 @@
 #include <tuple>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/copy.h>
+#include <kusari/kernels/ops/linalg.h>
+#include <kusari/kernels/ops/reduction.h>
 
 #include "testing.h"
 

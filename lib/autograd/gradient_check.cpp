@@ -54,7 +54,7 @@ std::vector<Array> numerical_grad(const Function& f, const std::vector<Array>& i
       element.fill(original[j]);
       g[j] = (plus - minus) / (2 * eps);
     }
-    grads.push_back(Array::from_vector(g, work[i].shape(), Dtype::float64));
+    grads.push_back(Array::from_vector(g, work[i].shape(), Dtype::float64, work[i].device()));
   }
   return grads;
 }
@@ -105,7 +105,7 @@ void check_double_backward(const Function& f, const std::vector<Array>& inputs,
     std::vector<Variable> gxs;
     for (size_t i : differentiable) {
       Variable gx = xs[i].grad_var();
-      gxs.push_back(gx.defined() ? gx : Variable(Array::zeros(xs[i].shape(), xs[i].dtype()), false));
+      gxs.push_back(gx.defined() ? gx : Variable(Array::zeros(xs[i].shape(), xs[i].dtype(), xs[i].device()), false));
       xs[i].cleargrad();
     }
     return gxs;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 
 #include <kusari/core/error.h>
+#include <kusari/core/kernel_table.h>
 #include <kusari/core/object_pool.h>
 
 namespace kusari {
@@ -143,23 +145,30 @@ class PooledHostAllocator final : public Allocator {
   AllocatorStats stats_;
 };
 
-std::array<Allocator*, kDeviceTypeCount>& allocators() {
+std::array<std::atomic<Allocator*>, kDeviceTypeCount>& allocators() {
   // Never destroyed: arrays in static storage may be freed after main returns.
   static auto* host = new PooledHostAllocator();
-  static std::array<Allocator*, kDeviceTypeCount> table{host, nullptr};
+  static std::array<std::atomic<Allocator*>, kDeviceTypeCount> table{host};
   return table;
 }
 
 }  // namespace
 
 Allocator& allocator_for(DeviceType type) {
-  Allocator* a = allocators()[static_cast<size_t>(type)];
+  auto& entry = allocators()[static_cast<size_t>(type)];
+  Allocator* a = entry.load(std::memory_order_acquire);
+  if (!a) {  // the built-in backends other than the host's register their allocators with their kernels
+    register_builtin_backends();
+    a = entry.load(std::memory_order_acquire);
+  }
   if (!a) throw DeviceError(cat("allocate: no allocator is registered for device type ", static_cast<int>(type),
                                 " (was kusari built with that backend?)"));
   return *a;
 }
 
-void register_allocator(DeviceType type, Allocator* allocator) { allocators()[static_cast<size_t>(type)] = allocator; }
+void register_allocator(DeviceType type, Allocator* allocator) {
+  allocators()[static_cast<size_t>(type)].store(allocator, std::memory_order_release);
+}
 
 std::shared_ptr<Storage> allocate_storage(const Device& device, size_t nbytes) {
   Allocator& allocator = allocator_for(device.type);

@@ -37,7 +37,7 @@ class KUSARI_API Allocator {
 
 // The allocator registered for a device type; throws DeviceError if none is.
 KUSARI_API Allocator& allocator_for(DeviceType type);
-// Installs the allocator for a device type (backends call this once at load time).
+// Installs the allocator for a device type (a backend calls this once, from its registration).
 KUSARI_API void register_allocator(DeviceType type, Allocator* allocator);
 // A new storage of nbytes on `device` from that device's allocator.
 KUSARI_API std::shared_ptr<Storage> allocate_storage(const Device& device, size_t nbytes);

@@ -7,6 +7,8 @@
 
 #include <kusari/core/allocator.h>
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/copy.h>
+#include <kusari/kernels/ops/random.h>
 
 namespace kusari {
 

@@ -52,28 +52,28 @@ class KUSARI_API Array {
   Array() = default;
 
   // An uninitialised contiguous array.
-  static Array empty(const Shape& shape, Dtype dtype = Dtype::float32, Device device = Device::cpu());
+  static Array empty(const Shape& shape, Dtype dtype = Dtype::float32, Device device = default_device());
   // Filled with zeros.
-  static Array zeros(const Shape& shape, Dtype dtype = Dtype::float32, Device device = Device::cpu());
+  static Array zeros(const Shape& shape, Dtype dtype = Dtype::float32, Device device = default_device());
   // Filled with ones.
-  static Array ones(const Shape& shape, Dtype dtype = Dtype::float32, Device device = Device::cpu());
+  static Array ones(const Shape& shape, Dtype dtype = Dtype::float32, Device device = default_device());
   // Filled with `value` converted to dtype.
-  static Array full(const Shape& shape, double value, Dtype dtype = Dtype::float32, Device device = Device::cpu());
+  static Array full(const Shape& shape, double value, Dtype dtype = Dtype::float32, Device device = default_device());
   // A 0-dimensional array holding `value`.
-  static Array scalar(double value, Dtype dtype = Dtype::float32, Device device = Device::cpu());
+  static Array scalar(double value, Dtype dtype = Dtype::float32, Device device = default_device());
   // start, start+step, ... below stop, as in numpy.arange.
   static Array arange(double start, double stop, double step = 1, Dtype dtype = Dtype::float32,
-                      Device device = Device::cpu());
+                      Device device = default_device());
   // Copies values into a new array of the given shape (and dtype, converting from T).
   template <class T>
   static Array from_vector(const std::vector<T>& values, const Shape& shape, std::optional<Dtype> dtype = {},
-                           Device device = Device::cpu());
+                           Device device = default_device());
   // Normally distributed values from the counter-based generator seeded with `seed`.
   static Array normal(const Shape& shape, double mean, double stddev, uint64_t seed, Dtype dtype = Dtype::float32,
-                      Device device = Device::cpu());
+                      Device device = default_device());
   // Uniform values in [low, high) from the counter-based generator seeded with `seed`.
   static Array uniform(const Shape& shape, double low, double high, uint64_t seed, Dtype dtype = Dtype::float32,
-                       Device device = Device::cpu());
+                       Device device = default_device());
 
   // A view of existing storage with the given layout (no copy; the caller keeps the layout in bounds).
   static Array from_storage(std::shared_ptr<Storage> storage, const Shape& shape, const Strides& strides,

@@ -24,7 +24,7 @@ KUSARI_API bool has_channel_rows(const Array& array);
 KUSARI_API MemoryOrder memory_order_of(const Array& array);
 // An uninitialised dense array of `shape` in `order`.
 KUSARI_API Array empty_in_order(const Shape& shape, MemoryOrder order, Dtype dtype = Dtype::float32,
-                                Device device = Device::cpu());
+                                Device device = default_device());
 // `array` itself when it is dense in `order` (or row-major when asked), else a copy in that order.
 KUSARI_API Array in_order(const Array& array, MemoryOrder order);
 

@@ -83,7 +83,7 @@ void BatchSchedule::serialize(Serializer& serializer) {
   if (!shuffle_) return;
   // Loads into a copy of the current order, so a reader's dry run (see load_npz) finds a target of the
   // expected shape and leaves the order as it is.
-  Array order = Array::from_vector(*order_, {dataset_size_}, Dtype::int64);
+  Array order = Array::from_vector(*order_, {dataset_size_}, Dtype::int64, Device::cpu());
   serializer("order", order);
   if (!serializer.is_loading()) return;
   if (!order.defined() || order.shape() != Shape{dataset_size_}) {

@@ -49,7 +49,7 @@ T big_endian_item(const uint8_t* data, int64_t i) {
 // Converts the items of the file into a new array of dtype Out.
 template <class Item, class Out>
 Array convert_items(const uint8_t* data, const Shape& shape) {
-  Array out = Array::empty(shape, dtype_of<Out>());
+  Array out = Array::empty(shape, dtype_of<Out>(), Device::cpu());
   Out* dst = out.data<Out>();
   const int64_t n = shape.numel();
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Out>(big_endian_item<Item>(data, i));

@@ -163,7 +163,7 @@ Array sample_region(const Image& image, const Region& region, int64_t out_height
     scale[c] = 1.0f / (255.0f * options.stddev[c]);
     shift[c] = options.mean[c] / options.stddev[c];
   }
-  Array out = Array::empty({options.channels, out_height, out_width}, Dtype::float32);
+  Array out = Array::empty({options.channels, out_height, out_width}, Dtype::float32, Device::cpu());
   sample_planar(image.pixels.data(), image.height, image.width, 3, region, out_height, out_width, mirror,
                 options.channels == 1, scale, shift, out.data<float>());
   return out;

@@ -50,7 +50,7 @@ void check_resizes(const ImageOptions& options) {
 // The luminance of the crop (top, left, height, width), mirrored when asked, normalised by channel 0.
 Array luminance(const Image& image, const ImageOptions& options, std::array<int64_t, 4> crop, bool mirror) {
   const auto [top, left, height, width] = crop;
-  Array out = Array::empty({1, height, width}, Dtype::float32);
+  Array out = Array::empty({1, height, width}, Dtype::float32, Device::cpu());
   float* dst = out.data<float>();
   const float scale = 1.0f / (255.0f * options.stddev[0]), shift = options.mean[0] / options.stddev[0];
   for (int64_t y = 0; y < height; ++y) {
@@ -104,7 +104,7 @@ Array augment_image(const Image& image, const ImageOptions& options, int64_t ind
   }
   const auto [top, left, mirror] = place_crop(image.height, image.width, height, width, options, index, epoch);
   if (options.channels == 1) return luminance(image, options, {top, left, height, width}, mirror);
-  Array out = Array::empty({3, height, width}, Dtype::float32);
+  Array out = Array::empty({3, height, width}, Dtype::float32, Device::cpu());
   float* dst = out.data<float>();
   for (int64_t c = 0; c < 3; ++c) {
     const float scale = 1.0f / (255.0f * options.stddev[static_cast<size_t>(c)]);

@@ -134,7 +134,7 @@ Example InMemoryLabeledImageDataset::load_example(int64_t stored, int64_t index,
   if (memory_.shorter_side == 0 && !samples_regions(options_)) {
     return labeled_example(images_[i], entry.label, options_, index, epoch, entry.path);
   }
-  return {transform_image(images_[i], options_, index, epoch, entry.path), Array::scalar(entry.label, Dtype::int32)};
+  return {transform_image(images_[i], options_, index, epoch, entry.path), Array::scalar(entry.label, Dtype::int32, Device::cpu())};
 }
 
 Example InMemoryLabeledImageDataset::get_example(int64_t index, int64_t epoch) const {

@@ -10,12 +10,12 @@ namespace kusari::data {
 
 Example labeled_example(const Image& image, int32_t label, const ImageOptions& options, int64_t index, int64_t epoch,
                         const std::string& name) {
-  return {augment_image(image, options, index, epoch, name), Array::scalar(label, Dtype::int32)};
+  return {augment_image(image, options, index, epoch, name), Array::scalar(label, Dtype::int32, Device::cpu())};
 }
 
 Example labeled_file_example(const std::vector<uint8_t>& bytes, const LabeledPath& entry, const ImageOptions& options,
                              int64_t index, int64_t epoch) {
-  return {transform_image_bytes(bytes, entry.path, options, index, epoch), Array::scalar(entry.label, Dtype::int32)};
+  return {transform_image_bytes(bytes, entry.path, options, index, epoch), Array::scalar(entry.label, Dtype::int32, Device::cpu())};
 }
 
 LabeledImageDataset::LabeledImageDataset(const std::string& list_file, const std::string& root, ImageOptions options)

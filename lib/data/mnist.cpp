@@ -26,7 +26,7 @@ IdxHeader unsigned_byte_header(const std::vector<uint8_t>& bytes, const std::str
 
 // Pixels scaled to [0, 1] as float32 of the given shape.
 Array scaled_pixels(const uint8_t* pixels, const Shape& shape) {
-  Array out = Array::empty(shape, Dtype::float32);
+  Array out = Array::empty(shape, Dtype::float32, Device::cpu());
   float* dst = out.data<float>();
   parallel_for(shape.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<float>(pixels[i]) * (1.0f / 255.0f);
@@ -56,7 +56,7 @@ std::shared_ptr<TupleDataset> idx(const std::string& images_path, const std::str
   const Shape shape = options.flatten ? Shape{n, rows * cols} : Shape{n, 1, rows, cols};
   Array x = scaled_pixels(image_bytes.data() + images.data_offset, shape);
   std::vector<int32_t> y(label_bytes.begin() + labels.data_offset, label_bytes.end());
-  return std::make_shared<TupleDataset>(std::vector<Array>{x, Array::from_vector(y, {n})});
+  return std::make_shared<TupleDataset>(std::vector<Array>{x, Array::from_vector(y, {n}, {}, Device::cpu())});
 }
 
 std::shared_ptr<TupleDataset> mnist(const std::string& dir, bool train, IdxOptions options) {

@@ -43,7 +43,7 @@ void gray_to_rgb(float* planes, int64_t count, const ImageOptions& options) {
 Array sample_jpeg_planes(const JpegPlanes& image, const Region& region, int64_t out_height, int64_t out_width,
                          bool mirror, const ImageOptions& options) {
   const int64_t count = out_height * out_width;
-  Array out = Array::empty({options.channels, out_height, out_width}, Dtype::float32);
+  Array out = Array::empty({options.channels, out_height, out_width}, Dtype::float32, Device::cpu());
   // Luminance output keeps the sampled chroma in scratch planes.
   thread_local std::vector<float> scratch;
   const bool gray = image.planes.size() == 1, luminance = options.channels == 1;

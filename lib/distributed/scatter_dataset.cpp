@@ -12,7 +12,7 @@ namespace {
 
 // Throws ValueError on every rank unless every rank's data set has rank 0's size.
 void require_same_size(const Communicator& comm, int64_t size) {
-  const std::vector<int64_t> sizes = comm.allgather(Array::full({1}, static_cast<double>(size), Dtype::int64))
+  const std::vector<int64_t> sizes = comm.allgather(Array::full({1}, static_cast<double>(size), Dtype::int64, Device::cpu()))
                                          .to_vector<int64_t>();
   for (int r = 1; r < comm.size(); ++r) {
     if (sizes[static_cast<size_t>(r)] != sizes[0]) {

@@ -59,7 +59,7 @@ WirePrecision simulate_wire_average(const std::vector<Array>& contributions, Dty
       rank_values.accumulate(0, n, partial.raw_data());
     }
   }
-  const Array average = Array::empty({n}, Dtype::float32);
+  const Array average = Array::empty({n}, Dtype::float32, Device::cpu());
   ArrayListBuffer({average}, scaling, wire).store(0, n, partial.raw_data());
 
   std::vector<double> mean(static_cast<size_t>(n), 0.0);

@@ -1,9 +1,8 @@
 #include <kusari/functions/convolution_2d.h>
 
-#include <kusari/core/kernel_table.h>
-#include <kusari/core/memory_order.h>
 #include <kusari/functions/reduction.h>
 #include <kusari/functions/function_helpers.h>
+#include <kusari/kernels/layer_routines.h>
 
 namespace kusari::functions {
 namespace {
@@ -74,10 +73,8 @@ class Convolution2D final : public FunctionNode {
     retain_inputs({0, 1});
     const Array &x = in[0], &w = in[1];
     const Int2 out = conv_output(spatial(x.shape()), spatial(w.shape()), params_);
-    Array y = empty_in_order(Shape{x.shape()[0], w.shape()[0], out.h, out.w}, MemoryOrder::channels_last, x.dtype(),
-                             x.device());
-    kernel_for<kernel_ops::Conv2d>(x.device())(x, w, in.size() > 2 ? in[2] : Array(), geometry_of(params_), y);
-    return {y};
+    return {ops::convolution_2d(x, w, in.size() > 2 ? in[2] : Array(), geometry_of(params_),
+                                Shape{x.shape()[0], w.shape()[0], out.h, out.w})};
   }
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
     const std::vector<Variable> xw = get_retained_inputs();
@@ -104,11 +101,8 @@ class Deconvolution2D final : public FunctionNode {
     retain_inputs({0, 1});
     const Array &x = in[0], &w = in[1];
     const int64_t channels = w.shape()[1] * params_.groups;
-    Array y = empty_in_order(Shape{x.shape()[0], channels, outsize_.h, outsize_.w}, MemoryOrder::channels_last,
-                             x.dtype(), x.device());
-    kernel_for<kernel_ops::Conv2dBackwardData>(x.device())(x, w, in.size() > 2 ? in[2] : Array(),
-                                                           geometry_of(params_), y);
-    return {y};
+    return {ops::convolution_2d_backward_data(x, w, in.size() > 2 ? in[2] : Array(), geometry_of(params_),
+                                              Shape{x.shape()[0], channels, outsize_.h, outsize_.w})};
   }
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& gy) override {
     const std::vector<Variable> xw = get_retained_inputs();
@@ -135,9 +129,7 @@ class Convolution2DGradW final : public FunctionNode {
   std::string label() const override { return "Convolution2DGradW"; }
   std::vector<Array> forward(const std::vector<Array>& in) override {
     retain_inputs({0, 1});
-    Array gw = Array::empty(weight_shape_, in[0].dtype(), in[0].device());
-    kernel_for<kernel_ops::Conv2dBackwardFilter>(in[0].device())(in[0], in[1], geometry_of(params_), gw);
-    return {gw};
+    return {ops::convolution_2d_backward_filter(in[0], in[1], geometry_of(params_), weight_shape_)};
   }
   std::vector<Variable> backward(const std::vector<size_t>& targets, const std::vector<Variable>& ggw) override {
     const std::vector<Variable> xgy = get_retained_inputs();

@@ -4,13 +4,13 @@
 #include <utility>
 
 #include <kusari/autograd/backprop_mode.h>
-#include <kusari/core/kernel_table.h>
 #include <kusari/functions/activation.h>
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/broadcast.h>
 #include <kusari/functions/function_helpers.h>
 #include <kusari/functions/math.h>
 #include <kusari/functions/reshape_transpose.h>
+#include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::functions {
@@ -56,17 +56,13 @@ class SoftmaxCrossEntropy final : public FunctionNode {
   std::string label() const override { return "SoftmaxCrossEntropy"; }
   std::vector<Array> forward(const std::vector<Array>& x) override {
     retain_inputs({0});
-    const Array& logits = x[0];
-    log_p_ = Array::empty(logits.shape(), logits.dtype(), logits.device());
-    Array loss = Array::empty(targets_.mean ? Shape{} : Shape{logits.shape()[0]}, logits.dtype(), logits.device());
-    kernel_for<kernel_ops::SoftmaxCrossEntropy>(logits.device())(logits, labels_, targets_, log_p_, loss);
+    auto [loss, log_p] = ops::softmax_cross_entropy(x[0], labels_, targets_);
+    log_p_ = std::move(log_p);
     return {loss};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
     if (!is_backprop_enabled()) {
-      Array gx = Array::empty(log_p_.shape(), log_p_.dtype(), log_p_.device());
-      kernel_for<kernel_ops::SoftmaxCrossEntropyGrad>(gx.device())(log_p_, labels_, gy[0].data(), targets_, gx);
-      return {Variable(gx, false)};
+      return {Variable(ops::softmax_cross_entropy_grad(log_p_, labels_, gy[0].data(), targets_), false)};
     }
     int64_t counted = 0;
     const Array target = target_distribution(labels_, log_p_.shape()[1], targets_, log_p_, counted);

@@ -1,10 +1,10 @@
 #include <kusari/functions/noise.h>
 
 #include <kusari/core/config.h>
-#include <kusari/core/kernel_table.h>
 #include <kusari/core/random.h>
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/function_helpers.h>
+#include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::functions {
@@ -15,7 +15,7 @@ Array dropout_mask(const Array& like, double ratio) {
   Generator& generator = default_generator();
   const uint64_t first = generator.advance(static_cast<uint64_t>(like.size()));
   Array keep = Array::empty(like.shape(), like.dtype(), like.device());
-  kernel_for<kernel_ops::Random>(like.device())(Distribution::bernoulli, generator.seed(), first, 1 - ratio, 0, keep);
+  ops::fill_random(keep, Distribution::bernoulli, generator.seed(), first, 1 - ratio, 0);
   return ops::mul(keep, ops::scalar_like(1 / (1 - ratio), keep));
 }
 

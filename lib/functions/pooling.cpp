@@ -2,16 +2,15 @@
 
 #include <limits>
 
-#include <kusari/core/kernel_table.h>
-#include <kusari/core/memory_order.h>
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/reduction.h>
 #include <kusari/functions/function_helpers.h>
+#include <kusari/kernels/layer_routines.h>
 
 namespace kusari::functions {
 namespace {
 
-// Input (N, C, H, W) -> window maxima; keeps the winners' positions for the backward nodes.
+// Input (N, C, H, W) -> window maxima; keeps the backend's record of the winners for the backward nodes.
 class MaxPooling2D final : public FunctionNode {
  public:
   MaxPooling2D(const Pool2dGeometry& geometry, const Int2& outsize) : geometry_(geometry), outsize_(outsize) {}
@@ -22,60 +21,53 @@ class MaxPooling2D final : public FunctionNode {
  private:
   Pool2dGeometry geometry_;
   Int2 outsize_;
-  Array indexes_;
+  KernelStatePtr winners_;
 };
 
 // Input gy (N, C, oh, ow) -> gx of shape `shape`, each gy element added at its window's maximum.
 class MaxPoolingScatter final : public FunctionNode {
  public:
-  MaxPoolingScatter(Array indexes, Shape shape) : indexes_(std::move(indexes)), shape_(std::move(shape)) {}
+  MaxPoolingScatter(KernelStatePtr winners, Shape shape) : winners_(std::move(winners)), shape_(std::move(shape)) {}
   std::string label() const override { return "MaxPoolingScatter"; }
   std::vector<Array> forward(const std::vector<Array>& in) override {
-    Array gx = empty_in_order(shape_, memory_order_of(indexes_), in[0].dtype(), in[0].device());
-    kernel_for<kernel_ops::MaxPool2dScatter>(gx.device())(in[0], indexes_, gx);
-    return {gx};
+    return {ops::max_pooling_2d_scatter(in[0], *winners_, shape_)};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& ggx) override;
 
  private:
-  Array indexes_;
+  KernelStatePtr winners_;
   Shape shape_;
 };
 
-// Input x (N, C, H, W) -> the elements at the windows' maxima, of the indexes' shape.
+// Input x (N, C, H, W) -> the elements at the windows' maxima, of the pooled output's shape.
 class MaxPoolingGather final : public FunctionNode {
  public:
-  explicit MaxPoolingGather(Array indexes) : indexes_(std::move(indexes)) {}
+  explicit MaxPoolingGather(KernelStatePtr winners) : winners_(std::move(winners)) {}
   std::string label() const override { return "MaxPoolingGather"; }
   std::vector<Array> forward(const std::vector<Array>& in) override {
-    Array y = empty_in_order(indexes_.shape(), memory_order_of(indexes_), in[0].dtype(), in[0].device());
-    kernel_for<kernel_ops::MaxPool2dGather>(y.device())(in[0], indexes_, y);
-    return {y};
+    return {ops::max_pooling_2d_gather(in[0], *winners_)};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override {
-    return {apply_single<MaxPoolingScatter>({gy[0]}, indexes_, inputs()[0]->shape)};
+    return {apply_single<MaxPoolingScatter>({gy[0]}, winners_, inputs()[0]->shape)};
   }
 
  private:
-  Array indexes_;
+  KernelStatePtr winners_;
 };
 
 std::vector<Array> MaxPooling2D::forward(const std::vector<Array>& in) {
   const Array& x = in[0];
-  const Shape shape{x.shape()[0], x.shape()[1], outsize_.h, outsize_.w};
-  const MemoryOrder order = memory_order_of(x);  // the winners and results follow x's memory order
-  Array y = empty_in_order(shape, order, x.dtype(), x.device());
-  indexes_ = empty_in_order(shape, order, Dtype::int32, x.device());
-  kernel_for<kernel_ops::MaxPool2d>(x.device())(x, geometry_, y, indexes_);
-  return {y};
+  MaxPool2dResult pooled = ops::max_pooling_2d(x, geometry_, Shape{x.shape()[0], x.shape()[1], outsize_.h, outsize_.w});
+  winners_ = std::move(pooled.winners);
+  return {pooled.y};
 }
 
 std::vector<Variable> MaxPooling2D::backward(const std::vector<size_t>&, const std::vector<Variable>& gy) {
-  return {apply_single<MaxPoolingScatter>({gy[0]}, indexes_, inputs()[0]->shape)};
+  return {apply_single<MaxPoolingScatter>({gy[0]}, winners_, inputs()[0]->shape)};
 }
 
 std::vector<Variable> MaxPoolingScatter::backward(const std::vector<size_t>&, const std::vector<Variable>& ggx) {
-  return {apply_single<MaxPoolingGather>({ggx[0]}, indexes_)};
+  return {apply_single<MaxPoolingGather>({ggx[0]}, winners_)};
 }
 
 // Input (N, C, H, W) -> window means.
@@ -85,9 +77,7 @@ class AveragePooling2D final : public FunctionNode {
   std::string label() const override { return "AveragePooling2D"; }
   std::vector<Array> forward(const std::vector<Array>& in) override {
     const Array& x = in[0];
-    Array y = Array::empty(Shape{x.shape()[0], x.shape()[1], outsize_.h, outsize_.w}, x.dtype(), x.device());
-    kernel_for<kernel_ops::AveragePool2d>(x.device())(x, geometry_, y);
-    return {y};
+    return {ops::average_pooling_2d(x, geometry_, Shape{x.shape()[0], x.shape()[1], outsize_.h, outsize_.w})};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& gy) override;
 
@@ -102,9 +92,7 @@ class AveragePooling2DGrad final : public FunctionNode {
   AveragePooling2DGrad(const Pool2dGeometry& geometry, Shape shape) : geometry_(geometry), shape_(std::move(shape)) {}
   std::string label() const override { return "AveragePooling2DGrad"; }
   std::vector<Array> forward(const std::vector<Array>& in) override {
-    Array gx = Array::empty(shape_, in[0].dtype(), in[0].device());
-    kernel_for<kernel_ops::AveragePool2dBackward>(gx.device())(in[0], geometry_, gx);
-    return {gx};
+    return {ops::average_pooling_2d_backward(in[0], geometry_, shape_)};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>& ggx) override {
     const Shape& gy = inputs()[0]->shape;

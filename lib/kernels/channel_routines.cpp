@@ -3,6 +3,7 @@
 // innermost (has_channel_rows), in row-major order otherwise.
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/normalization.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/routines.h>
 

@@ -1,6 +1,7 @@
 // The evaluation routine of routines.h (top-k hits): argument checks, then one kernel call.
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/reduction.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::ops {

@@ -3,10 +3,16 @@
 #include <algorithm>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/elementwise.h>
+#include <kusari/kernels/ops/linalg.h>
+#include <kusari/kernels/ops/reduction.h>
 #include <kusari/core/memory_order.h>
+#include <kusari/kernels/detail/operand_checks.h>
 
 namespace kusari::ops {
 namespace {
+
+using detail::require_same_device;
 
 const char* binary_name(BinaryOp op) {
   switch (op) {
@@ -27,13 +33,6 @@ const char* binary_name(BinaryOp op) {
     case BinaryOp::greater_equal: return "greater_equal";
   }
   return "binary";
-}
-
-void require_same_device(const Array& a, const Array& b, const char* op) {
-  if (!a.defined() || !b.defined()) throw ValueError(cat(op, ": an operand is undefined"));
-  if (!(a.device() == b.device())) {
-    throw DeviceError(cat(op, ": expected operands on one device, got ", a.device(), " and ", b.device()));
-  }
 }
 
 // An uninitialised result of `shape` in the memory order of the first operand of that shape that is

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include <kusari/core/kernel_table.h>
 #include <kusari/core/random.h>
+#include <kusari/kernels/layer_routines.h>
 
 namespace kusari::links::initializers {
 namespace {
@@ -13,7 +13,7 @@ void draw(Distribution distribution, double p0, double p1, std::optional<uint64_
   Generator& generator = default_generator();
   const uint64_t stream = seed.value_or(generator.seed());
   const uint64_t offset = seed ? 0 : generator.advance(static_cast<uint64_t>(a.size()));
-  kernel_for<kernel_ops::Random>(a.device())(distribution, stream, offset, p0, p1, a);
+  ops::fill_random(a, distribution, stream, offset, p0, p1);
 }
 
 double fan_of(const Shape& shape, Fan fan) {

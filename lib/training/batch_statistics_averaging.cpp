@@ -37,7 +37,7 @@ void append_sums(const links::BatchNormalization& bn, std::vector<double>& sums)
 // Writes `values` (float64) into the persistent `name` of bn, in its dtype.
 void store(const links::BatchNormalization& bn, const char* name, const std::vector<double>& values) {
   const Array& target = bn.persistent(name);
-  target.assign(Array::from_vector(values, {static_cast<int64_t>(values.size())}).astype(target.dtype()));
+  target.assign(Array::from_vector(values, {static_cast<int64_t>(values.size())}, target.dtype(), target.device()));
 }
 
 // Reads one layer's share of the summed buffer from `at` on and stores the averaged statistics.
@@ -75,7 +75,7 @@ void average_batch_statistics_now(const links::Link& model, const distributed::C
   for (const links::BatchNormalization* bn : layers) append_sums(*bn, sums);
   if (sums.empty()) return;
   const std::vector<double> total =
-      comm.allreduce(Array::from_vector(sums, {static_cast<int64_t>(sums.size())})).to_vector<double>();
+      comm.allreduce(Array::from_vector(sums, {static_cast<int64_t>(sums.size())}, {}, Device::cpu())).to_vector<double>();
   size_t at = 0;
   for (const links::BatchNormalization* bn : layers) store_average(*bn, total, at, comm.size());
 }

@@ -170,7 +170,7 @@ Array MultiNodeSynchronizer::bucket_buffer(size_t b) {
   Array& cached = cache[b];
   // use_count 1: only the cache holds the storage (no transfer, task or installed gradient view).
   if (!cached.defined() || cached.storage().use_count() > 1 || cached.size() != buckets_->buckets()[b].elements) {
-    cached = Array::empty({buckets_->buckets()[b].elements}, Dtype::float32);
+    cached = Array::empty({buckets_->buckets()[b].elements}, Dtype::float32, Device::cpu());
   }
   return cached;
 }
@@ -208,7 +208,7 @@ void MultiNodeSynchronizer::send_rest(Transfer& t) {
   send_ready(t);
   if (!needs_finite_check_()) return;
   t.ticket = thread_.submit([comm = comm_, buffers = t.buffers, finite = t.finite] {
-    const Array flag = Array::empty({1}, Dtype::float32);
+    const Array flag = Array::empty({1}, Dtype::float32, Device::cpu());
     flag.data<float>()[0] = buffers_finite(buffers) ? 0.0f : 1.0f;
     static const std::string label = "whether every rank's gradients are finite";
     const CollectiveLabel named(label);
@@ -247,7 +247,7 @@ bool MultiNodeSynchronizer::first_update() {
     require_same_parameters(comm_, all_params, kOp);
     order = comm_.bcast_obj(join_lines(arrival_order_), 0);
     comm_.bcast_data(*target_, 0);
-    const Array changed = Array::full({1}, unchanged(all_params, own) ? 0.0 : 1.0, Dtype::float32);
+    const Array changed = Array::full({1}, unchanged(all_params, own) ? 0.0 : 1.0, Dtype::float32, Device::cpu());
     identical = comm_.allreduce(changed).data<float>()[0] == 0.0f;
   });
   buckets_ = std::make_unique<GradientBuckets>(reorder(params, order), options_.bucket_bytes);

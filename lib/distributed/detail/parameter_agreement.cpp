@@ -42,7 +42,7 @@ int64_t fingerprint(const std::string& text) {
 void require_same_parameters(const Communicator& comm, const std::vector<std::pair<std::string, Variable>>& params,
                              const char* op) {
   const std::string mine = join(describe(params));
-  const Array hash = Array::empty({1}, Dtype::int64);
+  const Array hash = Array::empty({1}, Dtype::int64, Device::cpu());
   hash.data<int64_t>()[0] = fingerprint(mine);
   const std::vector<int64_t> hashes = comm.allgather(hash).to_vector<int64_t>();
   int differing = -1;

@@ -1,9 +1,9 @@
 #pragma once
 // Internal to the CPU backend: 2-D convolutions of float32 NCHW-shaped activations, each row-major or
 // channels-last (any mix), and row-major weights through oneDNN, with the operands and results of the
-// Conv2d kernel ops (lib/core/kernel_table.h).
+// Conv2d kernel ops (kusari/kernels/ops/convolution.h).
 
-#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/convolution.h>
 
 namespace kusari::kernels::cpu {
 

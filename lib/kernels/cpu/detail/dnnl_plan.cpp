@@ -13,7 +13,7 @@ struct Buffer {
   dnnl::memory memory;
 
   explicit Buffer(const dnnl::memory::desc& desc)
-      : storage(Array::empty(Shape{static_cast<int64_t>(desc.get_size())}, Dtype::uint8)),
+      : storage(Array::empty(Shape{static_cast<int64_t>(desc.get_size())}, Dtype::uint8, Device::cpu())),
         memory(desc, dnnl_engine(), storage.raw_data()) {}
 };
 

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 
+#include <kusari/core/kernel_table.h>
 #include <kusari/core/parallel.h>
+#include <kusari/kernels/ops/linalg.h>
 #include <kusari/kernels/cpu/detail/im2col.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
 
@@ -59,7 +61,7 @@ struct ConvSizes {
   }
   // Scratch space for one column matrix (undefined when the layout is the identity).
   Array column_buffer() const {
-    return image.is_identity() ? Array() : Array::empty(Shape{image.rows(), image.cols()}, Dtype::float64);
+    return image.is_identity() ? Array() : Array::empty(Shape{image.rows(), image.cols()}, Dtype::float64, Device::cpu());
   }
 };
 
@@ -113,7 +115,7 @@ void gemm_conv2d_backward_filter(const Array& x, const Array& gy, const Conv2dGe
   auto gemm = kernel_for<kernel_ops::Gemm>(Device::cpu());
   const int64_t chunks = std::clamp<int64_t>(s.batch / s.image_grain(), 1, get_num_threads());
   const int64_t filter_size = gw.size();
-  const Array partial = chunks == 1 ? gw : Array::empty(Shape{chunks, filter_size}, Dtype::float64);
+  const Array partial = chunks == 1 ? gw : Array::empty(Shape{chunks, filter_size}, Dtype::float64, Device::cpu());
   parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
     const Array col = s.column_buffer();
     for (int64_t chunk = begin; chunk < end; ++chunk) {

@@ -1,8 +1,8 @@
 #pragma once
 // Internal to the CPU backend: 2-D convolutions of contiguous float64 NCHW arrays by im2col and GEMM,
-// with the operands and results of the Conv2d kernel ops (lib/core/kernel_table.h).
+// with the operands and results of the Conv2d kernel ops (kusari/kernels/ops/convolution.h).
 
-#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/convolution.h>
 
 namespace kusari::kernels::cpu {
 

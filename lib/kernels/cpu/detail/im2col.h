@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/convolution.h>
 
 namespace kusari::kernels::cpu {
 

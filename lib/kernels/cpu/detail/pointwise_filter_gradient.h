@@ -5,7 +5,7 @@
 // with barriers that cost milliseconds on a shared 2-core machine; the GEMM does not, and on one thread
 // it is as fast or faster on both ResNets' shapes.
 
-#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/convolution.h>
 
 namespace kusari::kernels::cpu {
 

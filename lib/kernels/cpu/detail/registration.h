@@ -1,28 +1,27 @@
 #pragma once
-// The CPU backend's registration, area by area: each function installs its file's kernels into the
-// dispatch tables; register_builtin_backends (backend.cpp) calls every one, once.
+// The CPU backend's registration, area by area: each function installs the kernels of its file (which
+// implements kusari/kernels/ops/<area>.h) into the dispatch tables; register_builtin_backends
+// (kernels/builtin_backends.cpp) calls every one, once.
 
 namespace kusari::kernels::cpu {
 
-// Channel sums and the per-channel affine map (channel_kernels.cpp).
-void register_channel_kernels();
-// Convolution forward and both gradients (conv_kernels.cpp).
-void register_conv_kernels();
-// Copy and fill (copy_kernels.cpp).
+// Convolution forward and both gradients (convolution.cpp).
+void register_convolution_kernels();
+// Copy and fill (copy.cpp).
 void register_copy_kernels();
-// Unary, binary, where, axpby and the momentum step (elementwise_kernels.cpp).
+// Unary, binary, where, axpby and the momentum step (elementwise.cpp).
 void register_elementwise_kernels();
-// Matrix products (gemm_kernel.cpp).
-void register_gemm_kernels();
-// Max and average pooling with their gradients (pool_kernels.cpp).
-void register_pool_kernels();
-// The counter-based random generator (random_kernel.cpp).
+// Matrix products (linalg.cpp).
+void register_linalg_kernels();
+// Softmax cross-entropy and its gradient (loss.cpp).
+void register_loss_kernels();
+// Channel sums and the per-channel affine map of batch normalization (normalization.cpp).
+void register_normalization_kernels();
+// Max and average pooling with their gradients (pooling.cpp).
+void register_pooling_kernels();
+// The counter-based random generator (random.cpp).
 void register_random_kernels();
-// Reductions (reduce_kernel.cpp).
-void register_reduce_kernels();
-// Softmax cross-entropy and its gradient (softmax_cross_entropy_kernel.cpp).
-void register_softmax_cross_entropy_kernels();
-// Top-k hit counts (top_k_kernel.cpp).
-void register_top_k_kernels();
+// Reductions over axes and top-k hits (reduction.cpp).
+void register_reduction_kernels();
 
 }  // namespace kusari::kernels::cpu

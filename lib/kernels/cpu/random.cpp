@@ -1,6 +1,7 @@
 // CPU random fills: element i is a pure function of (seed, offset + i), whatever the thread count.
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/random.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/random.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
@@ -9,7 +10,7 @@ namespace kusari::kernels::cpu {
 namespace {
 
 void random_kernel(Distribution distribution, uint64_t seed, uint64_t offset, double p0, double p1, const Array& out) {
-  const Array target = out.is_contiguous() ? out : Array::empty(out.shape(), out.dtype());
+  const Array target = out.is_contiguous() ? out : Array::empty(out.shape(), out.dtype(), Device::cpu());
   visit_dtype(out.dtype(), [&]<class T>() {
     T* dst = static_cast<T*>(target.raw_data());
     auto draw_pair = [&](uint64_t pair) -> std::array<double, 2> {

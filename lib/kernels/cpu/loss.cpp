@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/loss.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
 
@@ -147,7 +148,7 @@ void softmax_cross_entropy_grad_kernel(const Array& log_p, const Array& t, const
 
 }  // namespace
 
-void register_softmax_cross_entropy_kernels() {
+void register_loss_kernels() {
   install_kernel<kernel_ops::SoftmaxCrossEntropy>(DeviceType::cpu, "cpu", softmax_cross_entropy_kernel);
   install_kernel<kernel_ops::SoftmaxCrossEntropyGrad>(DeviceType::cpu, "cpu", softmax_cross_entropy_grad_kernel);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/elementwise.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
 

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/copy.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
 

@@ -4,6 +4,7 @@
 // arrays, one GEMM (pointwise_filter_gradient.h); the half types are converted to float32 and back.
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/convolution.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/detail/dnnl_convolution.h>
@@ -60,12 +61,33 @@ void conv2d_backward_filter_kernel(const Array& x, const Array& gy, const Conv2d
   });
 }
 
+// The CPU's policy: convolutions write their images channels-last, the order oneDNN's float32 path is
+// fastest in and the one that keeps ResNet's following batch normalization and ReLU channels-last too.
+Array conv2d(const Array& x, const Array& w, const Array& b, const Conv2dGeometry& g, const Shape& y_shape) {
+  Array y = empty_in_order(y_shape, MemoryOrder::channels_last, x.dtype(), x.device());
+  conv2d_kernel(x, w, b, g, y);
+  return y;
+}
+
+Array conv2d_backward_data(const Array& gy, const Array& w, const Array& b, const Conv2dGeometry& g,
+                           const Shape& gx_shape) {
+  Array gx = empty_in_order(gx_shape, MemoryOrder::channels_last, gy.dtype(), gy.device());
+  conv2d_backward_data_kernel(gy, w, b, g, gx);
+  return gx;
+}
+
+Array conv2d_backward_filter(const Array& x, const Array& gy, const Conv2dGeometry& g, const Shape& gw_shape) {
+  Array gw = Array::empty(gw_shape, x.dtype(), x.device());
+  conv2d_backward_filter_kernel(x, gy, g, gw);
+  return gw;
+}
+
 }  // namespace
 
-void register_conv_kernels() {
-  install_kernel<kernel_ops::Conv2d>(DeviceType::cpu, "cpu", conv2d_kernel);
-  install_kernel<kernel_ops::Conv2dBackwardData>(DeviceType::cpu, "cpu", conv2d_backward_data_kernel);
-  install_kernel<kernel_ops::Conv2dBackwardFilter>(DeviceType::cpu, "cpu", conv2d_backward_filter_kernel);
+void register_convolution_kernels() {
+  install_kernel<kernel_ops::Conv2d>(DeviceType::cpu, "cpu", conv2d);
+  install_kernel<kernel_ops::Conv2dBackwardData>(DeviceType::cpu, "cpu", conv2d_backward_data);
+  install_kernel<kernel_ops::Conv2dBackwardFilter>(DeviceType::cpu, "cpu", conv2d_backward_filter);
 }
 
 }  // namespace kusari::kernels::cpu

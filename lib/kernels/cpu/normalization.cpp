@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/normalization.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
@@ -320,7 +321,7 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
 
 }  // namespace
 
-void register_channel_kernels() {
+void register_normalization_kernels() {
   install_kernel<kernel_ops::ChannelSums>(DeviceType::cpu, "cpu", channel_sums_kernel);
   install_kernel<kernel_ops::ChannelAffine>(DeviceType::cpu, "cpu", channel_affine_kernel);
 }

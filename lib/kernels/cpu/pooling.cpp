@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/pooling.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
@@ -250,14 +253,61 @@ void average_pool2d_backward_kernel(const Array& gy, const Pool2dGeometry& g, co
   });
 }
 
+// How the CPU remembers a max pooling's winners: int32 plane positions, one per output element, in the
+// input's memory order (the outputs and the gradients follow it).
+struct PlaneWinners final : KernelState {
+  explicit PlaneWinners(Array positions) : indexes(std::move(positions)) {}
+  Array indexes;
+};
+
+const Array& winner_positions(const KernelState& state, const char* op) {
+  const auto* winners = dynamic_cast<const PlaneWinners*>(&state);
+  if (!winners) throw DeviceError(cat(op, ": expected the winners recorded by the CPU's max_pool2d, got another backend's"));
+  return winners->indexes;
+}
+
+MaxPool2dResult max_pool2d(const Array& x, const Pool2dGeometry& g, const Shape& y_shape) {
+  const MemoryOrder order = memory_order_of(x);
+  Array y = empty_in_order(y_shape, order, x.dtype(), x.device());
+  Array indexes = empty_in_order(y_shape, order, Dtype::int32, x.device());
+  max_pool2d_kernel(x, g, y, indexes);
+  return {y, std::make_shared<PlaneWinners>(indexes)};
+}
+
+Array max_pool2d_scatter(const Array& gy, const KernelState& winners, const Shape& gx_shape) {
+  const Array& indexes = winner_positions(winners, "max_pool2d_scatter");
+  Array gx = empty_in_order(gx_shape, memory_order_of(indexes), gy.dtype(), gy.device());
+  max_pool2d_scatter_kernel(gy, indexes, gx);
+  return gx;
+}
+
+Array max_pool2d_gather(const Array& x, const KernelState& winners) {
+  const Array& indexes = winner_positions(winners, "max_pool2d_gather");
+  Array y = empty_in_order(indexes.shape(), memory_order_of(indexes), x.dtype(), x.device());
+  max_pool2d_gather_kernel(x, indexes, y);
+  return y;
+}
+
+Array average_pool2d(const Array& x, const Pool2dGeometry& g, const Shape& y_shape) {
+  Array y = Array::empty(y_shape, x.dtype(), x.device());
+  average_pool2d_kernel(x, g, y);
+  return y;
+}
+
+Array average_pool2d_backward(const Array& gy, const Pool2dGeometry& g, const Shape& gx_shape) {
+  Array gx = Array::empty(gx_shape, gy.dtype(), gy.device());
+  average_pool2d_backward_kernel(gy, g, gx);
+  return gx;
+}
+
 }  // namespace
 
-void register_pool_kernels() {
-  install_kernel<kernel_ops::MaxPool2d>(DeviceType::cpu, "cpu", max_pool2d_kernel);
-  install_kernel<kernel_ops::MaxPool2dScatter>(DeviceType::cpu, "cpu", max_pool2d_scatter_kernel);
-  install_kernel<kernel_ops::MaxPool2dGather>(DeviceType::cpu, "cpu", max_pool2d_gather_kernel);
-  install_kernel<kernel_ops::AveragePool2d>(DeviceType::cpu, "cpu", average_pool2d_kernel);
-  install_kernel<kernel_ops::AveragePool2dBackward>(DeviceType::cpu, "cpu", average_pool2d_backward_kernel);
+void register_pooling_kernels() {
+  install_kernel<kernel_ops::MaxPool2d>(DeviceType::cpu, "cpu", max_pool2d);
+  install_kernel<kernel_ops::MaxPool2dScatter>(DeviceType::cpu, "cpu", max_pool2d_scatter);
+  install_kernel<kernel_ops::MaxPool2dGather>(DeviceType::cpu, "cpu", max_pool2d_gather);
+  install_kernel<kernel_ops::AveragePool2d>(DeviceType::cpu, "cpu", average_pool2d);
+  install_kernel<kernel_ops::AveragePool2dBackward>(DeviceType::cpu, "cpu", average_pool2d_backward);
 }
 
 }  // namespace kusari::kernels::cpu

@@ -7,6 +7,7 @@
 #include <cblas.h>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/linalg.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/kernels/cpu/detail/dnnl_plan.h>
 
@@ -166,7 +167,7 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
   if (dtype != Dtype::float16 && dtype != Dtype::bfloat16) {
     throw DtypeError(cat("gemm: expected a floating dtype, got ", dtype));
   }
-  const Array c = beta == 0 ? Array::empty(out.shape()) : out.astype(Dtype::float32, true);
+  const Array c = beta == 0 ? Array::empty(out.shape(), Dtype::float32, Device::cpu()) : out.astype(Dtype::float32, true);
   blas_gemm<float>(as_blas(a.astype(Dtype::float32), transpose_a), as_blas(b.astype(Dtype::float32), transpose_b), m,
                    n, k, alpha, beta, static_cast<float*>(c.raw_data()), n);
   out.assign(c);
@@ -174,7 +175,7 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
 
 }  // namespace
 
-void register_gemm_kernels() {
+void register_linalg_kernels() {
   install_kernel<kernel_ops::Gemm>(DeviceType::cpu, "cpu", gemm_kernel);
 }
 

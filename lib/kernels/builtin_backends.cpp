@@ -1,0 +1,35 @@
+// register_builtin_backends: the kernels of the CPU and loopback backends, installed once, on the first
+// dispatch, allocation on a device other than the host or registration of another backend's kernel.
+// An explicit call rather than static initializers, which a static link drops when nothing else in
+// their object file is referenced.
+
+#include <mutex>
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cpu/detail/registration.h>
+#include <kusari/kernels/loopback/detail/registration.h>
+
+namespace kusari {
+
+std::mutex& kernel_registration_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+void register_builtin_backends() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    kernels::cpu::register_convolution_kernels();
+    kernels::cpu::register_copy_kernels();
+    kernels::cpu::register_elementwise_kernels();
+    kernels::cpu::register_linalg_kernels();
+    kernels::cpu::register_loss_kernels();
+    kernels::cpu::register_normalization_kernels();
+    kernels::cpu::register_pooling_kernels();
+    kernels::cpu::register_random_kernels();
+    kernels::cpu::register_reduction_kernels();
+    kernels::loopback::register_loopback_backend();
+  });
+}
+
+}  // namespace kusari

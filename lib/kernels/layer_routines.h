@@ -1,0 +1,55 @@
+#pragma once
+// Device-independent routines of the layers (no autograd): convolution, pooling, softmax cross-entropy
+// and random draws. Each checks its operands (one device, one dtype, the shapes fitting), then calls the
+// kernel registered for their device, which allocates its outputs in the order that device prefers.
+
+#include <cstdint>
+#include <utility>
+
+#include <kusari/core/api.h>
+#include <kusari/core/array.h>
+#include <kusari/kernels/ops/convolution.h>
+#include <kusari/kernels/ops/kernel_state.h>
+#include <kusari/kernels/ops/loss.h>
+#include <kusari/kernels/ops/pooling.h>
+#include <kusari/kernels/ops/random.h>
+
+namespace kusari::ops {
+
+// y (N, O, oh, ow) = x (N, C, H, W) correlated with w (O, C/groups, kh, kw), plus b (O) when defined;
+// oh and ow are y_shape's.
+KUSARI_API Array convolution_2d(const Array& x, const Array& w, const Array& b, const Conv2dGeometry& geometry,
+                                const Shape& y_shape);
+// The transposed convolution of x (N, O, h, w) with w (O, C/groups, kh, kw), plus b (C) when defined, of
+// y_shape (N, C, H, W): convolution_2d's gradient in its input, and the forward of a deconvolution.
+KUSARI_API Array convolution_2d_backward_data(const Array& x, const Array& w, const Array& b,
+                                              const Conv2dGeometry& geometry, const Shape& y_shape);
+// The filter gradient (w_shape) of the convolution of x (N, C, H, W) that gave gy (N, O, oh, ow).
+KUSARI_API Array convolution_2d_backward_filter(const Array& x, const Array& gy, const Conv2dGeometry& geometry,
+                                                const Shape& w_shape);
+
+// Window maxima of x (N, C, H, W) of y_shape, with the backend's record of the winners.
+KUSARI_API MaxPool2dResult max_pooling_2d(const Array& x, const Pool2dGeometry& geometry, const Shape& y_shape);
+// gx of x_shape: gy added at each window's winner (max_pooling_2d's gradient).
+KUSARI_API Array max_pooling_2d_scatter(const Array& gy, const KernelState& winners, const Shape& x_shape);
+// x at each window's winner, of the pooled output's shape (the scatter's adjoint).
+KUSARI_API Array max_pooling_2d_gather(const Array& x, const KernelState& winners);
+// Window means of x (N, C, H, W) of y_shape, the padding counted as zeros.
+KUSARI_API Array average_pooling_2d(const Array& x, const Pool2dGeometry& geometry, const Shape& y_shape);
+// gx of x_shape: average_pooling_2d's adjoint.
+KUSARI_API Array average_pooling_2d_backward(const Array& gy, const Pool2dGeometry& geometry, const Shape& x_shape);
+
+// {loss, log_p}: each sample's cross entropy of softmax(x) against its target ((N,), or their mean () when
+// targets.mean) and the log softmax of x (N, C), for labels t (N,) int32/int64 on x's device.
+KUSARI_API std::pair<Array, Array> softmax_cross_entropy(const Array& x, const Array& t,
+                                                         const CrossEntropyTargets& targets);
+// The gradient in x of softmax_cross_entropy given its log_p, labels and the loss's gradient gy.
+KUSARI_API Array softmax_cross_entropy_grad(const Array& log_p, const Array& t, const Array& gy,
+                                            const CrossEntropyTargets& targets);
+
+// Fills out with draws offset, offset + 1, ... of the counter-based stream `seed` (p0, p1: low and high,
+// mean and stddev, or the probability of 1 and unused).
+KUSARI_API void fill_random(const Array& out, Distribution distribution, uint64_t seed, uint64_t offset, double p0,
+                            double p1);
+
+}  // namespace kusari::ops

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The kernel seam: outside lib/core (the array's own copies, fills and transfers) and lib/kernels (the
+# routines and backends), no library, recipe, tool or benchmark source includes kernel_table.h or
+# dispatches with kernel_for; they go through the ops:: routines, so a new backend plugs in below them.
+# Usage: kernel_seam_check.sh SOURCE_DIR
+set -euo pipefail
+cd "$1"
+offenders=$(grep -rlE 'kusari/core/kernel_table\.h|kernel_for<' lib recipes tools bench \
+  --include='*.h' --include='*.cpp' --include='*.cu' | grep -vE '^lib/(core|kernels)/' || true)
+if [ -n "$offenders" ]; then
+  echo "kernel_seam_check: these files reach the kernel table directly instead of through an ops:: routine:"
+  echo "$offenders"
+  exit 1
+fi
+echo "kernel_seam_check: only lib/core and lib/kernels reach the kernel table"
