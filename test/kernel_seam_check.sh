@@ -5,6 +5,7 @@
 # Usage: kernel_seam_check.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
+for dir in lib recipes tools bench; do [ -d "$dir" ] || { echo "kernel_seam_check: no $dir/ in $1"; exit 1; }; done
 offenders=$(grep -rlE 'kusari/core/kernel_table\.h|kernel_for<' lib recipes tools bench \
   --include='*.h' --include='*.cpp' --include='*.cu' | grep -vE '^lib/(core|kernels)/' || true)
 if [ -n "$offenders" ]; then

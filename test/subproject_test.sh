@@ -41,6 +41,7 @@ echo "subproject: only libkusari configured, nothing of kusari installed"
 [ "$build" = configure-only ] && exit 0
 ninja -C "$work/build" >/dev/null
 "$work/build/parent" >/dev/null
-"$work/build/readme_example" | grep -q "step 2: loss" || fail "the README example did not train"
+example_output=$("$work/build/readme_example")
+grep -q "step 2: loss" <<< "$example_output" || fail "the README example did not train"
 ! ldd "$work/build/readme_example" | grep -q libkusari || fail "readme_example links libkusari dynamically"
 echo "subproject: the parent's program and README's example built against static kusari and ran"

@@ -130,6 +130,7 @@ ComposedCrossEntropy composed_cross_entropy(const Array& x, const std::vector<in
 }  // namespace
 
 TEST_CASE("the fused softmax cross-entropy kernels match the composed operations") {
+  const DeviceScope host(Device::cpu());  // the CPU kernels themselves, on host arrays
   auto forward = kernel_for<kernel_ops::SoftmaxCrossEntropy>(Device::cpu());
   auto gradient = kernel_for<kernel_ops::SoftmaxCrossEntropyGrad>(Device::cpu());
   const std::vector<int64_t> labels{3, 0, 7, 4, 7, 1};
@@ -166,6 +167,7 @@ TEST_CASE("the fused softmax cross-entropy kernels match the composed operations
 }
 
 TEST_CASE("the fused softmax cross-entropy kernels: every label ignored, and bad labels") {
+  const DeviceScope host(Device::cpu());  // the CPU kernels themselves, on host arrays
   auto forward = kernel_for<kernel_ops::SoftmaxCrossEntropy>(Device::cpu());
   auto gradient = kernel_for<kernel_ops::SoftmaxCrossEntropyGrad>(Device::cpu());
   const Array x = random({2, 3}, 23);

@@ -145,3 +145,18 @@ TEST_CASE("pooling errors name the shapes") {
   expect_error<ShapeError>([&] { F::global_average_pooling_2d(Variable(Array::zeros({2, 3}))); },
                            {"global_average_pooling_2d", "(2, 3)"});
 }
+
+TEST_CASE("max pooling's gradient routines check shapes against the recorded winners") {
+  const Array x = random({1, 2, 4, 4}, 5);
+  const MaxPool2dResult pooled = ops::max_pooling_2d(x, {.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2},
+                                                     Shape{1, 2, 2, 2});
+  const Array gy = Array::ones({1, 2, 2, 2}, Dtype::float64);
+  CHECK(ops::max_pooling_2d_scatter(gy, *pooled.winners, x.shape()).shape() == x.shape());
+  expect_error<ShapeError>([&] { ops::max_pooling_2d_scatter(Array::ones({1, 2, 2, 1}, Dtype::float64),
+                                                             *pooled.winners, x.shape()); },
+                           {"max_pool2d_scatter", "(1, 2, 2, 2)", "(1, 2, 2, 1)"});
+  expect_error<ShapeError>([&] { ops::max_pooling_2d_scatter(gy, *pooled.winners, Shape{1, 2, 4, 5}); },
+                           {"max_pool2d_scatter", "(1, 2, 4, 4)", "(1, 2, 4, 5)"});
+  expect_error<ShapeError>([&] { ops::max_pooling_2d_gather(random({1, 2, 5, 4}, 6), *pooled.winners); },
+                           {"max_pool2d_gather", "(1, 2, 4, 4)", "(1, 2, 5, 4)"});
+}

@@ -14,7 +14,7 @@
 
 namespace kusari {
 
-// Installs the kernels of every backend built into the library (the CPU's), once; kernel_for calls it
+// Installs the kernels of every backend built into the library (the CPU's and loopback's), once; kernel_for calls it
 // when it first finds an entry empty, so no static initializer has to survive a static link.
 KUSARI_API void register_builtin_backends();
 

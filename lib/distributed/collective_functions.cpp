@@ -17,7 +17,7 @@ std::vector<Variable> zero_filled(const std::vector<Variable>& grads, const std:
                                   const std::vector<Dtype>& dtypes) {
   std::vector<Variable> out;
   for (size_t k = 0; k < grads.size(); ++k) {
-    out.push_back(grads[k].defined() ? grads[k] : Variable(Array::zeros(shapes[k], dtypes[k]), false));
+    out.push_back(grads[k].defined() ? grads[k] : Variable(Array::zeros(shapes[k], dtypes[k], Device::cpu()), false));
   }
   return out;
 }
@@ -112,7 +112,7 @@ class Bcast final : public FunctionNode {
       : comm_(std::move(comm)), root_(root), header_(std::move(header)) {}
   std::string label() const override { return "Bcast"; }
   std::vector<Array> forward(const std::vector<Array>& x) override {
-    const Array y = comm_.rank() == root_ ? x[0] : Array::empty(header_.shape, header_.dtype);
+    const Array y = comm_.rank() == root_ ? x[0] : Array::empty(header_.shape, header_.dtype, Device::cpu());
     comm_.bcast(y, root_);
     return {y};
   }

@@ -189,7 +189,7 @@ Array Communicator::allgather(const Array& array) const {
   require_same_layout(comm, 0, array.size(), array.dtype(), "allgather", "element counts");
   Shape shape{size()};
   for (int64_t extent : array.shape()) shape.push_back(extent);
-  Array out = Array::empty(shape, array.dtype());
+  Array out = Array::empty(shape, array.dtype(), Device::cpu());
   const Array work = contiguous_work(array);
   const int count = mpi_count(work.nbytes(), "allgather");
   check_mpi(MPI_Allgather(work.raw_data(), count, MPI_BYTE, out.raw_data(), count, MPI_BYTE, comm), "MPI_Allgather");

@@ -42,7 +42,7 @@ Array Communicator::reduce_scatter(const Array& stacked) const {
   const MPI_Comm comm = impl_->groups.all();
   require_same_layout(comm, 0, stacked.size(), stacked.dtype(), "reduce_scatter", "element counts");
   const Shape slice_shape(std::vector<int64_t>(stacked.shape().begin() + 1, stacked.shape().end()));
-  Array out = Array::empty(slice_shape, stacked.dtype());
+  Array out = Array::empty(slice_shape, stacked.dtype(), Device::cpu());
   const Array work = stacked.contiguous();
   check_mpi(MPI_Reduce_scatter_block(work.raw_data(), out.raw_data(), mpi_count(out.size(), "reduce_scatter"),
                                      mpi_datatype(out.dtype()), mpi_op(ReduceOp::sum, out.dtype()), comm),
@@ -86,7 +86,7 @@ std::vector<Array> Communicator::alltoall(const std::vector<Array>& arrays) cons
   for (size_t k = 0; k < n; ++k) {
     const auto first = in_dims.begin() + dims_in.offsets[k];
     const Shape shape(std::vector<int64_t>(first, first + dims_in.counts[k]));
-    received.push_back(Array::empty(shape, static_cast<Dtype>(in_meta[k * kMetaFields])));
+    received.push_back(Array::empty(shape, static_cast<Dtype>(in_meta[k * kMetaFields]), Device::cpu()));
   }
 
   const Layout bytes_out(byte_counts), bytes_in(in_byte_counts);

@@ -23,7 +23,7 @@ class Send final : public FunctionNode {
   std::string label() const override { return "Send"; }
   std::vector<Array> forward(const std::vector<Array>& x) override {
     comm_.send(x[0], peer_, data_tag(tag_));
-    return {Array::scalar(0)};
+    return {Array::scalar(0, Dtype::float32, Device::cpu())};
   }
   std::vector<Variable> backward(const std::vector<size_t>&, const std::vector<Variable>&) override {
     const VariableNode& x = *inputs()[0];
@@ -48,7 +48,7 @@ class Recv final : public FunctionNode {
     std::vector<Variable> gxs;
     for (size_t i : targets) {
       const VariableNode& x = *inputs()[i];
-      gxs.push_back(i == 0 ? Variable() : Variable(Array::zeros(x.shape, x.dtype), false));
+      gxs.push_back(i == 0 ? Variable() : Variable(Array::zeros(x.shape, x.dtype, Device::cpu()), false));
     }
     return gxs;
   }
@@ -67,7 +67,7 @@ Variable send(const Variable& x, const Communicator& comm, int peer, int tag) {
   if (!x.defined()) throw ValueError("send: expected a defined variable");
   require_tag(tag, max_p2p_tag(comm), "send");
   const bool wants_gradient = x.requires_grad() && is_backprop_enabled();
-  comm.send(Array::scalar(wants_gradient ? 1 : 0, Dtype::bool_), peer, data_tag(tag));
+  comm.send(Array::scalar(wants_gradient ? 1 : 0, Dtype::bool_, Device::cpu()), peer, data_tag(tag));
   return functions::apply_single<Send>({x}, comm, peer, tag);
 }
 

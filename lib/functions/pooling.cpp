@@ -1,7 +1,5 @@
 #include <kusari/functions/pooling.h>
 
-#include <limits>
-
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/reduction.h>
 #include <kusari/functions/function_helpers.h>
@@ -134,9 +132,6 @@ Variable max_pooling_2d(const Variable& x, Int2 ksize) { return max_pooling_2d(x
 
 Variable max_pooling_2d(const Variable& x, Int2 ksize, Int2 stride, Int2 pad, bool cover_all) {
   const Int2 out = pooled_extents("max_pooling_2d", x, ksize, stride, pad, cover_all);
-  if (x.shape()[2] * x.shape()[3] > std::numeric_limits<int32_t>::max()) {  // the winners are int32 plane positions
-    throw ShapeError(cat("max_pooling_2d: expected an (H, W) plane of at most 2^31 - 1 elements, got x ", x.shape()));
-  }
   return apply_single<MaxPooling2D>({x}, geometry_of(ksize, stride, pad), out);
 }
 

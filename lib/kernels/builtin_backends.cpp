@@ -1,7 +1,8 @@
 // register_builtin_backends: the kernels of the CPU and loopback backends, installed once, on the first
 // dispatch, allocation on a device other than the host or registration of another backend's kernel.
 // An explicit call rather than static initializers, which a static link drops when nothing else in
-// their object file is referenced.
+// their object file is referenced. A backend's registration only installs pointers: allocating on a
+// device from inside it would re-enter this once-call (allocator_for calls it for a missing allocator).
 
 #include <mutex>
 

@@ -44,11 +44,11 @@ void DictSerializer::operator()(const std::string& key, Array& value) {
 }
 
 void DictSerializer::operator()(const std::string& key, double& value) {
-  record(key, Array::scalar(value, Dtype::float64));
+  record(key, Array::scalar(value, Dtype::float64, Device::cpu()));
 }
 
 void DictSerializer::operator()(const std::string& key, int64_t& value) {
-  record(key, Array::from_vector(std::vector<int64_t>{value}, Shape{}));
+  record(key, Array::from_vector(std::vector<int64_t>{value}, Shape{}, {}, Device::cpu()));
 }
 
 DictDeserializer::DictDeserializer(ArrayDict values)

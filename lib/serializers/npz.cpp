@@ -42,11 +42,11 @@ void NpzSerializer::record(const std::string& key, Array value) {
 void NpzSerializer::operator()(const std::string& key, Array& value) { record(key, value); }
 
 void NpzSerializer::operator()(const std::string& key, double& value) {
-  record(key, Array::scalar(value, Dtype::float64));
+  record(key, Array::scalar(value, Dtype::float64, Device::cpu()));
 }
 
 void NpzSerializer::operator()(const std::string& key, int64_t& value) {
-  record(key, Array::from_vector(std::vector<int64_t>{value}, Shape{}));
+  record(key, Array::from_vector(std::vector<int64_t>{value}, Shape{}, {}, Device::cpu()));
 }
 
 void NpzSerializer::save(const std::string& path, bool compress) const {

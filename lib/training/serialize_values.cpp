@@ -9,7 +9,7 @@ namespace {
 template <class T>
 void serialize_elements(Serializer& serializer, const std::string& key, std::vector<T>& values) {
   Array array;
-  if (!serializer.is_loading()) array = Array::from_vector(values, {static_cast<int64_t>(values.size())});
+  if (!serializer.is_loading()) array = Array::from_vector(values, {static_cast<int64_t>(values.size())}, {}, Device::cpu());
   serializer(key, array);
   if (!serializer.is_loading() || !array.defined()) return;
   if (array.ndim() != 1) {

@@ -28,7 +28,7 @@ Array recv_array(int source, int tag, MPI_Comm comm) {
   std::vector<int64_t> header(static_cast<size_t>(length));
   check_mpi(MPI_Mrecv(header.data(), length, MPI_INT64_T, &message, MPI_STATUS_IGNORE), "MPI_Mrecv");
   Array out =
-      Array::empty(Shape(std::vector<int64_t>(header.begin() + 1, header.end())), static_cast<Dtype>(header[0]));
+      Array::empty(Shape(std::vector<int64_t>(header.begin() + 1, header.end())), static_cast<Dtype>(header[0]), Device::cpu());
   for_each_mpi_block(out.nbytes(), [&](int64_t at, int count) {
     check_mpi(MPI_Recv(advance(out.raw_data(), at, 1), count, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE),
               "MPI_Recv");

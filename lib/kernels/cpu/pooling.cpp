@@ -254,35 +254,52 @@ void average_pool2d_backward_kernel(const Array& gy, const Pool2dGeometry& g, co
 }
 
 // How the CPU remembers a max pooling's winners: int32 plane positions, one per output element, in the
-// input's memory order (the outputs and the gradients follow it).
+// input's memory order (the outputs and the gradients follow it), with the input's shape.
 struct PlaneWinners final : KernelState {
-  explicit PlaneWinners(Array positions) : indexes(std::move(positions)) {}
+  PlaneWinners(Array positions, Shape input) : indexes(std::move(positions)), input_shape(std::move(input)) {}
   Array indexes;
+  Shape input_shape;
 };
 
-const Array& winner_positions(const KernelState& state, const char* op) {
+// The CPU's record behind `state`; throws unless it is one.
+const PlaneWinners& winners_of(const KernelState& state, const char* op) {
   const auto* winners = dynamic_cast<const PlaneWinners*>(&state);
   if (!winners) throw DeviceError(cat(op, ": expected the winners recorded by the CPU's max_pool2d, got another backend's"));
-  return winners->indexes;
+  return *winners;
+}
+
+// Throws unless `shape` is `expected`, the shape these winners were recorded for (`what`).
+void require_shape(const Shape& shape, const Shape& expected, const char* what, const char* op) {
+  if (shape != expected) throw ShapeError(cat(op, ": expected ", what, " of shape ", expected, ", got ", shape));
 }
 
 MaxPool2dResult max_pool2d(const Array& x, const Pool2dGeometry& g, const Shape& y_shape) {
+  if (x.shape()[2] * x.shape()[3] > std::numeric_limits<int32_t>::max()) {  // the winners are int32 plane positions
+    throw ShapeError(cat("max_pooling_2d: expected an (H, W) plane of at most 2^31 - 1 elements, got x ", x.shape()));
+  }
   const MemoryOrder order = memory_order_of(x);
   Array y = empty_in_order(y_shape, order, x.dtype(), x.device());
   Array indexes = empty_in_order(y_shape, order, Dtype::int32, x.device());
   max_pool2d_kernel(x, g, y, indexes);
-  return {y, std::make_shared<PlaneWinners>(indexes)};
+  return {y, std::make_shared<PlaneWinners>(indexes, x.shape())};
 }
 
-Array max_pool2d_scatter(const Array& gy, const KernelState& winners, const Shape& gx_shape) {
-  const Array& indexes = winner_positions(winners, "max_pool2d_scatter");
+Array max_pool2d_scatter(const Array& gy, const KernelState& state, const Shape& gx_shape) {
+  const char* op = "max_pool2d_scatter";
+  const PlaneWinners& winners = winners_of(state, op);
+  const Array& indexes = winners.indexes;
+  require_shape(gy.shape(), indexes.shape(), "a gradient of the pooled output's shape", op);
+  require_shape(gx_shape, winners.input_shape, "a result of the pooled input's shape", op);
   Array gx = empty_in_order(gx_shape, memory_order_of(indexes), gy.dtype(), gy.device());
   max_pool2d_scatter_kernel(gy, indexes, gx);
   return gx;
 }
 
-Array max_pool2d_gather(const Array& x, const KernelState& winners) {
-  const Array& indexes = winner_positions(winners, "max_pool2d_gather");
+Array max_pool2d_gather(const Array& x, const KernelState& state) {
+  const char* op = "max_pool2d_gather";
+  const PlaneWinners& winners = winners_of(state, op);
+  const Array& indexes = winners.indexes;
+  require_shape(x.shape(), winners.input_shape, "an operand of the pooled input's shape", op);
   Array y = empty_in_order(indexes.shape(), memory_order_of(indexes), x.dtype(), x.device());
   max_pool2d_gather_kernel(x, indexes, y);
   return y;

@@ -1,5 +1,6 @@
-// CPU reductions (ops/reduction.h): over axes, and the top-k test of each row. Every element of x is at offset kept_offset[m] + reduced_offset[r], so one pair of
-// offset tables serves any layout; the loop order follows whichever side has the unit stride.
+// CPU reductions (ops/reduction.h): over axes, and the top-k test of each row. For the former, every
+// element of x is at offset kept_offset[m] + reduced_offset[r], so one pair of offset tables serves any
+// layout; the loop order follows whichever side has the unit stride.
 
 #include <cmath>
 #include <limits>

@@ -1,6 +1,6 @@
 // The loopback backend: a kernel for every contract that checks that each operand is on one loopback
-// device, runs the CPU's kernel on host views of the operands, and returns its results in loopback
-// memory. Code above lib/kernels that reads host memory without a transfer fails on this device the
+// device, runs the CPU's kernel on host views of the operands, and returns its arrays in loopback
+// memory (a KernelState stays the CPU's own record, opaque above the seam). Code above lib/kernels that reads host memory without a transfer fails on this device the
 // way it would on a GPU, while every number stays the CPU's.
 
 #include <memory>

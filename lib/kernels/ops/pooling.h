@@ -11,7 +11,7 @@
 
 namespace kusari {
 
-// Window, strides and padding of a 2-D pooling over NCHW arrays (output extents come from the output's shape).
+// Window, strides and padding of a 2-D pooling over NCHW arrays (the output extents are y_shape's).
 struct KUSARI_API Pool2dGeometry {
   int64_t kernel_h = 1, kernel_w = 1;
   int64_t stride_h = 1, stride_w = 1;
