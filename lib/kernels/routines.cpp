@@ -13,6 +13,7 @@ namespace kusari::ops {
 namespace {
 
 using detail::require_same_device;
+using detail::require_same_dtype;
 
 const char* binary_name(BinaryOp op) {
   switch (op) {
@@ -51,9 +52,7 @@ Array empty_result(const Shape& shape, Dtype dtype, const Device& device,
 Array binary(BinaryOp op, const Array& a, const Array& b) {
   const char* name = binary_name(op);
   require_same_device(a, b, name);
-  if (a.dtype() != b.dtype()) {
-    throw DtypeError(cat(name, ": expected operands of one dtype, got ", a.dtype(), " and ", b.dtype()));
-  }
+  require_same_dtype(a, b, name);
   const bool comparison = op >= BinaryOp::equal;
   if (a.dtype() == Dtype::bool_ && !comparison && op != BinaryOp::maximum && op != BinaryOp::minimum) {
     throw DtypeError(cat(name, ": expected a numeric dtype, got bool"));
@@ -155,9 +154,7 @@ Array where(const Array& cond, const Array& a, const Array& b) {
   require_same_device(a, b, "where");
   require_same_device(cond, a, "where");
   if (cond.dtype() != Dtype::bool_) throw DtypeError(cat("where: expected a bool condition, got ", cond.dtype()));
-  if (a.dtype() != b.dtype()) {
-    throw DtypeError(cat("where: expected operands of one dtype, got ", a.dtype(), " and ", b.dtype()));
-  }
+  require_same_dtype(a, b, "where");
   const Shape shape = broadcast_shapes(cond.shape(), broadcast_shapes(a.shape(), b.shape(), "where"), "where");
   Array out = empty_result(shape, a.dtype(), a.device(), {&a, &b, &cond});
   kernel_for<kernel_ops::Where>(a.device())(cond.broadcast_to(shape), a.broadcast_to(shape), b.broadcast_to(shape),
@@ -259,9 +256,7 @@ Array linear(const Array& x, const Array& w, const Array& b) {
 
 Array matmul(const Array& a, const Array& b, bool transpose_a, bool transpose_b) {
   require_same_device(a, b, "matmul");
-  if (a.dtype() != b.dtype()) {
-    throw DtypeError(cat("matmul: expected operands of one dtype, got ", a.dtype(), " and ", b.dtype()));
-  }
+  require_same_dtype(a, b, "matmul");
   if (!is_floating(a.dtype())) throw DtypeError(cat("matmul: expected a floating dtype, got ", a.dtype()));
   if (a.ndim() < 2 || b.ndim() < 2) {
     throw ShapeError(cat("matmul: expected operands with at least 2 axes, got shapes ", a.shape(), " and ",
