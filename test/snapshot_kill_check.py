@@ -50,7 +50,8 @@ while True:
     process = subprocess.Popen([program, out, str(iterations)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     killed = False
-    if kills < 20:
+    # 20 kills, and more (up to 60) until one has landed inside a snapshot's write.
+    if kills < 20 or (removals == 0 and kills < 60):
         try:
             process.wait(timeout=start_up + rng.uniform(0, 3) * per_iteration)
         except subprocess.TimeoutExpired:
