@@ -33,7 +33,7 @@ namespace dist = kusari::distributed;
 // from the same values and the same cache state.
 void refill(const std::vector<Array>& grads, const std::vector<Array>& initial) {
   for (size_t i = 0; i < grads.size(); ++i) {
-    std::memcpy(grads[i].raw_data(), initial[i].raw_data(), static_cast<size_t>(grads[i].nbytes()));
+    std::memcpy(grads[i].host_data(), initial[i].host_data(), static_cast<size_t>(grads[i].nbytes()));
   }
 }
 

@@ -86,9 +86,11 @@ TEST_CASE("loopback memory comes from its own allocator") {
 TEST_CASE("the host reads loopback memory only through a transfer") {
   const Array a = Array::from_vector<float>({1, 2, 3, 4}, {2, 2}, {}, loopback);
   expect_error<DeviceError>([&] { a.data<float>(); }, {"host pointer", "loopback:0"});
+  expect_error<DeviceError>([&] { a.host_data(); }, {"host_data", "host memory", "loopback:0", "to(Device::cpu())"});
   const Array host = a.to(Device::cpu());
   CHECK(host.device() == Device::cpu());
   CHECK(host.data<float>()[3] == 4);
+  CHECK(host.get_item({1}).host_data() == static_cast<void*>(host.data<float>() + 2));
   CHECK(a.to_vector<float>() == std::vector<float>{1, 2, 3, 4});
   CHECK(a.get_item({1, 1}).item<float>() == 4);
 }

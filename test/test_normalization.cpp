@@ -341,3 +341,83 @@ TEST_CASE("local_response_normalization rejects bad arguments") {
   expect_error<ValueError>([] { F::local_response_normalization(Variable(Array::zeros({2, 3})), 0); },
                            {"local_response_normalization", "n >= 1", "0"});
 }
+
+TEST_CASE("the batch normalization routines: a whole batch against the reference, the ReLU's gates, errors") {
+  const Array x = random({4, 3, 2, 2}, 31, Dtype::float64, -1, 2), gamma = random({3}, 32, Dtype::float64, 0.5, 1.5),
+              beta = random({3}, 33), residual = random({4, 3, 2, 2}, 34), gy = random({4, 3, 2, 2}, 35);
+  const BatchNormForwardResult plain = ops::batch_normalization(x, gamma, beta, Array(), 1e-5, false);
+  expect_close(plain.y, Array::from_vector(reference_bn(x, gamma, beta, 1e-5), x.shape(), Dtype::float64), 1e-12, 1e-10);
+  CHECK(plain.statistics.count == 16);
+  CHECK(plain.statistics.mean.dtype() == Dtype::float64);
+  expect_close(plain.statistics.mean, ops::mean(x, std::vector<int64_t>{0, 2, 3}), 1e-12, 1e-10);
+  expect_close(plain.statistics.inv_std,
+               ops::reciprocal(ops::sqrt(ops::add(plain.statistics.var, ops::scalar_like(1e-5, plain.statistics.var)))),
+               1e-12, 1e-10);
+  // The fused ReLU after the residual, and its gradients, against the functions composed of parts.
+  const BatchNormForwardResult fused = ops::batch_normalization(x, gamma, beta, residual, 1e-5, true);
+  const Array pre = ops::add(plain.y, residual);
+  expect_close(fused.y, ops::maximum(pre, ops::scalar_like(0, pre)), 1e-12, 1e-10);
+  Variable vx(x.copy()), vgamma(gamma.copy()), vbeta(beta.copy());
+  Variable composed = F::relu(F::batch_normalization(vx, vgamma, vbeta, 1e-5).y + Variable(residual, false));
+  composed.set_grad(gy);
+  composed.backward();
+  const BatchNormGradients g = ops::batch_normalization_backward(x, gamma, gy, fused.y, fused.statistics, true, true);
+  expect_close(g.gx, vx.grad(), 1e-12, 1e-10);
+  expect_close(g.ggamma, vgamma.grad(), 1e-12, 1e-10);
+  expect_close(g.gbeta, vbeta.grad(), 1e-12, 1e-10);
+  CHECK_FALSE(ops::batch_normalization_backward(x, gamma, gy, Array(), plain.statistics, false, false).gx.defined());
+
+  expect_error<ShapeError>([&] { ops::batch_normalization(x, Array::ones({4}, Dtype::float64), beta, Array(), 1e-5, false); },
+                           {"batch_normalization", "(3,)", "(4,)"});
+  expect_error<ShapeError>([&] { ops::batch_normalization(x, gamma, beta, random({4, 3, 2}, 36), 1e-5, false); },
+                           {"(4, 3, 2, 2)", "(4, 3, 2)"});
+  expect_error<DtypeError>([&] { ops::batch_normalization(x.astype(Dtype::int32), gamma, beta, Array(), 1e-5, false); },
+                           {"floating", "int32"});
+  const Device elsewhere = default_device() == Device::cpu() ? Device::loopback(0) : Device::cpu();
+  expect_error<DeviceError>([&] { ops::batch_normalization(x, gamma.to(elsewhere), beta, Array(), 1e-5, false); },
+                            {"batch_normalization", cat(default_device()), cat(elsewhere)});
+}
+
+TEST_CASE("the batch normalization routines of a batch split in unequal parts equal the whole batch's") {
+  const Array x = random({5, 2, 3}, 41, Dtype::float64, -1, 2), gamma = random({2}, 42, Dtype::float64, 0.5, 1.5),
+              beta = random({2}, 43), gy = random({5, 2, 3}, 44);
+  const auto rows = [](const Array& a, int64_t begin, int64_t end) { return a.get_item({Slice{begin, end}}).copy(); };
+  const Array xa = rows(x, 0, 2), xb = rows(x, 2, 5), gya = rows(gy, 0, 2), gyb = rows(gy, 2, 5);
+  const BatchNormForwardResult whole = ops::batch_normalization(x, gamma, beta, Array(), 1e-5, true);
+  const BatchNormGradients whole_g = ops::batch_normalization_backward(x, gamma, gy, Array(), whole.statistics, true, true);
+  // Part a's view of the other part, b: what part_sum would add from it (its sums, count and dtype code).
+  const auto [sum_b, square_sum_b] = ops::channel_sums(xb, xb);
+  const double code = static_cast<double>(Dtype::float64) + 1;
+  const auto forward_from_b = [&](double b_code) {
+    const Array tail = Array::from_vector(std::vector<double>{9, 1, b_code, b_code * b_code}, {4}, Dtype::float64);
+    return ops::concatenate({sum_b, square_sum_b, tail}, 0);
+  };
+  int calls = 0;
+  const BatchNormForwardResult a = ops::batch_normalization(xa, gamma, beta, Array(), 1e-5, true, [&](const Array& t) {
+    ++calls;
+    return ops::add(t, forward_from_b(code));
+  });
+  CHECK(calls == 1);
+  CHECK(a.statistics.count == 15);
+  expect_close(a.statistics.mean, whole.statistics.mean, 1e-12, 1e-10);
+  expect_close(a.statistics.var, whole.statistics.var, 1e-12, 1e-10);
+  expect_close(a.y, rows(whole.y, 0, 2), 1e-12, 1e-10);
+  // b's share of Σgy and Σgy·x̂: its gradients of beta and gamma under the whole batch's statistics.
+  const BatchNormGradients share_b =
+      ops::batch_normalization_backward(xb, gamma, gyb, Array(), whole.statistics, true, false);
+  const BatchNormGradients ga = ops::batch_normalization_backward(
+      xa, gamma, gya, Array(), a.statistics, true, true,
+      [&](const Array& t) { return ops::add(t, ops::concatenate({share_b.gbeta, share_b.ggamma}, 0)); });
+  expect_close(ga.gx, rows(whole_g.gx, 0, 2), 1e-12, 1e-10);
+  expect_close(ops::add(ga.ggamma, share_b.ggamma), whole_g.ggamma, 1e-12, 1e-10);
+  expect_close(ops::add(ga.gbeta, share_b.gbeta), whole_g.gbeta, 1e-12, 1e-10);
+  // A part computing in float32 beside this float64 one, and a part sum of the wrong length.
+  expect_error<DtypeError>([&] {
+    ops::batch_normalization(xa, gamma, beta, Array(), 1e-5, false, [&](const Array& t) {
+      return ops::add(t, forward_from_b(static_cast<double>(Dtype::float32) + 1));
+    });
+  }, {"split_batch_normalization", "float64", "differ"});
+  expect_error<ShapeError>([&] {
+    ops::batch_normalization(xa, gamma, beta, Array(), 1e-5, false, [](const Array& t) { return t.get_item({Slice{0, 2}}); });
+  }, {"part sum", "(8,)", "(2,)"});
+}

@@ -84,6 +84,15 @@ void* Array::raw_data() const {
   return static_cast<char*>(storage_->data) + offset_ * static_cast<int64_t>(itemsize(dtype_));
 }
 
+void* Array::host_data() const {
+  require_defined("Array::host_data");
+  if (device().type != DeviceType::cpu) {
+    throw DeviceError(cat("Array::host_data: expected an array in host memory, got one on ", device(),
+                          " (transfer it with to(Device::cpu()) first)"));
+  }
+  return raw_data();
+}
+
 Array Array::as_strided(const Shape& shape, const Strides& strides, int64_t offset) const {
   require_defined("Array::as_strided");
   if (static_cast<int64_t>(strides.size()) != shape.ndim()) {

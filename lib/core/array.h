@@ -103,6 +103,9 @@ class KUSARI_API Array {
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   // Address of element [0, ..., 0]; only meaningful to kernels of this array's device.
   void* raw_data() const;
+  // Address of element [0, ..., 0] in host memory, for code that reads or writes the bytes itself (MPI
+  // buffers, files, other libraries' views); throws DeviceError unless the array is on the CPU.
+  void* host_data() const;
   // Typed host pointer to element [0, ..., 0]; throws unless the dtype is T and the device is the CPU.
   template <class T>
   T* data() const;

@@ -72,7 +72,7 @@ void fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
 // Broadcasts one array's elements from root without checking sizes.
 void bcast_elements(const Array& array, int root, MPI_Comm comm) {
   const Array work = contiguous_work(array);
-  bcast_bytes(work.raw_data(), work.nbytes(), root, comm);
+  bcast_bytes(work.host_data(), work.nbytes(), root, comm);
   write_back(work, array);
 }
 
@@ -155,7 +155,7 @@ Array reduce_across_ranks(Communicator::Impl& impl, const Array& array, ReduceOp
   const MPI_Comm comm = impl.groups.all();
   if (compare_layout) require_same_layout(comm, 0, array.size(), array.dtype(), "allreduce", "element counts");
   Array out = array.copy();
-  allreduce_elements(out.raw_data(), out.size(), out.dtype(), op, comm);
+  allreduce_elements(out.host_data(), out.size(), out.dtype(), op, comm);
   return out;
 }
 
@@ -192,7 +192,7 @@ Array Communicator::allgather(const Array& array) const {
   Array out = Array::empty(shape, array.dtype(), Device::cpu());
   const Array work = contiguous_work(array);
   const int count = mpi_count(work.nbytes(), "allgather");
-  check_mpi(MPI_Allgather(work.raw_data(), count, MPI_BYTE, out.raw_data(), count, MPI_BYTE, comm), "MPI_Allgather");
+  check_mpi(MPI_Allgather(work.host_data(), count, MPI_BYTE, out.host_data(), count, MPI_BYTE, comm), "MPI_Allgather");
   return out;
 }
 

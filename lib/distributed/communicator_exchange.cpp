@@ -44,7 +44,7 @@ Array Communicator::reduce_scatter(const Array& stacked) const {
   const Shape slice_shape(std::vector<int64_t>(stacked.shape().begin() + 1, stacked.shape().end()));
   Array out = Array::empty(slice_shape, stacked.dtype(), Device::cpu());
   const Array work = stacked.contiguous();
-  check_mpi(MPI_Reduce_scatter_block(work.raw_data(), out.raw_data(), mpi_count(out.size(), "reduce_scatter"),
+  check_mpi(MPI_Reduce_scatter_block(work.host_data(), out.host_data(), mpi_count(out.size(), "reduce_scatter"),
                                      mpi_datatype(out.dtype()), mpi_op(ReduceOp::sum, out.dtype()), comm),
             "MPI_Reduce_scatter_block");
   return out;
@@ -94,14 +94,14 @@ std::vector<Array> Communicator::alltoall(const std::vector<Array>& arrays) cons
       unpacked(static_cast<size_t>(bytes_in.total()));
   for (size_t k = 0; k < n; ++k) {
     if (byte_counts[k] == 0) continue;  // an empty array may have no storage at all
-    std::memcpy(packed.data() + bytes_out.offsets[k], work[k].raw_data(), static_cast<size_t>(byte_counts[k]));
+    std::memcpy(packed.data() + bytes_out.offsets[k], work[k].host_data(), static_cast<size_t>(byte_counts[k]));
   }
   check_mpi(MPI_Alltoallv(packed.data(), bytes_out.counts.data(), bytes_out.offsets.data(), MPI_BYTE, unpacked.data(),
                           bytes_in.counts.data(), bytes_in.offsets.data(), MPI_BYTE, comm),
             "MPI_Alltoallv");
   for (size_t k = 0; k < n; ++k) {
     if (bytes_in.counts[k] == 0) continue;
-    std::memcpy(received[k].raw_data(), unpacked.data() + bytes_in.offsets[k], static_cast<size_t>(bytes_in.counts[k]));
+    std::memcpy(received[k].host_data(), unpacked.data() + bytes_in.offsets[k], static_cast<size_t>(bytes_in.counts[k]));
   }
   return received;
 }

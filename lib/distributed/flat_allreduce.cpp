@@ -11,9 +11,9 @@ class FlatAllreduce : public AllreduceAlgorithm {
   void run(ReduceBuffer& buffer, const CommGroups& groups) const override {
     const int64_t n = buffer.size();
     const Array fused = scratch(buffer.wire_bytes(n));
-    buffer.load(0, n, fused.raw_data());
-    allreduce_elements(fused.raw_data(), n, buffer.wire_dtype(), ReduceOp::sum, groups.all());
-    buffer.store(0, n, fused.raw_data());
+    buffer.load(0, n, fused.host_data());
+    allreduce_elements(fused.host_data(), n, buffer.wire_dtype(), ReduceOp::sum, groups.all());
+    buffer.store(0, n, fused.host_data());
   }
 };
 

@@ -22,14 +22,14 @@ class HierarchicalAllreduce : public AllreduceAlgorithm {
       return;
     }
     const Array node_sum = scratch(buffer.wire_bytes(n));
-    buffer.load(0, n, node_sum.raw_data());
-    reduce_elements(node_sum.raw_data(), n, buffer.wire_dtype(), ReduceOp::sum, 0, groups.intra());
+    buffer.load(0, n, node_sum.host_data());
+    reduce_elements(node_sum.host_data(), n, buffer.wire_dtype(), ReduceOp::sum, 0, groups.intra());
     if (topology.intra_rank == 0 && topology.inter_size > 1) {
-      WireBuffer leaders(node_sum.raw_data(), n, buffer.wire_dtype());
+      WireBuffer leaders(node_sum.host_data(), n, buffer.wire_dtype());
       run_rings({natural_ring(groups.inter(), 0, n, options_)}, leaders);
     }
-    bcast_bytes(node_sum.raw_data(), node_sum.nbytes(), 0, groups.intra());
-    buffer.store(0, n, node_sum.raw_data());
+    bcast_bytes(node_sum.host_data(), node_sum.nbytes(), 0, groups.intra());
+    buffer.store(0, n, node_sum.host_data());
   }
 
  private:

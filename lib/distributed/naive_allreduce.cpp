@@ -17,9 +17,9 @@ class NaiveAllreduce : public AllreduceAlgorithm {
     for (size_t i = 0; i + 1 < offsets.size(); ++i) largest = std::max(largest, offsets[i + 1] - offsets[i]);
     const Array piece = scratch(buffer.wire_bytes(largest));
     for (size_t i = 0; i + 1 < offsets.size(); ++i) {
-      buffer.load(offsets[i], offsets[i + 1], piece.raw_data());
-      allreduce_elements(piece.raw_data(), offsets[i + 1] - offsets[i], buffer.wire_dtype(), ReduceOp::sum, groups.all());
-      buffer.store(offsets[i], offsets[i + 1], piece.raw_data());
+      buffer.load(offsets[i], offsets[i + 1], piece.host_data());
+      allreduce_elements(piece.host_data(), offsets[i + 1] - offsets[i], buffer.wire_dtype(), ReduceOp::sum, groups.all());
+      buffer.store(offsets[i], offsets[i + 1], piece.host_data());
     }
   }
 };

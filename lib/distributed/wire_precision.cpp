@@ -54,13 +54,13 @@ WirePrecision simulate_wire_average(const std::vector<Array>& contributions, Dty
   for (int r = 0; r < ranks; ++r) {
     const ArrayListBuffer rank_values({contributions[static_cast<size_t>(r)]}, scaling, wire);
     if (r == 0) {
-      rank_values.load(0, n, partial.raw_data());
+      rank_values.load(0, n, partial.host_data());
     } else {
-      rank_values.accumulate(0, n, partial.raw_data());
+      rank_values.accumulate(0, n, partial.host_data());
     }
   }
   const Array average = Array::empty({n}, Dtype::float32, Device::cpu());
-  ArrayListBuffer({average}, scaling, wire).store(0, n, partial.raw_data());
+  ArrayListBuffer({average}, scaling, wire).store(0, n, partial.host_data());
 
   std::vector<double> mean(static_cast<size_t>(n), 0.0);
   for (const Array& c : contributions) {

@@ -1,7 +1,5 @@
 #include <kusari/functions/normalization.h>
 
-#include <algorithm>
-#include <tuple>
 #include <utility>
 
 #include <kusari/autograd/backprop_mode.h>
@@ -12,6 +10,7 @@
 #include <kusari/functions/function_helpers.h>
 #include <kusari/functions/math.h>
 #include <kusari/functions/reshape_transpose.h>
+#include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::functions {
@@ -39,14 +38,11 @@ void check_arguments(const Variable& x, const std::vector<const Variable*>& per_
   }
 }
 
-// Sums per-channel arrays over the parts of a split batch (arrays in, arrays out, nothing recorded).
-Array sum_parts(const BatchSum& batch_sum, const Array& array) { return batch_sum(Variable(array, false)).data(); }
-
 // Training-mode batch normalization, optionally plus a residual (input 3) and followed by a ReLU.
-// Forward and the first-order backward are fused array code (two passes each: per-channel sums, then one
-// per-channel affine map; only x and gamma are kept, the ReLU's mask is recomputed from x, or read from
-// the output when a residual was added); when the backward itself is being recorded (double backprop)
-// it is rebuilt from differentiable functions.
+// Forward and the first-order backward are the device's batch normalization routines (only x and gamma
+// are kept, the ReLU's gate is recomputed from x, or read from the output when a residual was added);
+// when the backward itself is being recorded (double backprop) it is rebuilt from differentiable
+// functions.
 // With a batch_sum the batch is split across processes: statistics and the gradient sums that x's
 // gradient needs are summed over the parts, while gamma's and beta's gradients stay this part's share.
 class BatchNormalization final : public detail::BatchNormalizationNode {
@@ -58,79 +54,38 @@ class BatchNormalization final : public detail::BatchNormalizationNode {
   std::vector<Array> forward(const std::vector<Array>& in) override {
     const Array& x = in[0];
     statistics_dtype_ = statistics_dtype(x.dtype());
-    count_ = x.size() / std::max<int64_t>(1, x.shape()[1]);
-    auto [sum, square_sum] = ops::channel_sums(x, x);
-    if (batch_sum_) std::tie(sum, square_sum) = split_totals(sum, square_sum);
-    const Array n = ops::scalar_like(static_cast<double>(std::max<int64_t>(count_, 1)), sum);
-    mean_ = ops::div(sum, n);
-    var_ = ops::maximum(ops::sub(ops::div(square_sum, n), ops::square(mean_)), ops::scalar_like(0.0, mean_));
-    inv_std_ = ops::reciprocal(ops::sqrt(ops::add(var_, ops::scalar_like(eps_, var_))));
-    scale_ = ops::mul(in[1].astype(Dtype::float64), inv_std_);
-    shift_ = ops::sub(in[2].astype(Dtype::float64), ops::mul(mean_, scale_));
+    const bool residual = in.size() == 4;
+    auto [y, statistics] = ops::batch_normalization(x, in[1], in[2], residual ? in[3] : Array(), eps_,
+                                                    activation_ == Activation::relu, part_sum());
+    statistics_ = std::move(statistics);
+    scale_ = statistics_.scale;
+    shift_ = statistics_.shift;
     retain_inputs({0, 1});
-    const bool relu = activation_ == Activation::relu;
-    if (in.size() < 4) return {ops::channel_affine(x, scale_, Array(), Array(), shift_, {}, relu)};
-    prepare_residual(Shape{x.shape()[1]}, x.device());
-    return {ops::channel_affine(x, scale_, in[3], ones_, shift_, {}, relu)};
+    if (residual && activation_ == Activation::relu) retain_outputs({0});
+    return {y};
   }
 
   // The statistics of the last forward, shape (C,), in the statistics dtype.
-  Array mean() const { return mean_.astype(statistics_dtype_); }
-  Array var() const { return var_.astype(statistics_dtype_); }
-  int64_t count() const { return count_; }
+  Array mean() const { return statistics_.mean.astype(statistics_dtype_); }
+  Array var() const { return statistics_.var.astype(statistics_dtype_); }
+  int64_t count() const { return statistics_.count; }
 
  private:
-  // [Σx, Σx²] of the whole split batch from this part's (float64, shape (C,)), with one call of
-  // batch_sum on [Σx, Σx², count, 1, d, d²] (d: this part's statistics dtype as a number, so that the
-  // same sum tells whether every part computes in one dtype, as backward's sums need: with n parts,
-  // n·Σd² = (Σd)² only when all d are equal); count_ becomes the whole batch's.
-  std::pair<Array, Array> split_totals(const Array& sum, const Array& square_sum) {
-    const int64_t channels = sum.size();
-    const double dtype_code = static_cast<double>(statistics_dtype_) + 1;
-    const Array tail = Array::from_vector(
-        std::vector<double>{static_cast<double>(count_), 1, dtype_code, dtype_code * dtype_code}, {4}, {}, sum.device());
-    const Array totals = sum_parts(batch_sum_, ops::concatenate({sum, square_sum, tail}, 0));
-    const auto total = [&](int64_t i) { return totals.get_item({2 * channels + i}).item<double>(); };
-    if (total(1) * total(3) != total(2) * total(2)) {
-      throw DtypeError(cat("split_batch_normalization: expected every part of the batch to compute its statistics in ",
-                           statistics_dtype_, " as this part does (float16, bfloat16 and float32 inputs in float32, "
-                           "float64 inputs in float64), got parts that differ"));
-    }
-    count_ = static_cast<int64_t>(total(0));
-    if (count_ < 2) {
-      throw ShapeError(cat("batch_normalization: expected more than one value per channel in training mode over "
-                           "all parts of the batch, got ", count_));
-    }
-    return {totals.get_item({Slice{0, channels}}), totals.get_item({Slice{channels, 2 * channels}})};
+  // batch_sum on arrays (nothing recorded), or an empty function for a whole batch.
+  ops::PartSum part_sum() const {
+    if (!batch_sum_) return {};
+    return [this](const Array& totals) { return batch_sum_(Variable(totals, false)).data(); };
   }
 
-  // Σgy and Σgy·x̂ over the whole batch, from this part's sums (one call of batch_sum for both).
-  std::pair<Array, Array> whole_batch_sums(const Array& gbeta, const Array& ggamma) const {
-    if (!batch_sum_) return {gbeta, ggamma};
-    const int64_t channels = gbeta.size();
-    const Array totals = sum_parts(batch_sum_, ops::concatenate({gbeta.reshape(Shape{channels}),
-                                                                 ggamma.reshape(Shape{channels})}, 0));
-    return {totals.get_item({Slice{0, channels}}).reshape(gbeta.shape()),
-            totals.get_item({Slice{channels, 2 * channels}}).reshape(ggamma.shape())};
-  }
-
-  // gx = a·gy + b·x + d per channel, from Σgy and Σgy·x (one pass) and one affine pass.
+  // The routine's gradients: one pass for Σgy and Σgy·x, one affine pass for gx.
   std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) override {
-    const ChannelGate relu_mask = relu_gate(x);
-    const auto [gy_sum, gy_x_sum] = ops::channel_sums(gy, x, relu_mask);
-    const Array gbeta = gy_sum;
-    const Array ggamma = ops::mul(inv_std_, ops::sub(gy_x_sum, ops::mul(mean_, gy_sum)));
-    Variable gx;
-    if (need_gx) {
-      const auto [gbeta_all, ggamma_all] = whole_batch_sums(gbeta, ggamma);
-      const Array m = ops::scalar_like(static_cast<double>(count_), gbeta);
-      const Array a = ops::mul(gamma.astype(Dtype::float64), inv_std_);
-      const Array b = ops::neg(ops::div(ops::mul(ops::mul(a, ggamma_all), inv_std_), m));
-      const Array d = ops::sub(ops::neg(ops::div(ops::mul(a, gbeta_all), m)), ops::mul(b, mean_));
-      gx = Variable(ops::channel_affine(gy, a, x, b, d, relu_mask), false);
-    }
-    return {gx, Variable(ggamma.reshape(inputs()[1]->shape).astype(inputs()[1]->dtype), false),
-            Variable(gbeta.reshape(inputs()[2]->shape).astype(inputs()[2]->dtype), false)};
+    const bool relu = activation_ == Activation::relu;
+    const Array y = relu && inputs().size() == 4 ? retained_output(0) : Array();
+    const BatchNormGradients g = ops::batch_normalization_backward(x, gamma, gy, y, statistics_, relu, need_gx,
+                                                                   part_sum());
+    return {g.gx.defined() ? Variable(g.gx, false) : Variable(),
+            Variable(g.ggamma.reshape(inputs()[1]->shape).astype(inputs()[1]->dtype), false),
+            Variable(g.gbeta.reshape(inputs()[2]->shape).astype(inputs()[2]->dtype), false)};
   }
 
   // The same gradients as differentiable functions of (x, gamma, gy) (and of the other parts' x and
@@ -139,7 +94,7 @@ class BatchNormalization final : public detail::BatchNormalizationNode {
     const Dtype compute = statistics_dtype(retained[0].dtype());
     const Variable x = cast(retained[0], compute), gamma = cast(retained[1], compute);
     const Shape cshape = channel_shape(x.shape(), x.shape()[1]);
-    const double m = static_cast<double>(count_);
+    const double m = static_cast<double>(statistics_.count);
     const auto whole = [this](const Variable& v) { return batch_sum_ ? batch_sum_(v) : v; };
     const Variable mean = whole(sum_to(x, cshape)) / m;
     const Variable centered = x - broadcast_to(mean, x.shape());
@@ -165,9 +120,8 @@ class BatchNormalization final : public detail::BatchNormalizationNode {
 
   double eps_;
   BatchSum batch_sum_;
-  int64_t count_ = 0;
   Dtype statistics_dtype_ = Dtype::float32;
-  Array mean_, var_, inv_std_;  // float64, shape (C,); scale_, shift_ (and ones_, zeros_) are (C,) too
+  BatchNormStatistics statistics_;  // the last forward's (float64, shape (C,)), its scale and shift in scale_, shift_
 };
 
 BatchNormalizationResult apply_batch_normalization(const Variable& x, const Variable& gamma, const Variable& beta,

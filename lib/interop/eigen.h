@@ -46,7 +46,7 @@ EigenView<T> as_eigen(const Array& array) {
   const Eigen::Index cols = array.ndim() == 2 ? array.shape()[1] : 1;
   const Eigen::Index row_stride = strides[0];
   const Eigen::Index col_stride = array.ndim() == 2 ? strides[1] : 1;
-  return EigenView<T>(static_cast<T*>(array.raw_data()), rows, cols,
+  return EigenView<T>(static_cast<T*>(array.host_data()), rows, cols,
                       Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(row_stride, col_stride));
 }
 

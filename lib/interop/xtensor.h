@@ -56,7 +56,7 @@ XtensorView<T> as_xtensor(const Array& array) {
     strides.push_back(static_cast<std::ptrdiff_t>(stride));
     if (span > 0) span += static_cast<std::size_t>((extent - 1) * stride);
   }
-  return xtensor_detail::strided(static_cast<T*>(array.raw_data()), span, std::move(shape), std::move(strides));
+  return xtensor_detail::strided(static_cast<T*>(array.host_data()), span, std::move(shape), std::move(strides));
 }
 
 namespace xtensor_detail {

@@ -1,9 +1,10 @@
 #pragma once
-// Device-independent routines of the layers (no autograd): convolution, pooling, softmax cross-entropy
-// and random draws. Each checks its operands (one device, one dtype, the shapes fitting), then calls the
+// Device-independent routines of the layers (no autograd): convolution, pooling, batch normalization,
+// softmax cross-entropy and random draws. Each checks its operands (one device, one dtype, the shapes fitting), then calls the
 // kernel registered for their device, which allocates its outputs in the order that device prefers.
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 
 #include <kusari/core/api.h>
@@ -11,6 +12,7 @@
 #include <kusari/kernels/ops/convolution.h>
 #include <kusari/kernels/ops/kernel_state.h>
 #include <kusari/kernels/ops/loss.h>
+#include <kusari/kernels/ops/normalization.h>
 #include <kusari/kernels/ops/pooling.h>
 #include <kusari/kernels/ops/random.h>
 
@@ -38,6 +40,24 @@ KUSARI_API Array max_pooling_2d_gather(const Array& x, const KernelState& winner
 KUSARI_API Array average_pooling_2d(const Array& x, const Pool2dGeometry& geometry, const Shape& y_shape);
 // gx of x_shape: average_pooling_2d's adjoint.
 KUSARI_API Array average_pooling_2d_backward(const Array& gy, const Pool2dGeometry& geometry, const Shape& x_shape);
+
+// Sums a float64 1-D array over every part of a batch split across processes (kusari::distributed passes
+// an all-reduce); every part must call it in step.
+using PartSum = std::function<Array(const Array&)>;
+
+// Training-mode batch normalization of x (N, C, ...) with gamma and beta (C,), plus residual when defined,
+// then the ReLU when relu: the device's BatchNormForward kernel. With part_sum, x is one part of a split
+// batch and the statistics (and count) are every part's together, from one part_sum call on this part's
+// sums (which also checks that every part computes its statistics in one dtype).
+KUSARI_API BatchNormForwardResult batch_normalization(const Array& x, const Array& gamma, const Array& beta,
+                                                      const Array& residual, double eps, bool relu,
+                                                      const PartSum& part_sum = {});
+// batch_normalization's gradients given gy and its statistics (y: its output, needed when it added a
+// residual before the ReLU). With part_sum, gx uses the whole batch's gradient sums (one part_sum call);
+// ggamma and gbeta are this part's share.
+KUSARI_API BatchNormGradients batch_normalization_backward(const Array& x, const Array& gamma, const Array& gy,
+                                                           const Array& y, const BatchNormStatistics& statistics,
+                                                           bool relu, bool need_gx, const PartSum& part_sum = {});
 
 // {loss, log_p}: each sample's cross entropy of softmax(x) against its target ((N,), or their mean () when
 // targets.mean) and the log softmax of x (N, C), for labels t (N,) int32/int64 on x's device.

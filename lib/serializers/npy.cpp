@@ -265,7 +265,7 @@ std::string to_npy(const Array& array) {
   const size_t header_size = out.size(), nbytes = static_cast<size_t>(array.nbytes());
   out.resize(header_size + nbytes);
   if (nbytes == 0) return out;
-  std::memcpy(out.data() + header_size, host.raw_data(), nbytes);
+  std::memcpy(out.data() + header_size, host.host_data(), nbytes);
   if (kHostBigEndian) swap_each(out.data() + header_size, array.size(), itemsize(array.dtype()));
   return out;
 }
@@ -289,8 +289,8 @@ Array from_npy(std::string_view bytes, const std::string& source, std::optional<
   const Shape layout = file.fortran_order ? Shape(std::vector<int64_t>(dims.rbegin(), dims.rend())) : file.shape;
   Array out = Array::empty(layout, dtype, Device::cpu());
   if (file.data.empty()) return out;
-  std::memcpy(out.raw_data(), file.data.data(), file.data.size());
-  if (element.big_endian != kHostBigEndian) swap_each(static_cast<char*>(out.raw_data()), out.size(), element.size);
+  std::memcpy(out.host_data(), file.data.data(), file.data.size());
+  if (element.big_endian != kHostBigEndian) swap_each(static_cast<char*>(out.host_data()), out.size(), element.size);
   return file.fortran_order ? out.transpose().contiguous() : out;
 }
 

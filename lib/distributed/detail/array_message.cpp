@@ -15,7 +15,7 @@ void send_array(const Array& array, int dest, int tag, MPI_Comm comm) {
   check_mpi(MPI_Send(header.data(), static_cast<int>(header.size()), MPI_INT64_T, dest, tag, comm), "MPI_Send");
   const Array work = array.contiguous();
   for_each_mpi_block(work.nbytes(), [&](int64_t at, int count) {
-    check_mpi(MPI_Send(advance(work.raw_data(), at, 1), count, MPI_BYTE, dest, tag, comm), "MPI_Send");
+    check_mpi(MPI_Send(advance(work.host_data(), at, 1), count, MPI_BYTE, dest, tag, comm), "MPI_Send");
   });
 }
 
@@ -30,7 +30,7 @@ Array recv_array(int source, int tag, MPI_Comm comm) {
   Array out =
       Array::empty(Shape(std::vector<int64_t>(header.begin() + 1, header.end())), static_cast<Dtype>(header[0]), Device::cpu());
   for_each_mpi_block(out.nbytes(), [&](int64_t at, int count) {
-    check_mpi(MPI_Recv(advance(out.raw_data(), at, 1), count, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Recv(advance(out.host_data(), at, 1), count, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE),
               "MPI_Recv");
   });
   return out;

@@ -29,14 +29,14 @@ std::optional<size_t> GradientBuckets::find(const std::string& name) const {
 }
 
 void GradientBuckets::pack(size_t bucket, const std::vector<Array>& sources, const Array& buffer) const {
-  float* out = static_cast<float*>(buffer.raw_data());
+  float* out = static_cast<float*>(buffer.host_data());
   const Bucket& b = buckets_[bucket];
   for (size_t i = b.first; i < b.last; ++i) {
     const BucketSlot& slot = slots_[i];
     const Array& source = sources[i - b.first];
     const size_t bytes = static_cast<size_t>(slot.size) * sizeof(float);
     if (source.defined()) {
-      std::memcpy(out + slot.offset, source.raw_data(), bytes);
+      std::memcpy(out + slot.offset, source.host_data(), bytes);
     } else {
       std::memset(out + slot.offset, 0, bytes);
     }

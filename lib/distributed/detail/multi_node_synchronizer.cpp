@@ -56,7 +56,7 @@ std::vector<std::pair<std::string, Variable>> reorder(const std::vector<std::pai
 // Whether every element of the float32 buffers is finite (plain loops: runs on the communication thread).
 bool buffers_finite(const std::vector<Array>& buffers) {
   for (const Array& buffer : buffers) {
-    const float* data = static_cast<const float*>(buffer.raw_data());
+    const float* data = static_cast<const float*>(buffer.host_data());
     for (int64_t i = 0, n = buffer.size(); i < n; ++i) {
       if (!std::isfinite(data[i])) return false;
     }
@@ -78,7 +78,7 @@ bool unchanged(const std::vector<std::pair<std::string, Variable>>& params, cons
     if (now.defined() != before[i].defined()) return false;
     if (!now.defined()) continue;
     const Array bytes = now.contiguous();
-    if (std::memcmp(bytes.raw_data(), before[i].raw_data(), static_cast<size_t>(bytes.nbytes())) != 0) return false;
+    if (std::memcmp(bytes.host_data(), before[i].host_data(), static_cast<size_t>(bytes.nbytes())) != 0) return false;
   }
   return true;
 }

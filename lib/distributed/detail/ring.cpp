@@ -168,7 +168,7 @@ void RingStream::issue_first_sends(int64_t through_chunk) {
       send(in_owned(range.begin), range, first_step_, {});
     } else {
       Bytes bytes = take_bytes();
-      void* data = bytes.raw_data();
+      void* data = bytes.host_data();
       buffer_.load(range.begin, range.end, data);
       send(data, range, first_step_, std::move(bytes));
     }
@@ -185,7 +185,7 @@ void RingStream::post_receives() {
       transfer.data = in_owned(range.begin);
     } else {
       transfer.bytes = take_bytes();
-      transfer.data = transfer.bytes.raw_data();
+      transfer.data = transfer.bytes.host_data();
     }
     const int count = mpi_count(static_cast<int64_t>(buffer_.wire_bytes(range.end - range.begin)), "ring");
     check_mpi(MPI_Irecv(transfer.data, count, MPI_BYTE, left_, plan_.tag_base + message.step, plan_.comm,
@@ -270,8 +270,8 @@ void run_single(const RingPlan& plan, ReduceBuffer& buffer) {
       const Bytes bytes = scratch(buffer.wire_bytes(std::min(chunk, range.end - range.begin)));
       for (int64_t at = range.begin; at < range.end; at += chunk) {
         const int64_t stop = std::min(range.end, at + chunk);
-        buffer.load(at, stop, bytes.raw_data());
-        buffer.store(at, stop, bytes.raw_data());
+        buffer.load(at, stop, bytes.host_data());
+        buffer.store(at, stop, bytes.host_data());
       }
       break;
     }
@@ -338,11 +338,11 @@ void reduce_within_nodes(ReduceBuffer& buffer, const CommGroups& groups, const C
   RingPlan node_ring = natural_ring(groups.intra(), 0, buffer.size(), options);
   const ElementRange slice = owned_range(node_ring);
   const Array slice_sum = scratch(buffer.wire_bytes(slice.end - slice.begin));
-  node_ring.owned = slice_sum.raw_data();
+  node_ring.owned = slice_sum.host_data();
   node_ring.phases = RingPhases::reduce_scatter;
   run_rings({node_ring}, buffer);
   if (groups.topology().inter_size > 1) {
-    WireBuffer wire_slice(slice_sum.raw_data(), slice.end - slice.begin, buffer.wire_dtype());
+    WireBuffer wire_slice(slice_sum.host_data(), slice.end - slice.begin, buffer.wire_dtype());
     across(wire_slice);
   }
   node_ring.phases = RingPhases::allgather;

@@ -46,6 +46,7 @@ struct OperandDevice {
     found = true;
   }
   void note(const ChannelGate& gate) { note(gate.input); }
+  void note(const BatchNormStatistics& statistics) { note(statistics.mean); }
   template <class T>
   void note(const T&) {}
 };
@@ -66,6 +67,10 @@ Array host_view(const Array& a, const OperandDevice& on) {
 ChannelGate host_view(const ChannelGate& gate, const OperandDevice& on) {
   return {host_view(gate.input, on), host_view(gate.scale, on), host_view(gate.shift, on)};
 }
+BatchNormStatistics host_view(const BatchNormStatistics& s, const OperandDevice& on) {
+  return {host_view(s.mean, on),  host_view(s.var, on), host_view(s.inv_std, on), host_view(s.scale, on),
+          host_view(s.shift, on), s.count,              s.state};
+}
 template <class T>
 const T& host_view(const T& value, const OperandDevice&) {
   return value;
@@ -80,6 +85,19 @@ Array on_device(const Array& result, const OperandDevice& on) {
 MaxPool2dResult on_device(const MaxPool2dResult& result, const OperandDevice& on) {
   return {on_device(result.y, on), result.winners};
 }
+Array on_device_if_defined(const Array& result, const OperandDevice& on) {
+  return result.defined() ? on_device(result, on) : result;
+}
+BatchNormStatistics on_device(const BatchNormStatistics& s, const OperandDevice& on) {
+  return {on_device(s.mean, on),  on_device(s.var, on), on_device(s.inv_std, on), on_device(s.scale, on),
+          on_device(s.shift, on), s.count,              s.state};
+}
+BatchNormForwardResult on_device(const BatchNormForwardResult& result, const OperandDevice& on) {
+  return {on_device(result.y, on), on_device(result.statistics, on)};
+}
+BatchNormGradients on_device(const BatchNormGradients& g, const OperandDevice& on) {
+  return {on_device_if_defined(g.gx, on), on_device(g.ggamma, on), on_device(g.gbeta, on)};
+}
 
 // Op's loopback kernel: the operand check, then the CPU kernel on host views.
 template <class Op, class Fn = typename Op::Fn>
@@ -87,7 +105,7 @@ struct Forwarded;
 template <class Op, class R, class... A>
 struct Forwarded<Op, R(A...)> {
   static R run(A... args) {
-    OperandDevice on{Op::name};
+    OperandDevice on{Op::name, false, Device::cpu()};
     (on.note(args), ...);
     if (!on.found) throw DeviceError(cat(Op::name, ": the loopback kernel got no array operand"));
     if constexpr (std::is_void_v<R>) {
@@ -125,7 +143,8 @@ void register_loopback_backend() {
                  kernel_ops::SoftmaxCrossEntropyGrad, kernel_ops::Conv2d, kernel_ops::Conv2dBackwardData,
                  kernel_ops::Conv2dBackwardFilter, kernel_ops::MaxPool2d, kernel_ops::MaxPool2dScatter,
                  kernel_ops::MaxPool2dGather, kernel_ops::AveragePool2d, kernel_ops::AveragePool2dBackward,
-                 kernel_ops::ChannelSums, kernel_ops::ChannelAffine>();
+                 kernel_ops::ChannelSums, kernel_ops::ChannelAffine, kernel_ops::BatchNormForward,
+                 kernel_ops::BatchNormBackward>();
   install_kernel<kernel_ops::Transfer>(DeviceType::loopback, "loopback", transfer);
 }
 

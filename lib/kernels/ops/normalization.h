@@ -1,11 +1,61 @@
 #pragma once
-// Kernel contracts of batch normalization's two passes: per-channel sums, then a per-channel affine map.
+// Kernel contracts of batch normalization: the whole training-mode forward and backward of one batch
+// (what cuDNN's batch normalization computes), and the two passes it is made of on the CPU and in a
+// batch split across processes (per-channel sums, then a per-channel affine map).
+
+#include <cstdint>
 
 #include <kusari/core/api.h>
 #include <kusari/core/array.h>
 #include <kusari/core/channel_gate.h>
+#include <kusari/kernels/ops/kernel_state.h>
+
+namespace kusari {
+
+// What a training-mode batch normalization computed, for its backward and the running averages: per
+// channel (float64, (C,)) the batch's mean, biased variance and inv_std = 1/sqrt(var + eps), and the
+// affine map applied before the activation, pre = scale·x + shift; count: elements per channel; state:
+// whatever else the backend keeps from its forward (opaque, may be null).
+struct KUSARI_API BatchNormStatistics {
+  Array mean, var, inv_std, scale, shift;
+  int64_t count = 0;
+  KernelStatePtr state;
+};
+
+// A training-mode batch normalization's output and its statistics.
+struct KUSARI_API BatchNormForwardResult {
+  Array y;
+  BatchNormStatistics statistics;
+};
+
+// A batch normalization's gradients: gx (x's shape and dtype; undefined unless asked for), and gamma's
+// and beta's as float64 (C,).
+struct KUSARI_API BatchNormGradients {
+  Array gx, ggamma, gbeta;
+};
+
+}  // namespace kusari
 
 namespace kusari::kernel_ops {
+
+// Training-mode batch normalization of (N, C, ...) floating x (every element of a channel over every
+// axis but 1, statistics in float64): y = gamma·(x - mean)·inv_std + beta, plus residual when defined
+// (x's shape, dtype and device), then max(y, 0) when relu; gamma and beta (C,) of any floating dtype. The
+// kernel allocates y in the memory order its device prefers.
+struct KUSARI_API BatchNormForward {
+  static constexpr const char* name = "batch_norm_forward";
+  using Fn = BatchNormForwardResult(const Array& x, const Array& gamma, const Array& beta, const Array& residual,
+                                    double eps, bool relu);
+};
+// BatchNormForward's gradients given gy (x's shape and dtype) and the forward's statistics: ggamma = Σgy·x̂,
+// gbeta = Σgy (gy passed through the ReLU's gate when relu), gx when need_gx. With relu, the gate is
+// pre > 0 (pre recomputed from x), or y > 0 when the forward added a residual (y its output, else
+// undefined).
+struct KUSARI_API BatchNormBackward {
+  static constexpr const char* name = "batch_norm_backward";
+  using Fn = BatchNormGradients(const Array& x, const Array& gamma, const Array& gy, const Array& y,
+                                const BatchNormStatistics& statistics, bool relu, bool need_gx);
+};
 
 // Per channel c of (N, C, ...) arrays x and y of one shape, floating dtype and memory order (row-major,
 // or with channel rows: has_channel_rows in core/memory_order.h; the gate's input too):

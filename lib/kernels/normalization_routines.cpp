@@ -1,0 +1,146 @@
+// The batch normalization routines of layer_routines.h: operand checks, then the device's kernel for a
+// whole batch, or the two passes of batch_norm_passes.h (channel sums and affine maps) for a split one.
+
+#include <algorithm>
+#include <initializer_list>
+#include <tuple>
+#include <vector>
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/detail/batch_norm_passes.h>
+#include <kusari/kernels/detail/operand_checks.h>
+#include <kusari/kernels/routines.h>
+
+namespace kusari::ops {
+namespace {
+
+// Throws unless x is a floating (N, C, ...) array, each per-channel operand a floating (C,) array on
+// x's device, and `like_x` (when defined) of x's shape and dtype on its device.
+void check_operands(const Array& x, std::initializer_list<const Array*> per_channel, const Array& like_x,
+                    const char* op) {
+  if (!x.defined()) throw ValueError(cat(op, ": the input is undefined"));
+  if (x.ndim() < 2) throw ShapeError(cat(op, ": expected an input of shape (N, C, ...), got ", x.shape()));
+  if (!is_floating(x.dtype())) throw DtypeError(cat(op, ": expected a floating input, got ", x.dtype()));
+  for (const Array* a : per_channel) {
+    detail::require_same_device(x, *a, op);
+    if (a->shape() != Shape{x.shape()[1]} || !is_floating(a->dtype())) {
+      throw ShapeError(cat(op, ": expected floating per-channel operands of shape (", x.shape()[1], ",), got ",
+                           a->shape(), " ", a->dtype()));
+    }
+  }
+  if (!like_x.defined()) return;
+  detail::require_same_device(x, like_x, op);
+  if (like_x.shape() != x.shape() || like_x.dtype() != x.dtype()) {
+    throw ShapeError(cat(op, ": expected an operand of the input's shape ", x.shape(), " and dtype ", x.dtype(),
+                         ", got ", like_x.shape(), " and ", like_x.dtype()));
+  }
+}
+
+// Per-channel float64 ones of x's channels on its device.
+Array channel_ones(const Array& x) { return Array::ones(Shape{x.shape()[1]}, Dtype::float64, x.device()); }
+
+// [Σx, Σx²] and the count of the whole split batch, from this part's (see batch_normalization_in_passes).
+std::tuple<Array, Array, int64_t> whole_batch_totals(const Array& sum, const Array& square_sum, int64_t count,
+                                                     Dtype statistics_dtype, const PartSum& part_sum) {
+  const int64_t channels = sum.size();
+  const double dtype_code = static_cast<double>(statistics_dtype) + 1;
+  const Array tail = Array::from_vector(
+      std::vector<double>{static_cast<double>(count), 1, dtype_code, dtype_code * dtype_code}, {4}, {}, sum.device());
+  const Array totals = part_sum(concatenate({sum, square_sum, tail}, 0));
+  if (totals.shape() != Shape{2 * channels + 4}) {
+    throw ShapeError(cat("split_batch_normalization: expected the part sum to return shape (", 2 * channels + 4,
+                         ",), got ", totals.shape()));
+  }
+  const Array tail_totals = totals.get_item({Slice{2 * channels, 2 * channels + 4}}).to(Device::cpu());
+  const std::vector<double> t = tail_totals.to_vector<double>();
+  if (t[1] * t[3] != t[2] * t[2]) {
+    throw DtypeError(cat("split_batch_normalization: expected every part of the batch to compute its statistics in ",
+                         statistics_dtype, " as this part does (float16, bfloat16 and float32 inputs in float32, "
+                         "float64 inputs in float64), got parts that differ"));
+  }
+  const auto whole_count = static_cast<int64_t>(t[0]);
+  if (whole_count < 2) {
+    throw ShapeError(cat("batch_normalization: expected more than one value per channel in training mode over "
+                         "all parts of the batch, got ", whole_count));
+  }
+  return {totals.get_item({Slice{0, channels}}), totals.get_item({Slice{channels, 2 * channels}}), whole_count};
+}
+
+// Where a ReLU passed gradients: pre = scale·x + shift > 0, or y > 0 when the forward added a residual.
+ChannelGate relu_gate(const Array& x, const Array& y, const BatchNormStatistics& s, bool relu) {
+  if (!relu) return {};
+  if (!y.defined()) return {x, s.scale, s.shift};
+  return {y, channel_ones(x), Array::zeros(Shape{x.shape()[1]}, Dtype::float64, x.device())};
+}
+
+}  // namespace
+
+namespace detail {
+
+BatchNormForwardResult batch_normalization_in_passes(const Array& x, const Array& gamma, const Array& beta,
+                                                     const Array& residual, double eps, bool relu,
+                                                     const PartSum& part_sum) {
+  BatchNormStatistics s;
+  s.count = x.size() / std::max<int64_t>(1, x.shape()[1]);
+  auto [sum, square_sum] = channel_sums(x, x);
+  if (part_sum) {
+    const Dtype statistics_dtype = x.dtype() == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+    std::tie(sum, square_sum, s.count) = whole_batch_totals(sum, square_sum, s.count, statistics_dtype, part_sum);
+  }
+  const Array n = scalar_like(static_cast<double>(std::max<int64_t>(s.count, 1)), sum);
+  s.mean = div(sum, n);
+  s.var = maximum(sub(div(square_sum, n), square(s.mean)), scalar_like(0.0, s.mean));
+  s.inv_std = reciprocal(sqrt(add(s.var, scalar_like(eps, s.var))));
+  s.scale = mul(gamma.astype(Dtype::float64), s.inv_std);
+  s.shift = sub(beta.astype(Dtype::float64), mul(s.mean, s.scale));
+  Array y = residual.defined() ? channel_affine(x, s.scale, residual, channel_ones(x), s.shift, {}, relu)
+                               : channel_affine(x, s.scale, Array(), Array(), s.shift, {}, relu);
+  return {std::move(y), std::move(s)};
+}
+
+BatchNormGradients batch_normalization_backward_in_passes(const Array& x, const Array& gamma, const Array& gy,
+                                                          const Array& y, const BatchNormStatistics& s, bool relu,
+                                                          bool need_gx, const PartSum& part_sum) {
+  const ChannelGate gate = relu_gate(x, y, s, relu);
+  const auto [gy_sum, gy_x_sum] = channel_sums(gy, x, gate);
+  BatchNormGradients g;
+  g.gbeta = gy_sum;
+  g.ggamma = mul(s.inv_std, sub(gy_x_sum, mul(s.mean, gy_sum)));
+  if (!need_gx) return g;
+  Array gbeta_all = g.gbeta, ggamma_all = g.ggamma;
+  if (part_sum) {
+    const int64_t channels = g.gbeta.size();
+    const Array totals = part_sum(concatenate({g.gbeta, g.ggamma}, 0));
+    gbeta_all = totals.get_item({Slice{0, channels}});
+    ggamma_all = totals.get_item({Slice{channels, 2 * channels}});
+  }
+  const Array m = scalar_like(static_cast<double>(s.count), g.gbeta);
+  const Array a = mul(gamma.astype(Dtype::float64), s.inv_std);
+  const Array b = neg(div(mul(mul(a, ggamma_all), s.inv_std), m));
+  const Array d = sub(neg(div(mul(a, gbeta_all), m)), mul(b, s.mean));
+  g.gx = channel_affine(gy, a, x, b, d, gate);
+  return g;
+}
+
+}  // namespace detail
+
+BatchNormForwardResult batch_normalization(const Array& x, const Array& gamma, const Array& beta,
+                                           const Array& residual, double eps, bool relu, const PartSum& part_sum) {
+  check_operands(x, {&gamma, &beta}, residual, part_sum ? "split_batch_normalization" : "batch_normalization");
+  if (part_sum) return detail::batch_normalization_in_passes(x, gamma, beta, residual, eps, relu, part_sum);
+  return kernel_for<kernel_ops::BatchNormForward>(x.device())(x, gamma, beta, residual, eps, relu);
+}
+
+BatchNormGradients batch_normalization_backward(const Array& x, const Array& gamma, const Array& gy, const Array& y,
+                                                const BatchNormStatistics& statistics, bool relu, bool need_gx,
+                                                const PartSum& part_sum) {
+  const char* op = "batch_normalization_backward";
+  check_operands(x, {&gamma, &statistics.mean, &statistics.inv_std, &statistics.scale, &statistics.shift}, gy, op);
+  if (y.defined()) check_operands(x, {}, y, op);
+  if (part_sum) {
+    return detail::batch_normalization_backward_in_passes(x, gamma, gy, y, statistics, relu, need_gx, part_sum);
+  }
+  return kernel_for<kernel_ops::BatchNormBackward>(x.device())(x, gamma, gy, y, statistics, relu, need_gx);
+}
+
+}  // namespace kusari::ops
