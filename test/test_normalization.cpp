@@ -366,6 +366,8 @@ TEST_CASE("the batch normalization routines: a whole batch against the reference
   expect_close(g.ggamma, vgamma.grad(), 1e-12, 1e-10);
   expect_close(g.gbeta, vbeta.grad(), 1e-12, 1e-10);
   CHECK_FALSE(ops::batch_normalization_backward(x, gamma, gy, Array(), plain.statistics, false, false).gx.defined());
+  expect_error<ValueError>([&] { ops::batch_normalization_backward(x, gamma, gy, Array(), fused.statistics, true, true); },
+                           {"batch_normalization_backward", "output y", "residual"});
 
   expect_error<ShapeError>([&] { ops::batch_normalization(x, Array::ones({4}, Dtype::float64), beta, Array(), 1e-5, false); },
                            {"batch_normalization", "(3,)", "(4,)"});
@@ -373,6 +375,8 @@ TEST_CASE("the batch normalization routines: a whole batch against the reference
                            {"(4, 3, 2, 2)", "(4, 3, 2)"});
   expect_error<DtypeError>([&] { ops::batch_normalization(x.astype(Dtype::int32), gamma, beta, Array(), 1e-5, false); },
                            {"floating", "int32"});
+  expect_error<DtypeError>([&] { ops::batch_normalization(x, gamma, beta.astype(Dtype::int64), Array(), 1e-5, false); },
+                           {"per-channel", "floating", "int64"});
   const Device elsewhere = default_device() == Device::cpu() ? Device::loopback(0) : Device::cpu();
   expect_error<DeviceError>([&] { ops::batch_normalization(x, gamma.to(elsewhere), beta, Array(), 1e-5, false); },
                             {"batch_normalization", cat(default_device()), cat(elsewhere)});
@@ -420,4 +424,8 @@ TEST_CASE("the batch normalization routines of a batch split in unequal parts eq
   expect_error<ShapeError>([&] {
     ops::batch_normalization(xa, gamma, beta, Array(), 1e-5, false, [](const Array& t) { return t.get_item({Slice{0, 2}}); });
   }, {"part sum", "(8,)", "(2,)"});
+  expect_error<ShapeError>([&] {
+    ops::batch_normalization_backward(xa, gamma, gya, Array(), a.statistics, true, true,
+                                      [](const Array& t) { return t.get_item({Slice{0, 3}}); });
+  }, {"part sum", "(4,)", "(3,)"});
 }

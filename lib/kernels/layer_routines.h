@@ -53,8 +53,9 @@ KUSARI_API BatchNormForwardResult batch_normalization(const Array& x, const Arra
                                                       const Array& residual, double eps, bool relu,
                                                       const PartSum& part_sum = {});
 // batch_normalization's gradients given gy and its statistics (y: its output, needed when it added a
-// residual before the ReLU). With part_sum, gx uses the whole batch's gradient sums (one part_sum call);
-// ggamma and gbeta are this part's share.
+// residual before the ReLU; ValueError without it). With part_sum, gx uses the whole batch's gradient sums
+// (one part_sum call); ggamma and gbeta are this part's share. Every part must pass the same checks, or
+// the others wait in part_sum.
 KUSARI_API BatchNormGradients batch_normalization_backward(const Array& x, const Array& gamma, const Array& gy,
                                                            const Array& y, const BatchNormStatistics& statistics,
                                                            bool relu, bool need_gx, const PartSum& part_sum = {});

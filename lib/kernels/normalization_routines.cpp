@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -23,9 +24,11 @@ void check_operands(const Array& x, std::initializer_list<const Array*> per_chan
   if (!is_floating(x.dtype())) throw DtypeError(cat(op, ": expected a floating input, got ", x.dtype()));
   for (const Array* a : per_channel) {
     detail::require_same_device(x, *a, op);
-    if (a->shape() != Shape{x.shape()[1]} || !is_floating(a->dtype())) {
-      throw ShapeError(cat(op, ": expected floating per-channel operands of shape (", x.shape()[1], ",), got ",
-                           a->shape(), " ", a->dtype()));
+    if (a->shape() != Shape{x.shape()[1]}) {
+      throw ShapeError(cat(op, ": expected per-channel operands of shape (", x.shape()[1], ",), got ", a->shape()));
+    }
+    if (!is_floating(a->dtype())) {
+      throw DtypeError(cat(op, ": expected floating per-channel operands, got ", a->dtype()));
     }
   }
   if (!like_x.defined()) return;
@@ -39,6 +42,16 @@ void check_operands(const Array& x, std::initializer_list<const Array*> per_chan
 // Per-channel float64 ones of x's channels on its device.
 Array channel_ones(const Array& x) { return Array::ones(Shape{x.shape()[1]}, Dtype::float64, x.device()); }
 
+// part_sum of `part`, checked to keep its shape.
+Array summed_over_parts(const Array& part, const PartSum& part_sum) {
+  Array totals = part_sum(part);
+  if (!totals.defined() || totals.shape() != part.shape()) {
+    throw ShapeError(cat("split_batch_normalization: expected the part sum to return shape ", part.shape(), ", got ",
+                         totals.defined() ? cat(totals.shape()) : std::string("an undefined array")));
+  }
+  return totals;
+}
+
 // [Σx, Σx²] and the count of the whole split batch, from this part's (see batch_normalization_in_passes).
 std::tuple<Array, Array, int64_t> whole_batch_totals(const Array& sum, const Array& square_sum, int64_t count,
                                                      Dtype statistics_dtype, const PartSum& part_sum) {
@@ -46,13 +59,8 @@ std::tuple<Array, Array, int64_t> whole_batch_totals(const Array& sum, const Arr
   const double dtype_code = static_cast<double>(statistics_dtype) + 1;
   const Array tail = Array::from_vector(
       std::vector<double>{static_cast<double>(count), 1, dtype_code, dtype_code * dtype_code}, {4}, {}, sum.device());
-  const Array totals = part_sum(concatenate({sum, square_sum, tail}, 0));
-  if (totals.shape() != Shape{2 * channels + 4}) {
-    throw ShapeError(cat("split_batch_normalization: expected the part sum to return shape (", 2 * channels + 4,
-                         ",), got ", totals.shape()));
-  }
-  const Array tail_totals = totals.get_item({Slice{2 * channels, 2 * channels + 4}}).to(Device::cpu());
-  const std::vector<double> t = tail_totals.to_vector<double>();
+  const Array totals = summed_over_parts(concatenate({sum, square_sum, tail}, 0), part_sum);
+  const std::vector<double> t = totals.get_item({Slice{2 * channels, 2 * channels + 4}}).to_vector<double>();
   if (t[1] * t[3] != t[2] * t[2]) {
     throw DtypeError(cat("split_batch_normalization: expected every part of the batch to compute its statistics in ",
                          statistics_dtype, " as this part does (float16, bfloat16 and float32 inputs in float32, "
@@ -69,7 +77,7 @@ std::tuple<Array, Array, int64_t> whole_batch_totals(const Array& sum, const Arr
 // Where a ReLU passed gradients: pre = scale·x + shift > 0, or y > 0 when the forward added a residual.
 ChannelGate relu_gate(const Array& x, const Array& y, const BatchNormStatistics& s, bool relu) {
   if (!relu) return {};
-  if (!y.defined()) return {x, s.scale, s.shift};
+  if (!s.residual) return {x, s.scale, s.shift};
   return {y, channel_ones(x), Array::zeros(Shape{x.shape()[1]}, Dtype::float64, x.device())};
 }
 
@@ -84,8 +92,8 @@ BatchNormForwardResult batch_normalization_in_passes(const Array& x, const Array
   s.count = x.size() / std::max<int64_t>(1, x.shape()[1]);
   auto [sum, square_sum] = channel_sums(x, x);
   if (part_sum) {
-    const Dtype statistics_dtype = x.dtype() == Dtype::float64 ? Dtype::float64 : Dtype::float32;
-    std::tie(sum, square_sum, s.count) = whole_batch_totals(sum, square_sum, s.count, statistics_dtype, part_sum);
+    std::tie(sum, square_sum, s.count) =
+        whole_batch_totals(sum, square_sum, s.count, batch_norm_statistics_dtype(x.dtype()), part_sum);
   }
   const Array n = scalar_like(static_cast<double>(std::max<int64_t>(s.count, 1)), sum);
   s.mean = div(sum, n);
@@ -93,6 +101,7 @@ BatchNormForwardResult batch_normalization_in_passes(const Array& x, const Array
   s.inv_std = reciprocal(sqrt(add(s.var, scalar_like(eps, s.var))));
   s.scale = mul(gamma.astype(Dtype::float64), s.inv_std);
   s.shift = sub(beta.astype(Dtype::float64), mul(s.mean, s.scale));
+  s.residual = residual.defined();
   Array y = residual.defined() ? channel_affine(x, s.scale, residual, channel_ones(x), s.shift, {}, relu)
                                : channel_affine(x, s.scale, Array(), Array(), s.shift, {}, relu);
   return {std::move(y), std::move(s)};
@@ -110,7 +119,7 @@ BatchNormGradients batch_normalization_backward_in_passes(const Array& x, const 
   Array gbeta_all = g.gbeta, ggamma_all = g.ggamma;
   if (part_sum) {
     const int64_t channels = g.gbeta.size();
-    const Array totals = part_sum(concatenate({g.gbeta, g.ggamma}, 0));
+    const Array totals = summed_over_parts(concatenate({g.gbeta, g.ggamma}, 0), part_sum);
     gbeta_all = totals.get_item({Slice{0, channels}});
     ggamma_all = totals.get_item({Slice{channels, 2 * channels}});
   }
@@ -136,6 +145,9 @@ BatchNormGradients batch_normalization_backward(const Array& x, const Array& gam
                                                 const PartSum& part_sum) {
   const char* op = "batch_normalization_backward";
   check_operands(x, {&gamma, &statistics.mean, &statistics.inv_std, &statistics.scale, &statistics.shift}, gy, op);
+  if (relu && statistics.residual && !y.defined()) {
+    throw ValueError(cat(op, ": expected the forward's output y (its ReLU followed a residual), got none"));
+  }
   if (y.defined()) check_operands(x, {}, y, op);
   if (part_sum) {
     return detail::batch_normalization_backward_in_passes(x, gamma, gy, y, statistics, relu, need_gx, part_sum);

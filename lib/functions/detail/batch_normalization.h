@@ -1,6 +1,8 @@
 #pragma once
 // Internal (not installed): what the training-mode batch normalization nodes of normalization.cpp and
-// ghost_batch_normalization.cpp share.
+// ghost_batch_normalization.cpp share. The residual and ReLU-gate helpers (prepare_residual, relu_gate,
+// ones_, zeros_) serve the ghost node's array code; BatchNormalization's fused passes are the
+// ops::batch_normalization routines', which keep their own gate.
 
 #include <cstddef>
 #include <vector>
@@ -11,12 +13,13 @@
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/function_helpers.h>
 #include <kusari/functions/normalization.h>
+#include <kusari/kernels/ops/normalization.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::functions::detail {
 
 // The dtype statistics are computed in: float64 stays float64, everything else uses float32.
-inline Dtype statistics_dtype(Dtype dtype) { return dtype == Dtype::float64 ? Dtype::float64 : Dtype::float32; }
+inline Dtype statistics_dtype(Dtype dtype) { return batch_norm_statistics_dtype(dtype); }
 
 // {x, gamma, beta}, and the residual when defined after checking that it has x's shape, dtype and device
 // (ShapeError or DeviceError naming op otherwise): the inputs of a BatchNormalizationNode.

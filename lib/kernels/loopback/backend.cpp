@@ -69,7 +69,7 @@ ChannelGate host_view(const ChannelGate& gate, const OperandDevice& on) {
 }
 BatchNormStatistics host_view(const BatchNormStatistics& s, const OperandDevice& on) {
   return {host_view(s.mean, on),  host_view(s.var, on), host_view(s.inv_std, on), host_view(s.scale, on),
-          host_view(s.shift, on), s.count,              s.state};
+          host_view(s.shift, on), s.count,              s.residual,               s.state};
 }
 template <class T>
 const T& host_view(const T& value, const OperandDevice&) {
@@ -90,7 +90,7 @@ Array on_device_if_defined(const Array& result, const OperandDevice& on) {
 }
 BatchNormStatistics on_device(const BatchNormStatistics& s, const OperandDevice& on) {
   return {on_device(s.mean, on),  on_device(s.var, on), on_device(s.inv_std, on), on_device(s.scale, on),
-          on_device(s.shift, on), s.count,              s.state};
+          on_device(s.shift, on), s.count,              s.residual,               s.state};
 }
 BatchNormForwardResult on_device(const BatchNormForwardResult& result, const OperandDevice& on) {
   return {on_device(result.y, on), on_device(result.statistics, on)};

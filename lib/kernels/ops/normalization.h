@@ -19,8 +19,13 @@ namespace kusari {
 struct KUSARI_API BatchNormStatistics {
   Array mean, var, inv_std, scale, shift;
   int64_t count = 0;
+  bool residual = false;  // whether the forward added a residual (then a ReLU's gate reads its output)
   KernelStatePtr state;
 };
+
+// The dtype batch normalization reports its statistics in (and computes the recorded backward in):
+// float64 for float64 inputs, float32 for every other floating dtype.
+inline Dtype batch_norm_statistics_dtype(Dtype x) { return x == Dtype::float64 ? Dtype::float64 : Dtype::float32; }
 
 // A training-mode batch normalization's output and its statistics.
 struct KUSARI_API BatchNormForwardResult {
@@ -49,8 +54,8 @@ struct KUSARI_API BatchNormForward {
 };
 // BatchNormForward's gradients given gy (x's shape and dtype) and the forward's statistics: ggamma = Σgy·x̂,
 // gbeta = Σgy (gy passed through the ReLU's gate when relu), gx when need_gx. With relu, the gate is
-// pre > 0 (pre recomputed from x), or y > 0 when the forward added a residual (y its output, else
-// undefined).
+// pre > 0 (pre recomputed from x), or y > 0 when the forward added a residual (y: its output; may be
+// undefined otherwise).
 struct KUSARI_API BatchNormBackward {
   static constexpr const char* name = "batch_norm_backward";
   using Fn = BatchNormGradients(const Array& x, const Array& gamma, const Array& gy, const Array& y,
