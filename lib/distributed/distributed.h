@@ -6,6 +6,8 @@
 #include <kusari/distributed/collective_functions.h>
 #include <kusari/distributed/communicator.h>
 #include <kusari/distributed/communicator_options.h>
+#include <kusari/distributed/cost_fit.h>
+#include <kusari/distributed/cost_model.h>
 #include <kusari/distributed/mnbn_model.h>
 #include <kusari/distributed/mpi_error.h>
 #include <kusari/distributed/mpi_session.h>

@@ -1,0 +1,27 @@
+#pragma once
+// Calibrating the cost model (cost_model.h) from measured times: a link's latency and inverse bandwidth,
+// and a local pass's cost per element.
+
+#include <vector>
+
+#include <kusari/core/api.h>
+#include <kusari/distributed/cost_model.h>
+
+namespace kusari::distributed::cost {
+
+// One measurement: an amount (bytes of a message, or elements of a local pass) and its seconds.
+struct KUSARI_API Timing {
+  double amount = 0;
+  double seconds = 0;
+};
+
+// α and β of seconds = α + β·bytes by least squares in relative error (each timing weighted by
+// 1/seconds², so that the small messages that set α count as much as the large ones that set β); a
+// negative α or β is refitted as 0. ValueError unless there are two distinct sizes and positive times.
+KUSARI_API Link fit_link(const std::vector<Timing>& timings);
+
+// Seconds per element of a local pass: the least-squares slope through the origin (each timing weighted
+// by 1/seconds²). ValueError unless there is a timing of a positive amount and every time is positive.
+KUSARI_API double fit_per_element(const std::vector<Timing>& timings);
+
+}  // namespace kusari::distributed::cost

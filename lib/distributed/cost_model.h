@@ -1,0 +1,138 @@
+#pragma once
+// A cost model of kusari's all-reduce algorithms: the predicted time of one allreduce_grad call on a
+// cluster described by its links (latency α, inverse bandwidth β inside and between nodes) and its
+// per-element local costs (γ: packing to the wire, adding into partial sums, unpacking), and of a
+// training step's gradient averaging overlapped with backward. Each formula follows the message pattern
+// of the algorithm's own code (lib/distributed/detail/ring.cpp and the *_allreduce.cpp files).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <kusari/core/api.h>
+#include <kusari/core/dtype.h>
+#include <kusari/distributed/communicator_options.h>
+
+namespace kusari::distributed::cost {
+
+// One kind of link: a message of b bytes takes alpha + beta·b seconds.
+struct KUSARI_API Link {
+  double alpha = 0;  // seconds per message
+  double beta = 0;   // seconds per byte
+};
+
+// The ranks of one communicator as the model sees them: S ranks in nodes of k consecutive ranks (k ≥ S:
+// one node), the links inside and between nodes, and how many links a node's concurrent flows share.
+struct KUSARI_API Span {
+  int ranks = 1;
+  int ranks_per_node = 1;
+  Link intra, inter;
+  int links_per_node = 1;
+};
+
+// Seconds per element of the local passes of one wire dtype (lib/distributed/detail/wire_format.h).
+struct KUSARI_API WireCosts {
+  double pack = 0;        // float32 (scaled) to the wire
+  double accumulate = 0;  // this rank's float32 added into a received wire element, rounded back
+  double add = 0;         // two wire elements added (inside MPI's reductions and the leaders' ring)
+  double unpack = 0;      // the wire back to float32 (scaled)
+  double max_abs = 0;     // the float16 averaging policy's scan of the float32 input
+};
+
+// A cluster as the model sees it: P ranks in nodes of k, the node's links, and the local costs.
+struct KUSARI_API Cluster {
+  int ranks = 1;
+  int ranks_per_node = 1;
+  int links_per_node = 1;  // network links that a node's concurrent inter-node flows share
+  Link intra;              // between two ranks of one node
+  Link inter;              // between two nodes, per link
+  WireCosts float32, float16, bfloat16;
+  // The local costs of `wire` (float32, float16 or bfloat16; DtypeError otherwise).
+  const WireCosts& local(Dtype wire) const;
+  // Number of nodes, P / k (ValueError unless k divides P).
+  int nodes() const;
+  // All P ranks as one communicator.
+  Span all() const;
+};
+
+// Messages per step of kusari's pipelined ring over `ranks` ranks for `elements` elements, chunks of
+// `chunk_elements`: every segment of ceil(elements / ranks) elements is sent in m = max(1, ceil(segment
+// / chunk)) messages (ring.cpp's messages_per_step).
+KUSARI_API int64_t ring_messages_per_step(int64_t elements, int ranks, int64_t chunk_elements);
+
+// The phases of kusari's ring engine over S ranks on one link, for n elements of w wire bytes, in
+// seconds. Reduce-scatter: S-1 steps of m messages of the segment each, α per message, β per byte,
+// every received element accumulated: (S-1)·m·α + (S-1)/S·n·w·β + (S-1)/S·n·accumulate. The all-gather
+// forwards what it receives: (S-1)·m·α + (S-1)/S·n·w·β. A chunk flows on as soon as it is summed, so
+// the phases add without a barrier; on one core the copies and the adds do not overlap.
+KUSARI_API double ring_reduce_scatter_seconds(int64_t n, int ranks, int wire_bytes, int64_t chunk_elements,
+                                              const Link& link, double accumulate);
+// The all-gather half of the ring engine (see ring_reduce_scatter_seconds).
+KUSARI_API double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, int64_t chunk_elements,
+                                         const Link& link);
+
+// MPICH's MPI_Allreduce of n elements of w bytes as MPICH chooses, with γ the reduction's cost per
+// element. A built-in op on more than 2048 bytes and at least p elements (p: the largest power of two
+// ≤ S): Rabenseifner's recursive-halving reduce-scatter and recursive-doubling all-gather, 2·log2 p
+// messages; the steps whose partner is at a distance ≥ k cross nodes, carrying (1 - 1/N) of the data with
+// the node's k ranks sharing its links, the others stay inside: each half costs
+// log2 p·α + (N-1)/N·n·w·β_inter·max(1, k/L) + (k-1)/k·n·w·β_intra/N, the reduce-scatter adds
+// (S-1)/S·n·γ. Otherwise recursive doubling: ⌈log2 S⌉ exchanges of all n elements, each reduced.
+KUSARI_API double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction);
+// MPICH's MPI_Reduce to one root, which the model prices as its MPI_Allreduce: for a built-in op on more
+// than 2048 bytes a reduce-scatter and a binomial gather (the gather moves the all-gather's bytes in as
+// many messages), otherwise a binomial tree (the ⌈log2 S⌉ steps of recursive doubling, each reduced).
+KUSARI_API double mpi_reduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction);
+// MPICH's MPI_Bcast: a binomial tree below 12288 bytes or 8 ranks (⌈log2 S⌉·(α + n·w·β)), a scatter and a
+// ring all-gather otherwise ((log2 p + S - 1)·α + 2(S-1)/S·n·w·β).
+KUSARI_API double mpi_bcast_seconds(int64_t n, int wire_bytes, const Span& span);
+
+// The predicted seconds of one allreduce_grad call of the communicator `algorithm` (naive, flat, ring,
+// hierarchical, two_dimensional, multi_color, hybrid) with `options` on the gradients of these sizes
+// (elements, float32): the size check, the float16 policy's scan and agreement, packing, the messages
+// and the unpacking, as the algorithm's code does them. ValueError for an unknown algorithm.
+KUSARI_API double allreduce_seconds(const Cluster& cluster, const std::string& algorithm,
+                                    const CommunicatorOptions& options, const std::vector<int64_t>& tensor_elements);
+
+// A layer's share of a training step, in backward order: its gradient's elements and the backward time
+// spent before that gradient is final.
+struct KUSARI_API LayerCost {
+  int64_t gradient_elements = 0;
+  double backward_seconds = 0;
+};
+
+// A training step's gradient averaging as the multi-node optimizer does it: buckets filled greedily in
+// backward order up to bucket_bytes of float32 (a larger gradient alone), each all-reduced on one
+// communication thread, in order, as soon as its last gradient is final.
+struct KUSARI_API StepPrediction {
+  double backward_seconds = 0;   // the sum of the layers' backward times
+  double allreduce_seconds = 0;  // every bucket's all-reduce, one after another
+  double exposed_seconds = 0;    // what finishes after backward: the step's added time
+  int buckets = 0;
+};
+
+// The step's averaging on `cluster` (overlap = false: every bucket after backward, as with overlap off).
+KUSARI_API StepPrediction predict_step(const Cluster& cluster, const std::string& algorithm,
+                                       const CommunicatorOptions& options, const std::vector<LayerCost>& layers,
+                                       int64_t bucket_bytes, bool overlap = true);
+
+// One candidate of recommend(): an algorithm, a bucket size, a wire dtype and its prediction.
+struct KUSARI_API Recommendation {
+  std::string algorithm;
+  int64_t bucket_bytes = 0;
+  Dtype wire_dtype = Dtype::float32;
+  StepPrediction step;
+};
+
+// Each of `algorithms` (default: every modelled one but naive, which is flat on one bucket) with every
+// bucket size and wire dtype, best first by exposed, then total all-reduce time (ties keep this order).
+KUSARI_API std::vector<Recommendation> recommend(const Cluster& cluster, const std::vector<LayerCost>& layers,
+                                                 const std::vector<int64_t>& bucket_sizes,
+                                                 const std::vector<Dtype>& wire_dtypes,
+                                                 const CommunicatorOptions& base = {},
+                                                 const std::vector<std::string>& algorithms = {});
+
+// The algorithm names allreduce_seconds knows, in the order of bench/allreduce.
+KUSARI_API std::vector<std::string> modelled_algorithms();
+
+}  // namespace kusari::distributed::cost

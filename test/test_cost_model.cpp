@@ -1,0 +1,203 @@
+// The all-reduce cost model (kusari/distributed/cost_model.h, cost_fit.h): its formulas against values
+// computed by hand for small P, the bucketed overlap with backward, the calibration fits on synthetic
+// timings, and the recommendation on a synthetic two-level cluster.
+
+#include <cmath>
+
+#include <kusari/distributed/cost_fit.h>
+#include <kusari/distributed/cost_model.h>
+
+#include "testing.h"
+
+using namespace kusari;
+using namespace kusari::testing;
+namespace cost = kusari::distributed::cost;
+using kusari::distributed::CommunicatorOptions;
+
+namespace {
+
+// One node of `ranks` ranks: α = 1 µs, β = 1 ns per byte; pack and unpack 1 ns, accumulate and add 2 ns
+// per element in every wire dtype.
+cost::Cluster one_node(int ranks) {
+  cost::Cluster c;
+  c.ranks = c.ranks_per_node = ranks;
+  c.intra = {1e-6, 1e-9};
+  c.inter = {1e-5, 1e-9};
+  for (cost::WireCosts* w : {&c.float32, &c.float16, &c.bfloat16}) *w = {1e-9, 2e-9, 2e-9, 1e-9, 0.5e-9};
+  return c;
+}
+
+// Nodes of 2 ranks: α 1 µs and β 0.1 ns inside, α 10 µs and β 1 ns between, one link, no local costs.
+cost::Cluster two_level(int ranks) {
+  cost::Cluster c;
+  c.ranks = ranks;
+  c.ranks_per_node = 2;
+  c.intra = {1e-6, 1e-10};
+  c.inter = {1e-5, 1e-9};
+  return c;
+}
+
+CommunicatorOptions plain(int64_t chunk_bytes = 1 << 20) {
+  CommunicatorOptions options;
+  options.check_sizes = false;
+  options.chunk_bytes = chunk_bytes;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("the ring's phases: messages per step, the reduce-scatter and the all-gather by hand") {
+  CHECK(cost::ring_messages_per_step(1000, 4, 100) == 3);   // segments of 250 in chunks of 100
+  CHECK(cost::ring_messages_per_step(1000, 4, 1000) == 1);
+  CHECK(cost::ring_messages_per_step(0, 4, 100) == 1);      // an empty segment still sends its message
+  const cost::Link link{1e-6, 1e-9};
+  // 3 steps × 3 messages × 1 µs + 750 elements × 4 bytes × 1 ns + 750 accumulates × 2 ns.
+  CHECK(cost::ring_reduce_scatter_seconds(1000, 4, 4, 100, link, 2e-9) == doctest::Approx(13.5e-6));
+  CHECK(cost::ring_allgather_seconds(1000, 4, 4, 100, link) == doctest::Approx(12e-6));
+  CHECK(cost::ring_reduce_scatter_seconds(1000, 1, 4, 100, link, 2e-9) == 0);
+  // ring on one node of 4: + 250 own elements packed and 1000 unpacked (1 ns each).
+  CHECK(cost::allreduce_seconds(one_node(4), "ring", plain(400), {600, 400}) == doctest::Approx(26.75e-6));
+}
+
+TEST_CASE("MPICH's collectives: Rabenseifner for large built-in sums, recursive doubling otherwise") {
+  const cost::Span pair{2, 2, {1e-6, 1e-9}, {1e-5, 1e-9}, 1};
+  // 4000 bytes of float32: 2 × (1 µs + 2000 bytes × 1 ns) + 500 reductions × 2 ns.
+  CHECK(cost::mpi_allreduce_seconds(1000, 4, true, pair, 2e-9) == doctest::Approx(7e-6));
+  // A user op (the half-precision sum): one exchange of all 2000 bytes, all 1000 elements reduced.
+  CHECK(cost::mpi_allreduce_seconds(1000, 2, false, pair, 2e-9) == doctest::Approx(5e-6));
+  // 400 bytes: recursive doubling even for the built-in op.
+  CHECK(cost::mpi_allreduce_seconds(100, 4, true, pair, 2e-9) == doctest::Approx(1e-6 + 400e-9 + 200e-9));
+  // Bcast on 2 ranks: a binomial tree, one message.
+  CHECK(cost::mpi_bcast_seconds(1000, 4, pair) == doctest::Approx(1e-6 + 4000e-9));
+  // Four ranks in two nodes: the recursive-doubling step inside the node, then the one across it, where
+  // the node's two ranks share its link (β doubled).
+  const cost::Span four{4, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1};
+  CHECK(cost::mpi_allreduce_seconds(10, 4, true, four, 0) == doctest::Approx((1e-6 + 40e-10) + (1e-5 + 40 * 2e-9)));
+  CHECK(cost::mpi_reduce_seconds(10, 4, true, four, 0) == cost::mpi_allreduce_seconds(10, 4, true, four, 0));
+}
+
+TEST_CASE("the algorithms by hand on two nodes of two ranks, and the checks every call adds") {
+  const cost::Cluster cluster = two_level(4);
+  const CommunicatorOptions options = plain();
+  // hierarchical: MPI_Reduce in the node (Rabenseifner: 2 × (1 µs + 2000 bytes × 0.1 ns)), MPI_Bcast (1 µs +
+  // 4000 × 0.1 ns), the leaders' ring (2 × (10 µs + 2000 bytes × 1 ns)).
+  CHECK(cost::allreduce_seconds(cluster, "hierarchical", options, {1000}) == doctest::Approx(27.8e-6));
+  // ring over the 4 ranks runs at its slowest hop: 2 × (3 × 10 µs + 3000 bytes × 1 ns).
+  CHECK(cost::allreduce_seconds(cluster, "ring", options, {1000}) == doctest::Approx(66e-6));
+  // two_dimensional: reduce-scatter and all-gather in the node (2 × (1 µs + 2000 × 0.1 ns)), then one ring
+  // per rank across the nodes on its 500-element slice, the two sharing the node's link (β doubled):
+  // 2 × (10 µs + 1000 bytes × 2 ns).
+  CHECK(cost::allreduce_seconds(cluster, "two_dimensional", options, {1000}) == doctest::Approx(26.4e-6));
+  // multi_color with one color is two_dimensional; hybrid below its threshold is hierarchical.
+  CommunicatorOptions one_color = options;
+  one_color.colors = 1;
+  CHECK(cost::allreduce_seconds(cluster, "multi_color", one_color, {1000}) ==
+        doctest::Approx(cost::allreduce_seconds(cluster, "two_dimensional", options, {1000})));
+  CHECK(cost::allreduce_seconds(cluster, "hybrid", options, {1000}) ==
+        cost::allreduce_seconds(cluster, "hierarchical", options, {1000}));
+  CommunicatorOptions low = options;
+  low.hybrid_threshold_bytes = 4000;
+  CHECK(cost::allreduce_seconds(cluster, "hybrid", low, {1000}) == cost::allreduce_seconds(cluster, "ring", low, {1000}));
+  // naive: one MPI_Allreduce per tensor; flat: one for all.
+  CHECK(cost::allreduce_seconds(cluster, "naive", options, {500, 500}) ==
+        doctest::Approx(2 * cost::mpi_allreduce_seconds(500, 4, true, cluster.all(), 0)));
+  CHECK(cost::allreduce_seconds(cluster, "flat", options, {500, 500}) ==
+        doctest::Approx(cost::mpi_allreduce_seconds(1000, 4, true, cluster.all(), 0)));
+  // The size check (an 8-byte all-gather by recursive doubling) and float16's scan and 4-byte agreement.
+  CommunicatorOptions checked = options;
+  checked.check_sizes = true;
+  const double check = (1e-6 + 8e-10) + (1e-5 + 8 * 2e-9);
+  CHECK(cost::allreduce_seconds(cluster, "ring", checked, {1000}) == doctest::Approx(66e-6 + check));
+  cost::Cluster scanning = cluster;
+  scanning.float16.max_abs = 1e-9;
+  CommunicatorOptions half = options;
+  half.wire_dtype = Dtype::float16;
+  const double agree = (1e-6 + 4e-10) + (1e-5 + 4 * 2e-9);
+  CHECK(cost::allreduce_seconds(scanning, "ring", half, {1000}) ==
+        doctest::Approx(2 * (3 * 1e-5 + 1500e-9) + 1000e-9 + agree));
+  // One rank: the conversions only.
+  CHECK(cost::allreduce_seconds(one_node(1), "hierarchical", options, {1000}) == doctest::Approx(2e-6));
+}
+
+TEST_CASE("the cost model refuses what it cannot price, naming it") {
+  expect_error<ValueError>([] { cost::allreduce_seconds(two_level(4), "tree", plain(), {10}); },
+                           {"allreduce_seconds", "ring", "'tree'"});
+  expect_error<ValueError>([] { cost::allreduce_seconds(two_level(3), "ring", plain(), {10}); },
+                           {"ranks_per_node", "2", "3"});
+  expect_error<ValueError>([] { cost::allreduce_seconds(two_level(4), "ring", plain(), {-1}); }, {"-1"});
+  CommunicatorOptions int_wire = plain();
+  int_wire.wire_dtype = Dtype::int32;
+  CHECK_THROWS(cost::allreduce_seconds(two_level(4), "ring", int_wire, {10}));
+  expect_error<ValueError>([] { cost::predict_step(two_level(4), "ring", plain(), {{10, 1}}, 0); }, {"bucket_bytes", "0"});
+}
+
+TEST_CASE("predict_step: buckets in backward order, each all-reduced once its last gradient is final") {
+  cost::Cluster cluster;
+  cluster.ranks = cluster.ranks_per_node = 2;
+  cluster.intra = {0.5, 0};  // a ring of 2 ranks: one reduce-scatter and one all-gather message, 1 s in all
+  const std::vector<cost::LayerCost> layers{{100, 1.0}, {100, 1.0}};
+  // Buckets of 400 bytes: one per layer; the first runs during the second layer's backward.
+  const cost::StepPrediction step = cost::predict_step(cluster, "ring", plain(), layers, 400);
+  CHECK(step.buckets == 2);
+  CHECK(step.backward_seconds == doctest::Approx(2.0));
+  CHECK(step.allreduce_seconds == doctest::Approx(2.0));
+  CHECK(step.exposed_seconds == doctest::Approx(1.0));
+  // One bucket for both: after backward.
+  CHECK(cost::predict_step(cluster, "ring", plain(), layers, 800).exposed_seconds == doctest::Approx(1.0));
+  CHECK(cost::predict_step(cluster, "ring", plain(), layers, 800).buckets == 1);
+  // Without overlap every bucket is exposed.
+  CHECK(cost::predict_step(cluster, "ring", plain(), layers, 400, false).exposed_seconds == doctest::Approx(2.0));
+  // A long first layer hides the first bucket entirely: 3 s of backward, the second bucket after it.
+  CHECK(cost::predict_step(cluster, "ring", plain(), {{100, 1.0}, {100, 2.0}}, 400).exposed_seconds ==
+        doctest::Approx(1.0));
+}
+
+TEST_CASE("the calibration fits recover α, β and per-element costs from synthetic timings") {
+  const double alpha = 3e-6, beta = 2e-10;
+  std::vector<cost::Timing> timings;
+  int i = 0;
+  for (double bytes = 8; bytes <= 1 << 24; bytes *= 4, ++i) {
+    const double noise = 1 + 0.02 * ((i % 3) - 1);  // ±2%
+    timings.push_back({bytes, (alpha + beta * bytes) * noise});
+  }
+  const cost::Link link = cost::fit_link(timings);
+  CHECK(link.alpha == doctest::Approx(alpha).epsilon(0.05));
+  CHECK(link.beta == doctest::Approx(beta).epsilon(0.05));
+  // Exact data: exact parameters; a pure-latency set: β = 0 and α its mean.
+  std::vector<cost::Timing> exact{{0, 1e-6}, {1000, 2e-6}, {3000, 4e-6}};
+  CHECK(cost::fit_link(exact).alpha == doctest::Approx(1e-6));
+  CHECK(cost::fit_link(exact).beta == doctest::Approx(1e-9));
+  CHECK(cost::fit_link({{10, 1e-6}, {1000, 1e-6}}).beta == 0);
+  CHECK(cost::fit_per_element({{1000, 2e-6}, {4000, 8e-6}}) == doctest::Approx(2e-9));
+  expect_error<ValueError>([] { cost::fit_link({{10, 1e-6}}); }, {"fit_link", "two distinct sizes"});
+  expect_error<ValueError>([] { cost::fit_link({{10, 1e-6}, {20, 0}}); }, {"positive times"});
+  expect_error<ValueError>([] { cost::fit_per_element({{0, 1e-6}}); }, {"positive amount"});
+}
+
+TEST_CASE("recommend: ring for one large buffer, hierarchical for many tiny ones on a two-level cluster") {
+  // 64 ranks in nodes of 8 with one network link each: 20 µs and 1 GB/s between nodes, 1 µs and 2 GB/s
+  // inside.
+  cost::Cluster cluster;
+  cluster.ranks = 64;
+  cluster.ranks_per_node = 8;
+  cluster.intra = {1e-6, 5e-10};
+  cluster.inter = {2e-5, 1e-9};
+  const std::vector<std::string> own{"ring", "hierarchical", "two_dimensional", "multi_color"};
+  const std::vector<cost::LayerCost> large{{int64_t{25} << 20, 0.0}};
+  const auto big = cost::recommend(cluster, large, {int64_t{128} << 20}, {Dtype::float32}, {}, own);
+  CHECK(big.size() == 4);
+  CHECK(big.front().algorithm == "ring");
+  std::vector<cost::LayerCost> tiny(200, cost::LayerCost{64, 0.0});
+  const auto small = cost::recommend(cluster, tiny, {256}, {Dtype::float32}, {}, own);
+  CHECK(small.front().algorithm == "hierarchical");
+  CHECK(small.front().step.buckets == 200);
+  CHECK(small.back().algorithm == "ring");  // 2·63 latencies per bucket
+  // Among every algorithm, MPICH's recursive doubling (flat) needs only log2 64 = 6 messages for a tiny
+  // buffer and comes first; with larger buckets on offer, fusing the 200 gradients into one wins.
+  CHECK(cost::recommend(cluster, tiny, {256}, {Dtype::float32}).front().algorithm == "flat");
+  const auto all = cost::recommend(cluster, tiny, {256, 1 << 20}, {Dtype::float32, Dtype::float16});
+  CHECK(all.size() == 6 * 2 * 2);
+  CHECK(all.front().bucket_bytes == 1 << 20);
+  CHECK(all.front().step.buckets == 1);
+  for (size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].step.exposed_seconds <= all[i].step.exposed_seconds);
+}
