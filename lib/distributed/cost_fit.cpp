@@ -3,8 +3,13 @@
 #include <kusari/distributed/cost_fit.h>
 
 #include <algorithm>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
 
 #include <kusari/core/error.h>
+#include <kusari/serializers/atomic_file.h>
 
 namespace kusari::distributed::cost {
 namespace {
@@ -29,7 +34,95 @@ double slope_through_origin(const std::vector<Timing>& timings) {
   return aa > 0 ? at / aa : 0;
 }
 
+// Every parameter of a cluster by its key in the file, as a reference into it.
+std::map<std::string, std::function<double&(Cluster&)>> cluster_fields() {
+  std::map<std::string, std::function<double&(Cluster&)>> fields{
+      {"intra_alpha", [](Cluster& c) -> double& { return c.intra.alpha; }},
+      {"intra_beta", [](Cluster& c) -> double& { return c.intra.beta; }},
+      {"inter_alpha", [](Cluster& c) -> double& { return c.inter.alpha; }},
+      {"inter_beta", [](Cluster& c) -> double& { return c.inter.beta; }},
+  };
+  const std::pair<const char*, WireCosts Cluster::*> wires[] = {
+      {"float32", &Cluster::float32}, {"float16", &Cluster::float16}, {"bfloat16", &Cluster::bfloat16}};
+  const std::pair<const char*, double WireCosts::*> passes[] = {{"pack", &WireCosts::pack},
+                                                                {"accumulate", &WireCosts::accumulate},
+                                                                {"add", &WireCosts::add},
+                                                                {"unpack", &WireCosts::unpack},
+                                                                {"max_abs", &WireCosts::max_abs}};
+  const std::pair<const char*, double MpiFactors::*> factors[] = {{"mpi_allreduce", &MpiFactors::allreduce},
+                                                                  {"mpi_allreduce_half", &MpiFactors::allreduce_half},
+                                                                  {"mpi_reduce", &MpiFactors::reduce},
+                                                                  {"mpi_reduce_half", &MpiFactors::reduce_half},
+                                                                  {"mpi_bcast", &MpiFactors::bcast},
+                                                                  {"mpi_from_bytes", &MpiFactors::from_bytes}};
+  for (const auto& [key, member] : factors) {
+    fields[key] = [member](Cluster& c) -> double& { return c.mpi.*member; };
+  }
+  for (const auto& [wire, costs] : wires) {
+    for (const auto& [pass, member] : passes) {
+      fields[std::string(wire) + "_" + pass] = [costs, member](Cluster& c) -> double& { return (c.*costs).*member; };
+    }
+  }
+  return fields;
+}
+
+// The cluster's whole-number fields by key.
+std::map<std::string, int Cluster::*> cluster_counts() {
+  return {{"ranks", &Cluster::ranks}, {"ranks_per_node", &Cluster::ranks_per_node},
+          {"links_per_node", &Cluster::links_per_node}};
+}
+
 }  // namespace
+
+void save_cluster(const Cluster& cluster, const std::string& path) {
+  std::ostringstream out;
+  out.precision(17);
+  Cluster copy = cluster;
+  for (const auto& [key, member] : cluster_counts()) out << key << ' ' << cluster.*member << '\n';
+  for (const auto& [key, field] : cluster_fields()) out << key << ' ' << field(copy) << '\n';
+  serializers::AtomicFile file(path);
+  file.write(out.str());
+  file.commit();
+}
+
+Cluster load_cluster(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IOError(cat("load_cluster: cannot read '", path, "'"));
+  const auto fields = cluster_fields();
+  const auto counts = cluster_counts();
+  Cluster cluster;
+  std::map<std::string, int> seen;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    std::istringstream words(line);
+    std::string key, rest;
+    double value = 0;
+    const bool parsed = static_cast<bool>(words >> key >> value) && !(words >> rest);
+    const auto where = [&] { return cat("load_cluster: ", path, ":", number, ": "); };
+    if (!parsed) throw ValueError(cat(where(), "expected 'key value', got '", line, "'"));
+    if (seen[key]++) throw ValueError(cat(where(), "'", key, "' given twice"));
+    if (const auto f = fields.find(key); f != fields.end()) {
+      if (!(value >= 0)) throw ValueError(cat(where(), "expected '", key, "' ≥ 0, got ", value));
+      f->second(cluster) = value;
+    } else if (const auto c = counts.find(key); c != counts.end()) {
+      if (!(value >= 1) || value != static_cast<int>(value)) {
+        throw ValueError(cat(where(), "expected '", key, "' a positive whole number, got ", value));
+      }
+      cluster.*(c->second) = static_cast<int>(value);
+    } else {
+      throw ValueError(cat(where(), "unknown key '", key, "'"));
+    }
+  }
+  std::vector<std::string> keys;
+  for (const auto& entry : counts) keys.push_back(entry.first);
+  for (const auto& entry : fields) keys.push_back(entry.first);
+  for (const std::string& key : keys) {
+    if (!seen.count(key)) throw ValueError(cat("load_cluster: ", path, ": expected a line for '", key, "', got none"));
+  }
+  cluster.nodes();  // ranks_per_node must divide ranks
+  return cluster;
+}
 
 Link fit_link(const std::vector<Timing>& timings) {
   check_timings(timings, "fit_link");

@@ -2,6 +2,7 @@
 // Calibrating the cost model (cost_model.h) from measured times: a link's latency and inverse bandwidth,
 // and a local pass's cost per element.
 
+#include <string>
 #include <vector>
 
 #include <kusari/core/api.h>
@@ -23,5 +24,13 @@ KUSARI_API Link fit_link(const std::vector<Timing>& timings);
 // Seconds per element of a local pass: the least-squares slope through the origin (each timing weighted
 // by 1/seconds²). ValueError unless there is a timing of a positive amount and every time is positive.
 KUSARI_API double fit_per_element(const std::vector<Timing>& timings);
+
+// Writes a cluster's parameters to `path` as "key value" lines (written under a temporary name and
+// renamed into place; IOError naming the path on failure): what bench/allreduce_calibrate measured, for
+// bench/predict_seeds --recommend.
+KUSARI_API void save_cluster(const Cluster& cluster, const std::string& path);
+// Reads what save_cluster wrote; IOError for an unreadable file, ValueError naming the line for a
+// missing, unknown, repeated or malformed key.
+KUSARI_API Cluster load_cluster(const std::string& path);
 
 }  // namespace kusari::distributed::cost

@@ -77,11 +77,12 @@ double colored_rings_seconds(int64_t n, int colors, int flows_per_color, const S
 
 // The span of the inter-node communicator: one rank of each of the N nodes, k of them side by side.
 Span leaders(const Cluster& cluster) {
-  return {cluster.nodes(), 1, cluster.intra, cluster.inter, cluster.links_per_node};
+  return {cluster.nodes(), 1, cluster.intra, cluster.inter, cluster.links_per_node, cluster.mpi};
 }
 // The span of one node's ranks.
 Span one_node(const Cluster& cluster) {
-  return {cluster.ranks_per_node, cluster.ranks_per_node, cluster.intra, cluster.inter, cluster.links_per_node};
+  return {cluster.ranks_per_node, cluster.ranks_per_node, cluster.intra, cluster.inter, cluster.links_per_node,
+          cluster.mpi};
 }
 
 // One communicator call of `algorithm` on one buffer of n elements, after the common checks.
@@ -157,7 +158,7 @@ int Cluster::nodes() const {
   return ranks / ranks_per_node;
 }
 
-Span Cluster::all() const { return {ranks, ranks_per_node, intra, inter, links_per_node}; }
+Span Cluster::all() const { return {ranks, ranks_per_node, intra, inter, links_per_node, mpi}; }
 
 int64_t ring_messages_per_step(int64_t elements, int ranks, int64_t chunk_elements) {
   const int64_t segment = (elements + ranks - 1) / std::max(1, ranks);
@@ -179,6 +180,16 @@ double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, int64_t chun
 }
 
 namespace {
+
+// The span with both links' β multiplied by `factor` (an MpiFactors entry) for a collective on a buffer
+// of `bytes` from the factors' size up; the span itself below it.
+Span scaled(const Span& span, double factor, double bytes) {
+  if (bytes < span.mpi.from_bytes) return span;
+  Span out = span;
+  out.intra.beta *= factor;
+  out.inter.beta *= factor;
+  return out;
+}
 
 // One half of Rabenseifner's algorithm (recursive halving or doubling over the largest power of two p):
 // log2 p messages, the inter-node steps' share of the bytes on the node's shared links, the rest inside.
@@ -209,20 +220,35 @@ bool rabenseifner(int64_t n, int w, bool builtin_op, int ranks) {
 
 }  // namespace
 
-double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
-  if (span.ranks <= 1 || n == 0) return 0;
+namespace {
+
+// MPI_Allreduce's formula (see mpi_allreduce_seconds) on links already scaled by the MPI factor.
+double allreduce_formula(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
   if (rabenseifner(n, wire_bytes, builtin_op, span.ranks)) {
     return 2 * halving_seconds(n, wire_bytes, span) + double(span.ranks - 1) / span.ranks * double(n) * reduction;
   }
   return doubling_seconds(double(n) * wire_bytes, span, double(n) * reduction);
 }
 
-double mpi_reduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
-  return mpi_allreduce_seconds(n, wire_bytes, builtin_op, span, reduction);
+}  // namespace
+
+double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
+  if (span.ranks <= 1 || n == 0) return 0;
+  const double bytes = double(n) * wire_bytes;
+  return allreduce_formula(n, wire_bytes, builtin_op,
+                           scaled(span, builtin_op ? span.mpi.allreduce : span.mpi.allreduce_half, bytes), reduction);
 }
 
-double mpi_bcast_seconds(int64_t n, int wire_bytes, const Span& span) {
+double mpi_reduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
   if (span.ranks <= 1 || n == 0) return 0;
+  const double bytes = double(n) * wire_bytes;
+  return allreduce_formula(n, wire_bytes, builtin_op,
+                           scaled(span, builtin_op ? span.mpi.reduce : span.mpi.reduce_half, bytes), reduction);
+}
+
+double mpi_bcast_seconds(int64_t n, int wire_bytes, const Span& unscaled) {
+  if (unscaled.ranks <= 1 || n == 0) return 0;
+  const Span span = scaled(unscaled, unscaled.mpi.bcast, double(n) * wire_bytes);
   const double bytes = double(n) * wire_bytes;
   if (bytes < 12288 || span.ranks < 8) return doubling_seconds(bytes, span, 0);
   const Link link = ring_link(span);

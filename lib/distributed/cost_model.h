@@ -21,6 +21,15 @@ struct KUSARI_API Link {
   double beta = 0;   // seconds per byte
 };
 
+// How many times the links' β MPICH's collectives on large buffers (from_bytes up, beyond the caches)
+// take per byte: the temporary buffers and copies inside MPI beyond the messages the formulas count, by
+// collective and by op kind (MPI's built-in float32 sum, or kusari's half-precision sum, a user op).
+// Smaller buffers follow the formulas as they are. bench/allreduce_calibrate measures them on one node.
+struct KUSARI_API MpiFactors {
+  double allreduce = 1, allreduce_half = 1, reduce = 1, reduce_half = 1, bcast = 1;
+  double from_bytes = 16 << 20;
+};
+
 // The ranks of one communicator as the model sees them: S ranks in nodes of k consecutive ranks (k ≥ S:
 // one node), the links inside and between nodes, and how many links a node's concurrent flows share.
 struct KUSARI_API Span {
@@ -28,6 +37,7 @@ struct KUSARI_API Span {
   int ranks_per_node = 1;
   Link intra, inter;
   int links_per_node = 1;
+  MpiFactors mpi;
 };
 
 // Seconds per element of the local passes of one wire dtype (lib/distributed/detail/wire_format.h).
@@ -47,6 +57,7 @@ struct KUSARI_API Cluster {
   Link intra;              // between two ranks of one node
   Link inter;              // between two nodes, per link
   WireCosts float32, float16, bfloat16;
+  MpiFactors mpi;
   // The local costs of `wire` (float32, float16 or bfloat16; DtypeError otherwise).
   const WireCosts& local(Dtype wire) const;
   // Number of nodes, P / k (ValueError unless k divides P).
@@ -79,9 +90,9 @@ KUSARI_API double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, i
 // log2 p·α + (N-1)/N·n·w·β_inter·max(1, k/L) + (k-1)/k·n·w·β_intra/N, the reduce-scatter adds
 // (S-1)/S·n·γ. Otherwise recursive doubling: ⌈log2 S⌉ exchanges of all n elements, each reduced.
 KUSARI_API double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction);
-// MPICH's MPI_Reduce to one root, which the model prices as its MPI_Allreduce: for a built-in op on more
-// than 2048 bytes a reduce-scatter and a binomial gather (the gather moves the all-gather's bytes in as
-// many messages), otherwise a binomial tree (the ⌈log2 S⌉ steps of recursive doubling, each reduced).
+// MPICH's MPI_Reduce to one root, MPI_Allreduce's formula with the reduce factors: for a built-in op on
+// more than 2048 bytes a reduce-scatter and a binomial gather (the gather moves the all-gather's bytes in
+// as many messages), otherwise a binomial tree (the ⌈log2 S⌉ steps of recursive doubling, each reduced).
 KUSARI_API double mpi_reduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction);
 // MPICH's MPI_Bcast: a binomial tree below 12288 bytes or 8 ranks (⌈log2 S⌉·(α + n·w·β)), a scatter and a
 // ring all-gather otherwise ((log2 p + S - 1)·α + 2(S-1)/S·n·w·β).

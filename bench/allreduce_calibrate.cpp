@@ -1,0 +1,212 @@
+// Calibrates the all-reduce cost model (kusari/distributed/cost_model.h) on this machine and checks it
+// against bench/allreduce: measures α and β of an exchange between two ranks of one node (and of two
+// nodes when there are several, e.g. pretend nodes of KUSARI_RANKS_PER_NODE ranks), every pair at once as
+// the collectives send; the per-element cost of each local pass of every wire dtype, every rank at once;
+// then predicts each bench/allreduce line (ResNet-50's gradients), times it as bench/allreduce does, and
+// prints "calibration <setting>: predicted=X ms measured=Y ms error=E%".
+//   mpiexec -n 2 build/bench/allreduce_calibrate [--rounds R] [--save FILE]
+//   KUSARI_RANKS_PER_NODE=2 mpiexec -n 4 build/bench/allreduce_calibrate
+// --save writes the measured cluster for bench/predict_seeds --recommend --cluster FILE.
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <kusari/distributed/cost_fit.h>
+#include <kusari/distributed/cost_model.h>
+#include <kusari/distributed/detail/collectives.h>
+#include <kusari/distributed/detail/wire_format.h>
+#include <kusari/distributed/mpi_interop.h>
+#include <kusari/kusari.h>
+
+#include "allreduce_settings.h"
+
+namespace {
+
+using namespace kusari;
+namespace dist = kusari::distributed;
+namespace cost = kusari::distributed::cost;
+
+// The slowest rank's median seconds of `body` over at least 5 calls and 100 ms, every rank at once (the
+// ranks agree after each call whether to go on, so that paired calls stay paired).
+template <class Body>
+double median_seconds(Body body) {
+  std::vector<double> times;
+  double spent = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int done = 0; !done;) {
+    const auto start = std::chrono::steady_clock::now();
+    body();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    spent += times.back();
+    done = times.size() >= 5 && spent >= 0.1;
+    MPI_Allreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  }
+  double t = ::bench::median(times);
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return t;
+}
+
+// The link between this rank and `partner` (-1: this rank only waits): exchanges of 8 B ... 16 MiB,
+// every pair at once, fitted. The exchanges reuse their buffers as the ring engine reuses its transfer
+// buffers; the local passes (measure_local) and MPI's large collectives (measure_mpi_factors) pay for
+// reading the gradients from memory.
+cost::Link measure_link(int partner) {
+  std::vector<char> out(16 << 20, 1), in(16 << 20, 0);
+  std::vector<cost::Timing> timings;
+  for (int64_t bytes = 8; bytes <= (16 << 20); bytes *= 4) {
+    const double t = median_seconds([&] {
+      if (partner < 0) return;
+      MPI_Sendrecv(out.data(), static_cast<int>(bytes), MPI_BYTE, partner, 0, in.data(), static_cast<int>(bytes),
+                   MPI_BYTE, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    });
+    timings.push_back({static_cast<double>(bytes), t});
+  }
+  return cost::fit_link(timings);
+}
+
+// Seconds per element of every local pass of `wire` on buffers larger than the caches (128 MB of float32,
+// as ResNet-50's 102 MB of gradients), every rank at once.
+cost::WireCosts measure_local(Dtype wire) {
+  const int64_t n = int64_t{1} << 25;
+  std::vector<float> values(static_cast<size_t>(n), 0.25f);
+  std::vector<char> a(static_cast<size_t>(n) * 4), b(static_cast<size_t>(n) * 4);
+  dist::wire::pack(values.data(), n, 1.0f, wire, b.data());
+  const auto per_element = [&](auto pass) {
+    std::vector<cost::Timing> timings;
+    for (const int64_t m : {n / 4, n / 2, n}) timings.push_back({double(m), median_seconds([&] { pass(m); })});
+    return cost::fit_per_element(timings);
+  };
+  cost::WireCosts costs;
+  costs.pack = per_element([&](int64_t m) { dist::wire::pack(values.data(), m, 0.5f, wire, a.data()); });
+  costs.accumulate = per_element([&](int64_t m) { dist::wire::accumulate(values.data(), m, 0.5f, wire, a.data()); });
+  costs.add = per_element([&](int64_t m) { dist::wire::add(b.data(), wire, m, a.data()); });
+  costs.unpack = per_element([&](int64_t m) { dist::wire::unpack(b.data(), wire, m, 0.5f, values.data()); });
+  costs.max_abs = per_element([&](int64_t m) {
+    volatile float sink = dist::wire::max_abs(values.data(), m);
+    (void)sink;
+  });
+  return costs;
+}
+
+// The MPI factors (cost_model.h) of the collectives as kusari calls them (detail/collectives.h), on 64 MB
+// of float32 (32 MB of float16 for the half-precision sum, both above from_bytes) over `comm`, the `span` the model sees it as:
+// each factor makes the formula give the measured time (the formula is linear in it).
+cost::MpiFactors measure_mpi_factors(const cost::Cluster& cluster, cost::Span span, MPI_Comm comm) {
+  const int64_t n = int64_t{1} << 24;
+  std::vector<float> data(static_cast<size_t>(n), 0.0f);
+  const auto fit = [](double measured, auto formula) {
+    const double at_one = formula(1.0), per_unit = formula(2.0) - at_one;
+    return per_unit > 0 ? std::max(0.1, 1 + (measured - at_one) / per_unit) : 1.0;
+  };
+  const auto with = [&span](double cost::MpiFactors::*member, double factor) {
+    cost::Span s = span;
+    s.mpi.*member = factor;
+    return s;
+  };
+  cost::MpiFactors f;
+  f.allreduce = fit(median_seconds([&] { dist::allreduce_elements(data.data(), n, Dtype::float32, dist::ReduceOp::sum, comm); }),
+                    [&](double x) { return cost::mpi_allreduce_seconds(n, 4, true, with(&cost::MpiFactors::allreduce, x), cluster.float32.add); });
+  f.allreduce_half = fit(median_seconds([&] { dist::allreduce_elements(data.data(), n, Dtype::float16, dist::ReduceOp::sum, comm); }),
+                         [&](double x) { return cost::mpi_allreduce_seconds(n, 2, false, with(&cost::MpiFactors::allreduce_half, x), cluster.float16.add); });
+  f.reduce = fit(median_seconds([&] { dist::reduce_elements(data.data(), n, Dtype::float32, dist::ReduceOp::sum, 0, comm); }),
+                 [&](double x) { return cost::mpi_reduce_seconds(n, 4, true, with(&cost::MpiFactors::reduce, x), cluster.float32.add); });
+  f.reduce_half = fit(median_seconds([&] { dist::reduce_elements(data.data(), n, Dtype::float16, dist::ReduceOp::sum, 0, comm); }),
+                      [&](double x) { return cost::mpi_reduce_seconds(n, 2, false, with(&cost::MpiFactors::reduce_half, x), cluster.float16.add); });
+  f.bcast = fit(median_seconds([&] { dist::bcast_bytes(data.data(), n * 4, 0, comm); }),
+                [&](double x) { return cost::mpi_bcast_seconds(n, 4, with(&cost::MpiFactors::bcast, x)); });
+  return f;
+}
+
+void run(int rounds, const std::string& save) {
+  dist::ensure_mpi_initialized();
+  const dist::Communicator world = dist::create_communicator("ring");
+  const dist::Topology& where = world.topology();
+  if (!where.homogeneous) throw ValueError("allreduce_calibrate: expected nodes of one size, got nodes that differ");
+  const int k = where.intra_size, rank = where.rank, size = where.size;
+  cost::Cluster cluster;
+  cluster.ranks = size;
+  cluster.ranks_per_node = k;
+  // Pretend nodes share one machine's memory: each of a node's k concurrent flows gets what it was
+  // measured to get with the others running, i.e. k links.
+  cluster.links_per_node = k;
+  // Nodes are consecutive ranks; a rank's partner in the next (or previous) node has its intra rank.
+  const int intra_partner = k > 1 ? (where.intra_rank % 2 == 0 ? (where.intra_rank + 1 < k ? rank + 1 : -1) : rank - 1) : -1;
+  const int node = where.inter_rank;
+  const int inter_partner =
+      where.inter_size > 1 ? (node % 2 == 0 ? (node + 1 < where.inter_size ? rank + k : -1) : rank - k) : -1;
+  cluster.intra = k > 1 ? measure_link(intra_partner) : cost::Link{};
+  cluster.inter = where.inter_size > 1 ? measure_link(inter_partner) : cluster.intra;
+  if (k == 1) cluster.intra = cluster.inter;
+  cluster.float32 = measure_local(Dtype::float32);
+  cluster.float16 = measure_local(Dtype::float16);
+  cluster.bfloat16 = measure_local(Dtype::bfloat16);
+  // MPI's collectives inside a node (on all ranks when every rank is its own node).
+  MPI_Comm node_comm = MPI_COMM_WORLD;
+  if (k > 1) MPI_Comm_split(MPI_COMM_WORLD, where.inter_rank, rank, &node_comm);
+  cost::Span node_span = cluster.all();
+  if (k > 1) node_span.ranks = k;
+  cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm);
+  if (k > 1) MPI_Comm_free(&node_comm);
+
+  ::bench::GradientSet set(rank);
+  std::vector<::bench::AllreduceSetting> settings = ::bench::allreduce_settings(set, cost::modelled_algorithms());
+  ::bench::time_settings(settings, set, rounds);
+  if (rank != 0) return;
+  std::printf("# %d ranks in nodes of %d; median of %d rounds of ResNet-50's %lld gradient values\n", size, k, rounds,
+              static_cast<long long>(set.total));
+  const auto link_line = [](const char* name, const cost::Link& link) {
+    std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s)\n", name, link.alpha * 1e6, link.beta * 1e9,
+                link.beta > 0 ? 1e-9 / link.beta : 0.0);
+  };
+  link_line("intra", cluster.intra);
+  if (where.inter_size > 1) link_line("inter", cluster.inter);
+  for (const Dtype wire : {Dtype::float32, Dtype::float16, Dtype::bfloat16}) {
+    const cost::WireCosts& c = cluster.local(wire);
+    std::printf("# local %s, ns/element: pack=%.3f accumulate=%.3f add=%.3f unpack=%.3f max_abs=%.3f\n",
+                dtype_name(wire).c_str(), c.pack * 1e9, c.accumulate * 1e9, c.add * 1e9, c.unpack * 1e9, c.max_abs * 1e9);
+  }
+  std::printf("# MPI factors (x the links' beta): allreduce=%.2f allreduce_half=%.2f reduce=%.2f reduce_half=%.2f "
+              "bcast=%.2f\n", cluster.mpi.allreduce, cluster.mpi.allreduce_half, cluster.mpi.reduce,
+              cluster.mpi.reduce_half, cluster.mpi.bcast);
+  const std::vector<int64_t> sizes = ::bench::resnet50_gradient_sizes();
+  double worst = 0;
+  for (const ::bench::AllreduceSetting& setting : settings) {
+    const double predicted = cost::allreduce_seconds(cluster, setting.algorithm, setting.options, sizes) * 1e3;
+    const double measured = ::bench::median(setting.times);
+    const double error = (predicted - measured) / measured * 100;
+    worst = std::max(worst, std::abs(error));
+    std::printf("calibration %s: predicted=%.1f ms measured=%.1f ms error=%+.1f%%\n", setting.name.c_str(), predicted,
+                measured, error);
+  }
+  std::printf("# largest |error|: %.1f%%\n", worst);
+  if (!save.empty()) {
+    cost::save_cluster(cluster, save);
+    std::printf("# cluster written to %s\n", save.c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 5;
+  std::string save;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+    } else if (flag == "--save" && i + 1 < argc) {
+      save = argv[++i];
+    } else {
+      std::fprintf(stderr, "allreduce_calibrate: unknown argument '%s' (expected --rounds R, --save FILE)\n", argv[i]);
+      return 2;
+    }
+  }
+  dist::abort_on_exception([&] { run(rounds, save); });
+  return 0;
+}
