@@ -3,6 +3,9 @@
 // timings, and the recommendation on a synthetic two-level cluster.
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include <kusari/distributed/cost_fit.h>
 #include <kusari/distributed/cost_model.h>
@@ -60,7 +63,7 @@ TEST_CASE("the ring's phases: messages per step, the reduce-scatter and the all-
 }
 
 TEST_CASE("MPICH's collectives: Rabenseifner for large built-in sums, recursive doubling otherwise") {
-  const cost::Span pair{2, 2, {1e-6, 1e-9}, {1e-5, 1e-9}, 1};
+  const cost::Span pair{2, 2, {1e-6, 1e-9}, {1e-5, 1e-9}, 1, {}};
   // 4000 bytes of float32: 2 × (1 µs + 2000 bytes × 1 ns) + 500 reductions × 2 ns.
   CHECK(cost::mpi_allreduce_seconds(1000, 4, true, pair, 2e-9) == doctest::Approx(7e-6));
   // A user op (the half-precision sum): one exchange of all 2000 bytes, all 1000 elements reduced.
@@ -71,7 +74,7 @@ TEST_CASE("MPICH's collectives: Rabenseifner for large built-in sums, recursive 
   CHECK(cost::mpi_bcast_seconds(1000, 4, pair) == doctest::Approx(1e-6 + 4000e-9));
   // Four ranks in two nodes: the recursive-doubling step inside the node, then the one across it, where
   // the node's two ranks share its link (β doubled).
-  const cost::Span four{4, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1};
+  const cost::Span four{4, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
   CHECK(cost::mpi_allreduce_seconds(10, 4, true, four, 0) == doctest::Approx((1e-6 + 40e-10) + (1e-5 + 40 * 2e-9)));
   CHECK(cost::mpi_reduce_seconds(10, 4, true, four, 0) == cost::mpi_allreduce_seconds(10, 4, true, four, 0));
 }
@@ -200,4 +203,52 @@ TEST_CASE("recommend: ring for one large buffer, hierarchical for many tiny ones
   CHECK(all.front().bucket_bytes == 1 << 20);
   CHECK(all.front().step.buckets == 1);
   for (size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].step.exposed_seconds <= all[i].step.exposed_seconds);
+}
+
+TEST_CASE("MPI factors stretch β for MPICH's large collectives only") {
+  cost::Span pair{2, 2, {1e-6, 1e-9}, {1e-5, 1e-9}, 1, {}};
+  const double small = cost::mpi_allreduce_seconds(1000, 4, true, pair, 0);
+  const double large = cost::mpi_allreduce_seconds(int64_t{8} << 20, 4, true, pair, 0);
+  pair.mpi.allreduce = 3;
+  CHECK(cost::mpi_allreduce_seconds(1000, 4, true, pair, 0) == small);
+  // 32 MiB: 2 × (1 µs + 16 MiB × 3 ns).
+  CHECK(cost::mpi_allreduce_seconds(int64_t{8} << 20, 4, true, pair, 0) == doctest::Approx(2 * (1e-6 + 3e-9 * (16 << 20))));
+  CHECK(cost::mpi_allreduce_seconds(int64_t{8} << 20, 4, true, pair, 0) > large);
+  CHECK(cost::mpi_reduce_seconds(int64_t{8} << 20, 4, true, pair, 0) == doctest::Approx(large));  // its own factor
+}
+
+TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is wrong in a file") {
+  cost::Cluster cluster = two_level(8);
+  cluster.links_per_node = 3;
+  cluster.float16.accumulate = 1.25e-10;
+  cluster.mpi.reduce_half = 4.5;
+  const TempDir dir;
+  const std::string path = dir.file("cluster.txt");
+  cost::save_cluster(cluster, path);
+  const cost::Cluster back = cost::load_cluster(path);
+  CHECK(back.ranks == 8);
+  CHECK(back.ranks_per_node == 2);
+  CHECK(back.links_per_node == 3);
+  CHECK(back.inter.beta == cluster.inter.beta);
+  CHECK(back.float16.accumulate == cluster.float16.accumulate);
+  CHECK(back.mpi.reduce_half == 4.5);
+  const auto write = [&](const std::string& text) {
+    std::ofstream(path) << text;
+  };
+  std::string whole;
+  {
+    std::ifstream in(path);
+    whole.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  write(whole + "ranks 8\n");
+  expect_error<ValueError>([&] { cost::load_cluster(path); }, {"'ranks' given twice"});
+  write(whole + "speed 3\n");
+  expect_error<ValueError>([&] { cost::load_cluster(path); }, {"unknown key 'speed'"});
+  write("ranks two\n");
+  expect_error<ValueError>([&] { cost::load_cluster(path); }, {":1:", "expected 'key value'", "ranks two"});
+  write("ranks 8\n");
+  expect_error<ValueError>([&] { cost::load_cluster(path); }, {"expected a line for"});
+  write(whole.replace(whole.find("ranks_per_node 2"), 16, "ranks_per_node 3"));
+  expect_error<ValueError>([&] { cost::load_cluster(path); }, {"ranks_per_node", "3", "8"});
+  expect_error<IOError>([] { cost::load_cluster("/nonexistent/cluster.txt"); }, {"/nonexistent/cluster.txt"});
 }

@@ -60,17 +60,17 @@ double within_nodes_seconds(const Cluster& cluster, int64_t n, int w, int64_t ch
          across(slice) + ring_allgather_seconds(n, k, w, chunk, cluster.intra) + double(n) * c.unpack;
 }
 
-// `colors` rings at once over the S ranks of `span` on the n elements split evenly among them: every
-// color's messages (the rank handles them in turn), its share of the bytes on a link shared by the
-// node's `flows_per_color`·colors flows, its share of the adds.
+// `colors` rings at once over the S ranks of `span` on the n elements split evenly among them: they run
+// side by side, so the time is the slowest color's, its share of the bytes on a link shared by the node's
+// `flows_per_color`·colors flows.
 double colored_rings_seconds(int64_t n, int colors, int flows_per_color, const Span& span, int w, int64_t chunk,
                              double accumulate) {
   const Link link = crosses_nodes(span) ? shared_inter(span, flows_per_color * colors) : span.intra;
   double t = 0;
   for (int color = 0; color < colors; ++color) {
     const int64_t part = n * (color + 1) / colors - n * color / colors;
-    t += ring_reduce_scatter_seconds(part, span.ranks, w, chunk, link, accumulate) +
-         ring_allgather_seconds(part, span.ranks, w, chunk, link);
+    t = std::max(t, ring_reduce_scatter_seconds(part, span.ranks, w, chunk, link, accumulate) +
+                        ring_allgather_seconds(part, span.ranks, w, chunk, link));
   }
   return t;
 }

@@ -72,7 +72,7 @@ struct KUSARI_API Cluster {
 KUSARI_API int64_t ring_messages_per_step(int64_t elements, int ranks, int64_t chunk_elements);
 
 // The phases of kusari's ring engine over S ranks on one link, for n elements of w wire bytes, in
-// seconds. Reduce-scatter: S-1 steps of m messages of the segment each, α per message, β per byte,
+// seconds (multi_color runs several such rings side by side: the slowest color's time). Reduce-scatter: S-1 steps of m messages of the segment each, α per message, β per byte,
 // every received element accumulated: (S-1)·m·α + (S-1)/S·n·w·β + (S-1)/S·n·accumulate. The all-gather
 // forwards what it receives: (S-1)·m·α + (S-1)/S·n·w·β. A chunk flows on as soon as it is summed, so
 // the phases add without a barrier; on one core the copies and the adds do not overlap.
