@@ -199,7 +199,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--rounds" && i + 1 < argc) {
-      rounds = std::atoi(argv[++i]);
+      char* end = nullptr;
+      const long value = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || value < 1 || value > 1000) {
+        std::fprintf(stderr, "allreduce_calibrate: expected --rounds between 1 and 1000, got '%s'\n", argv[i]);
+        return 2;
+      }
+      rounds = static_cast<int>(value);
     } else if (flag == "--save" && i + 1 < argc) {
       save = argv[++i];
     } else {

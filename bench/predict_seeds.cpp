@@ -261,27 +261,51 @@ void papers() {
   }
 }
 
+// The value of a numeric flag (`fallback` when absent): the whole word a number, positive (or ≥ 0 when
+// zero_ok), and whole when asked; ValueError naming the flag otherwise.
+double number(const std::map<std::string, std::string>& flags, const std::string& key, double fallback,
+              bool whole = false, bool zero_ok = false) {
+  const auto it = flags.find(key);
+  if (it == flags.end()) return fallback;
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const bool ok = used == it->second.size() && std::isfinite(value) && (zero_ok ? value >= 0 : value > 0) &&
+                  (!whole || value == std::floor(value));
+  if (!ok) {
+    throw ValueError(cat("predict_seeds: expected ", whole ? "a whole" : "a", zero_ok ? " non-negative" : " positive",
+                         " number for ", key, ", got '", it->second, "'"));
+  }
+  return value;
+}
+
 // --recommend: the candidates for a cluster, best first.
 int recommend(const std::map<std::string, std::string>& flags) {
-  const auto get = [&](const std::string& key, const std::string& fallback) {
-    const auto it = flags.find(key);
-    return it == flags.end() ? fallback : it->second;
-  };
   cost::Cluster cluster;
   if (flags.count("--cluster")) {
+    for (const char* link : {"--intra-alpha-us", "--intra-gbps", "--inter-alpha-us", "--inter-gbps", "--links"}) {
+      if (flags.count(link)) {
+        throw ValueError(cat("predict_seeds: ", link, " and --cluster both set the links; give one of them"));
+      }
+    }
     cluster = cost::load_cluster(flags.at("--cluster"));
   } else {
-    cluster.intra = {std::atof(get("--intra-alpha-us", "1").c_str()) * 1e-6,
-                     1e-9 / std::atof(get("--intra-gbps", "10").c_str())};
-    cluster.inter = {std::atof(get("--inter-alpha-us", "5").c_str()) * 1e-6,
-                     1e-9 / std::atof(get("--inter-gbps", "12.5").c_str())};
-    cluster.links_per_node = std::atoi(get("--links", "1").c_str());
+    cluster.intra = {number(flags, "--intra-alpha-us", 1, false, true) * 1e-6,
+                     1e-9 / number(flags, "--intra-gbps", 10)};
+    cluster.inter = {number(flags, "--inter-alpha-us", 5, false, true) * 1e-6,
+                     1e-9 / number(flags, "--inter-gbps", 12.5)};
+    cluster.links_per_node = static_cast<int>(number(flags, "--links", 1, true));
   }
-  cluster.ranks = std::atoi(get("--ranks", std::to_string(cluster.ranks)).c_str());
-  cluster.ranks_per_node = std::atoi(get("--ranks-per-node", std::to_string(cluster.ranks_per_node)).c_str());
-  const std::string model = get("--model", "resnet50");
-  const double step = std::atof(get("--step-ms", "150").c_str()) * 1e-3;
-  const int top = std::atoi(get("--top", "10").c_str());
+  cluster.ranks = static_cast<int>(number(flags, "--ranks", cluster.ranks, true));
+  cluster.ranks_per_node = static_cast<int>(number(flags, "--ranks-per-node", cluster.ranks_per_node, true));
+  cluster.check();
+  const std::string model = flags.count("--model") ? flags.at("--model") : "resnet50";
+  const double step = number(flags, "--step-ms", 150) * 1e-3;
+  const int top = static_cast<int>(number(flags, "--top", 10, true));
   const auto layers = ::bench::backward_costs(layers_of(model), step);
   const std::vector<int64_t> buckets{int64_t{1} << 20, int64_t{4} << 20, int64_t{25} << 20, int64_t{100} << 20};
   const auto ranked = cost::recommend(cluster, layers, buckets, {Dtype::float32, Dtype::float16, Dtype::bfloat16});
@@ -308,8 +332,11 @@ int main(int argc, char** argv) {
       const std::string flag = argv[i];
       if (flag == "--recommend") {
         recommending = true;
-      } else if (flag.rfind("--", 0) == 0 && i + 1 < argc) {
-        flags[flag] = argv[++i];
+      } else if (flag.rfind("--", 0) == 0 && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
+        if (!flags.emplace(flag, argv[++i]).second) {
+          std::fprintf(stderr, "predict_seeds: %s given twice\n", flag.c_str());
+          return 2;
+        }
       } else {
         std::fprintf(stderr, "predict_seeds: unexpected argument '%s' (see the usage at the top of predict_seeds.cpp)\n",
                      argv[i]);
@@ -330,7 +357,7 @@ int main(int argc, char** argv) {
     papers();
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "predict_seeds: %s\n", e.what());
+    std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
 }

@@ -77,6 +77,46 @@ TEST_CASE("MPICH's collectives: Rabenseifner for large built-in sums, recursive 
   const cost::Span four{4, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
   CHECK(cost::mpi_allreduce_seconds(10, 4, true, four, 0) == doctest::Approx((1e-6 + 40e-10) + (1e-5 + 40 * 2e-9)));
   CHECK(cost::mpi_reduce_seconds(10, 4, true, four, 0) == cost::mpi_allreduce_seconds(10, 4, true, four, 0));
+  // Rabenseifner on two nodes of two, 4000 bytes: the halving step inside the node carries 2000 bytes, the one
+  // across it 1000 (β doubled); twice for the all-gather; 750 reductions.
+  CHECK(cost::mpi_allreduce_seconds(1000, 4, true, four, 2e-9) ==
+        doctest::Approx(2 * ((1e-6 + 2000e-10) + (1e-5 + 1000 * 2e-9)) + 750 * 2e-9));
+  // Three ranks of one node: p = 2 and two fold exchanges of the whole 4000 bytes (one reduced) around
+  // the pair's Rabenseifner (MPI_Reduce folds once).
+  const cost::Span three{3, 3, {1e-6, 1e-9}, {1e-5, 1e-9}, 1, {}};
+  const double pair_part = 2 * (1e-6 + 2000e-9) + 500 * 2e-9;
+  CHECK(cost::mpi_allreduce_seconds(1000, 4, true, three, 2e-9) ==
+        doctest::Approx(pair_part + 2 * (1e-6 + 4000e-9) + 1000 * 2e-9));
+  CHECK(cost::mpi_reduce_seconds(1000, 4, true, three, 2e-9) ==
+        doctest::Approx(pair_part + (1e-6 + 4000e-9) + 1000 * 2e-9));
+  expect_error<ValueError>([] { cost::mpi_bcast_seconds(10, 4, cost::Span{4, 0, {}, {}, 1, {}}); },
+                           {"mpi_bcast_seconds", "≥ 1"});
+}
+
+TEST_CASE("the node phases charge each pass its own cost, and colors share the node's links") {
+  cost::Cluster cluster = two_level(4);
+  cluster.float32 = {1e-9, 3e-9, 5e-9, 2e-9, 0};
+  // two_dimensional, 1000 elements: 500 packed, 500 accumulated (3 ns) in the node's reduce-scatter, 250
+  // added (5 ns) in the slice's ring across the nodes, 1000 unpacked; plus the messages of before.
+  const double local = 500 * 1e-9 + 500 * 3e-9 + 250 * 5e-9 + 1000 * 2e-9;
+  CHECK(cost::allreduce_seconds(cluster, "two_dimensional", plain(), {1000}) == doctest::Approx(26.4e-6 + local));
+  // Two colors: each color's ring across the nodes carries 250 elements, the node's four flows on its one
+  // link (β × 4): 2 × (10 µs + 500 bytes × 4 ns); the adds of both colors in full.
+  CommunicatorOptions two = plain();
+  two.colors = 2;
+  const double node_phases = 2 * (1e-6 + 2000e-10) + local - 250 * 5e-9;
+  CHECK(cost::allreduce_seconds(cluster, "multi_color", two, {1000}) ==
+        doctest::Approx(node_phases + 2 * (1e-5 + 500 * 4e-9) + 250 * 5e-9));
+  // An empty call costs its size check only.
+  CommunicatorOptions checked = plain();
+  checked.check_sizes = true;
+  CHECK(cost::allreduce_seconds(cluster, "ring", checked, {}) == doctest::Approx((1e-6 + 8e-10) + (1e-5 + 8 * 2e-9)));
+  cost::Cluster bad = cluster;
+  bad.links_per_node = 0;
+  expect_error<ValueError>([&] { cost::allreduce_seconds(bad, "ring", plain(), {10}); }, {"links_per_node", "0"});
+  bad = cluster;
+  bad.inter.beta = -1;
+  expect_error<ValueError>([&] { cost::allreduce_seconds(bad, "ring", plain(), {10}); }, {"β", "-1"});
 }
 
 TEST_CASE("the algorithms by hand on two nodes of two ranks, and the checks every call adds") {
@@ -150,7 +190,9 @@ TEST_CASE("predict_step: buckets in backward order, each all-reduced once its la
   CHECK(cost::predict_step(cluster, "ring", plain(), layers, 800).buckets == 1);
   // Without overlap every bucket is exposed.
   CHECK(cost::predict_step(cluster, "ring", plain(), layers, 400, false).exposed_seconds == doctest::Approx(2.0));
-  // A long first layer hides the first bucket entirely: 3 s of backward, the second bucket after it.
+  // A gradient larger than the bucket gets one of its own: 100, then 300 (over 800 bytes), then 100.
+  CHECK(cost::predict_step(cluster, "ring", plain(), {{100, 1.0}, {300, 1.0}, {100, 1.0}}, 800).buckets == 3);
+  // A long second layer hides the first bucket entirely: 3 s of backward, the second bucket after it.
   CHECK(cost::predict_step(cluster, "ring", plain(), {{100, 1.0}, {100, 2.0}}, 400).exposed_seconds ==
         doctest::Approx(1.0));
 }

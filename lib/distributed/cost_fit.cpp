@@ -23,7 +23,7 @@ void check_timings(const std::vector<Timing>& timings, const char* op) {
   }
 }
 
-// Σ w·a·a / Σ w·a·t with w = 1/t²: the weighted slope through the origin.
+// Σ w·a·t / Σ w·a·a with w = 1/t²: the weighted slope through the origin.
 double slope_through_origin(const std::vector<Timing>& timings) {
   double aa = 0, at = 0;
   for (const Timing& t : timings) {

@@ -34,10 +34,8 @@ Link shared_inter(const Span& span, int flows) {
 // The link of a ring over the span in rank order: its slowest hop (one flow per node crosses).
 Link ring_link(const Span& span) { return crosses_nodes(span) ? span.inter : span.intra; }
 
-// The chunk of the ring engine in elements of w bytes (CommunicatorOptions::chunk_bytes, at least 64).
-int64_t chunk_elements(const CommunicatorOptions& options, int w) {
-  return std::max<int64_t>(1, std::max<int64_t>(64, options.chunk_bytes) / w);
-}
+// The chunk of the ring engine in elements of w bytes (CommunicatorOptions::chunk_bytes, checked ≥ 64).
+int64_t chunk_elements(const CommunicatorOptions& options, int w) { return options.chunk_bytes / w; }
 
 // A whole ring all-reduce of n elements on `link` (pack the own segment, reduce-scatter with each
 // received element accumulated by `accumulate`, all-gather, unpack all n).
@@ -60,19 +58,20 @@ double within_nodes_seconds(const Cluster& cluster, int64_t n, int w, int64_t ch
          across(slice) + ring_allgather_seconds(n, k, w, chunk, cluster.intra) + double(n) * c.unpack;
 }
 
-// `colors` rings at once over the S ranks of `span` on the n elements split evenly among them: they run
-// side by side, so the time is the slowest color's, its share of the bytes on a link shared by the node's
-// `flows_per_color`·colors flows.
+// `colors` rings at once over the S ranks of `span` on the n elements split evenly among them: their
+// messages travel side by side, so the message time is the slowest color's, its share of the bytes on a
+// link shared by the node's `flows_per_color`·colors flows; the adds of every color run on this rank's
+// one thread ((S-1)/S·n of them in all).
 double colored_rings_seconds(int64_t n, int colors, int flows_per_color, const Span& span, int w, int64_t chunk,
                              double accumulate) {
   const Link link = crosses_nodes(span) ? shared_inter(span, flows_per_color * colors) : span.intra;
-  double t = 0;
+  double messages = 0;
   for (int color = 0; color < colors; ++color) {
     const int64_t part = n * (color + 1) / colors - n * color / colors;
-    t = std::max(t, ring_reduce_scatter_seconds(part, span.ranks, w, chunk, link, accumulate) +
-                        ring_allgather_seconds(part, span.ranks, w, chunk, link));
+    messages = std::max(messages, ring_reduce_scatter_seconds(part, span.ranks, w, chunk, link, 0) +
+                                      ring_allgather_seconds(part, span.ranks, w, chunk, link));
   }
-  return t;
+  return messages + double(span.ranks - 1) / span.ranks * double(n) * accumulate;
 }
 
 // The span of the inter-node communicator: one rank of each of the N nodes, k of them side by side.
@@ -123,7 +122,7 @@ double algorithm_seconds(const Cluster& cluster, const std::string& algorithm, c
     });
   }
   if (algorithm == "multi_color") {
-    const int colors = std::max(1, options.colors);
+    const int colors = options.colors;
     if (k == 1) {
       return double(n) / cluster.ranks * c.pack + double(n) * c.unpack +
              colored_rings_seconds(n, colors, 1, all, w, chunk, c.accumulate);
@@ -148,6 +147,25 @@ const WireCosts& Cluster::local(Dtype wire) const {
   if (wire == Dtype::float16) return float16;
   if (wire == Dtype::bfloat16) return bfloat16;
   throw DtypeError(cat("Cluster::local: expected a wire dtype (float32, float16 or bfloat16), got ", wire));
+}
+
+void Cluster::check() const {
+  nodes();
+  if (links_per_node < 1) throw ValueError(cat("Cluster: expected links_per_node ≥ 1, got ", links_per_node));
+  const auto finite = [](double v) { return std::isfinite(v) && v >= 0; };
+  for (const Link* link : {&intra, &inter}) {
+    if (!finite(link->alpha) || !finite(link->beta)) {
+      throw ValueError(cat("Cluster: expected finite α and β ≥ 0, got α = ", link->alpha, ", β = ", link->beta));
+    }
+  }
+  for (const WireCosts* w : {&float32, &float16, &bfloat16}) {
+    for (double v : {w->pack, w->accumulate, w->add, w->unpack, w->max_abs}) {
+      if (!finite(v)) throw ValueError(cat("Cluster: expected finite local costs ≥ 0, got ", v));
+    }
+  }
+  for (double v : {mpi.allreduce, mpi.allreduce_half, mpi.reduce, mpi.reduce_half, mpi.bcast, mpi.from_bytes}) {
+    if (!finite(v)) throw ValueError(cat("Cluster: expected finite MPI factors ≥ 0, got ", v));
+  }
 }
 
 int Cluster::nodes() const {
@@ -191,68 +209,98 @@ Span scaled(const Span& span, double factor, double bytes) {
   return out;
 }
 
-// One half of Rabenseifner's algorithm (recursive halving or doubling over the largest power of two p):
-// log2 p messages, the inter-node steps' share of the bytes on the node's shared links, the rest inside.
-double halving_seconds(int64_t n, int w, const Span& span) {
-  const int p = 1 << floor_log2(span.ranks);
-  const int k = std::min(span.ranks_per_node, p);
-  const int nodes = std::max(1, p / k);
-  const double bytes = double(n) * w;
-  const int inter_steps = ceil_log2(nodes), intra_steps = floor_log2(p) - inter_steps;
-  const Link across = shared_inter(span, k);
-  return inter_steps * across.alpha + intra_steps * span.intra.alpha +
-         double(nodes - 1) / nodes * bytes * across.beta + double(k - 1) / k * bytes / nodes * span.intra.beta;
+// The link of an exchange between ranks `distance` apart: inside the node when the distance is below k
+// (nodes of consecutive ranks), across it otherwise, where the node's k ranks exchange at once and share
+// its links.
+Link exchange_link(const Span& span, int distance) {
+  const int k = std::min(span.ranks_per_node, span.ranks);
+  return distance < k ? span.intra : shared_inter(span, k);
 }
 
-// ⌈log2 S⌉ exchanges of b bytes each, the first log2 k inside the node, the rest across it with the node's
-// ranks sharing its links; each exchange followed by `per_step` seconds of local work.
+// One half of Rabenseifner's algorithm over the largest power of two p ≤ S: log2 p exchanges at
+// distances 1, 2, 4, ..., the i-th carrying bytes / 2^(i+1) (recursive halving; the all-gather mirrors it).
+double halving_seconds(double bytes, const Span& span) {
+  const int p = 1 << floor_log2(span.ranks);
+  double t = 0, part = bytes;
+  for (int distance = 1; distance < p; distance *= 2) {
+    part /= 2;
+    const Link link = exchange_link(span, distance);
+    t += link.alpha + part * link.beta;
+  }
+  return t;
+}
+
+// log2 p exchanges of all the bytes at distances 1, 2, 4, ... (recursive doubling), each followed by
+// `per_step` seconds of local work.
 double doubling_seconds(double bytes, const Span& span, double per_step) {
-  const int steps = ceil_log2(span.ranks);
-  const int intra_steps = std::min(steps, floor_log2(std::max(1, std::min(span.ranks_per_node, span.ranks))));
-  const Link across = shared_inter(span, std::min(span.ranks_per_node, span.ranks));
-  return intra_steps * (span.intra.alpha + bytes * span.intra.beta) +
-         (steps - intra_steps) * (across.alpha + bytes * across.beta) + steps * per_step;
+  const int p = 1 << floor_log2(span.ranks);
+  double t = 0;
+  for (int distance = 1; distance < p; distance *= 2) {
+    const Link link = exchange_link(span, distance);
+    t += link.alpha + bytes * link.beta + per_step;
+  }
+  return t;
+}
+
+// MPICH's extra whole-buffer steps for S ranks that are not a power of two: the ranks beyond p fold
+// their data into a partner first (and, for an all-reduce, get the result back last).
+double fold_seconds(double bytes, const Span& span, int steps, double reduction) {
+  if ((span.ranks & (span.ranks - 1)) == 0) return 0;
+  const Link link = ring_link(span);
+  return steps * (link.alpha + bytes * link.beta) + reduction;
 }
 
 bool rabenseifner(int64_t n, int w, bool builtin_op, int ranks) {
   return builtin_op && n * w > 2048 && n >= (int64_t{1} << floor_log2(ranks));
 }
 
-}  // namespace
-
-namespace {
-
-// MPI_Allreduce's formula (see mpi_allreduce_seconds) on links already scaled by the MPI factor.
-double allreduce_formula(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
-  if (rabenseifner(n, wire_bytes, builtin_op, span.ranks)) {
-    return 2 * halving_seconds(n, wire_bytes, span) + double(span.ranks - 1) / span.ranks * double(n) * reduction;
+// Throws ValueError naming `op` unless the span has ranks, nodes and links.
+void check_span(const Span& span, const char* op) {
+  if (span.ranks < 1 || span.ranks_per_node < 1 || span.links_per_node < 1) {
+    throw ValueError(cat(op, ": expected a span of ≥ 1 ranks, ranks per node and links, got ", span.ranks, ", ",
+                         span.ranks_per_node, " and ", span.links_per_node));
   }
-  return doubling_seconds(double(n) * wire_bytes, span, double(n) * reduction);
+}
+
+// MPI_Allreduce's (folds = 2) or MPI_Reduce's (folds = 1) formula on links already scaled by its factor.
+double reduction_formula(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction, int folds) {
+  const double bytes = double(n) * wire_bytes;
+  const double fold = fold_seconds(bytes, span, folds, double(n) * reduction);
+  if (rabenseifner(n, wire_bytes, builtin_op, span.ranks)) {
+    const int p = 1 << floor_log2(span.ranks);
+    return fold + 2 * halving_seconds(bytes, span) + double(p - 1) / p * double(n) * reduction;
+  }
+  return fold + doubling_seconds(bytes, span, double(n) * reduction);
 }
 
 }  // namespace
 
 double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
+  check_span(span, "mpi_allreduce_seconds");
   if (span.ranks <= 1 || n == 0) return 0;
   const double bytes = double(n) * wire_bytes;
-  return allreduce_formula(n, wire_bytes, builtin_op,
-                           scaled(span, builtin_op ? span.mpi.allreduce : span.mpi.allreduce_half, bytes), reduction);
+  const double factor = builtin_op ? span.mpi.allreduce : span.mpi.allreduce_half;
+  return reduction_formula(n, wire_bytes, builtin_op, scaled(span, factor, bytes), reduction, 2);
 }
 
 double mpi_reduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
+  check_span(span, "mpi_reduce_seconds");
   if (span.ranks <= 1 || n == 0) return 0;
   const double bytes = double(n) * wire_bytes;
-  return allreduce_formula(n, wire_bytes, builtin_op,
-                           scaled(span, builtin_op ? span.mpi.reduce : span.mpi.reduce_half, bytes), reduction);
+  const double factor = builtin_op ? span.mpi.reduce : span.mpi.reduce_half;
+  return reduction_formula(n, wire_bytes, builtin_op, scaled(span, factor, bytes), reduction, 1);
 }
 
 double mpi_bcast_seconds(int64_t n, int wire_bytes, const Span& unscaled) {
+  check_span(unscaled, "mpi_bcast_seconds");
   if (unscaled.ranks <= 1 || n == 0) return 0;
   const Span span = scaled(unscaled, unscaled.mpi.bcast, double(n) * wire_bytes);
   const double bytes = double(n) * wire_bytes;
-  if (bytes < 12288 || span.ranks < 8) return doubling_seconds(bytes, span, 0);
+  if (bytes < 12288 || span.ranks < 8) return ceil_log2(span.ranks) * (ring_link(span).alpha + bytes * ring_link(span).beta);
+  // A scatter (binomial), then an all-gather: recursive doubling on a power of two, a ring otherwise.
   const Link link = ring_link(span);
-  return (floor_log2(span.ranks) + span.ranks - 1) * link.alpha +
+  const bool power_of_two = (span.ranks & (span.ranks - 1)) == 0;
+  return (floor_log2(span.ranks) + (power_of_two ? floor_log2(span.ranks) : span.ranks - 1)) * link.alpha +
          2.0 * (span.ranks - 1) / span.ranks * bytes * link.beta;
 }
 
@@ -264,17 +312,18 @@ double allreduce_seconds(const Cluster& cluster, const std::string& algorithm, c
     if (part < 0) throw ValueError(cat("allreduce_seconds: expected tensor sizes ≥ 0, got ", part));
     n += part;
   }
+  cluster.check();
   const WireCosts& c = cluster.local(options.wire_dtype);
   const Span all = cluster.all();
-  cluster.nodes();  // validates the cluster's shape
-  if (cluster.ranks == 1) return double(n) * (c.pack + c.unpack);
   double t = 0;
-  // The size check: one MPI_Allgather of an int64 per rank (recursive doubling).
+  // The size check: one MPI_Allgather of an int64 per rank (recursive doubling); nothing more for no data.
   if (options.check_sizes) t += doubling_seconds(8, all, 0);
+  if (n == 0) return t;
   // The float16 policy: the scan for the largest |g| and one 4-byte MPI_Allreduce(MAX).
   if (options.wire_dtype == Dtype::float16 && options.averaging == AveragingPolicy::automatic) {
     t += double(n) * c.max_abs + mpi_allreduce_seconds(1, 4, true, all, 0);
   }
+  if (cluster.ranks == 1) return t + double(n) * (c.pack + c.unpack);
   return t + algorithm_seconds(cluster, algorithm, options, tensor_elements, n);
 }
 

@@ -62,13 +62,16 @@ struct KUSARI_API Cluster {
   const WireCosts& local(Dtype wire) const;
   // Number of nodes, P / k (ValueError unless k divides P).
   int nodes() const;
+  // ValueError naming the first parameter out of range: the shape (nodes()), links ≥ 1, and every α, β,
+  // local cost and MPI factor finite and ≥ 0.
+  void check() const;
   // All P ranks as one communicator.
   Span all() const;
 };
 
 // Messages per step of kusari's pipelined ring over `ranks` ranks for `elements` elements, chunks of
 // `chunk_elements`: every segment of ceil(elements / ranks) elements is sent in m = max(1, ceil(segment
-// / chunk)) messages (ring.cpp's messages_per_step).
+// / chunk)) messages (the chunks of ring.cpp's RingStream).
 KUSARI_API int64_t ring_messages_per_step(int64_t elements, int ranks, int64_t chunk_elements);
 
 // The phases of kusari's ring engine over S ranks on one link, for n elements of w wire bytes, in
@@ -82,20 +85,23 @@ KUSARI_API double ring_reduce_scatter_seconds(int64_t n, int ranks, int wire_byt
 KUSARI_API double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, int64_t chunk_elements,
                                          const Link& link);
 
-// MPICH's MPI_Allreduce of n elements of w bytes as MPICH chooses, with γ the reduction's cost per
-// element. A built-in op on more than 2048 bytes and at least p elements (p: the largest power of two
-// ≤ S): Rabenseifner's recursive-halving reduce-scatter and recursive-doubling all-gather, 2·log2 p
-// messages; the steps whose partner is at a distance ≥ k cross nodes, carrying (1 - 1/N) of the data with
-// the node's k ranks sharing its links, the others stay inside: each half costs
-// log2 p·α + (N-1)/N·n·w·β_inter·max(1, k/L) + (k-1)/k·n·w·β_intra/N, the reduce-scatter adds
-// (S-1)/S·n·γ. Otherwise recursive doubling: ⌈log2 S⌉ exchanges of all n elements, each reduced.
+// MPICH's MPI_Allreduce of n elements of w bytes (B = n·w) as MPICH chooses, with γ the reduction's cost
+// per element and p the largest power of two ≤ S. A built-in op on more than 2048 bytes and at least p
+// elements: Rabenseifner's recursive-halving reduce-scatter and its mirror all-gather, 2·log2 p
+// exchanges at distances 1, 2, 4, ..., the i-th carrying B/2^(i+1); an exchange at a distance below k stays
+// inside the node (nodes of consecutive ranks), one at k or more crosses it with the node's k ranks sharing
+// its links (β·max(1, k/L)); (p-1)/p·n·γ. Otherwise recursive doubling: log2 p exchanges of all B at the
+// same distances, each reduced (n·γ). Where S is not a power of two, MPICH first folds the extra ranks into
+// partners and last returns them the result: two more exchanges of B (one reduced).
 KUSARI_API double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction);
-// MPICH's MPI_Reduce to one root, MPI_Allreduce's formula with the reduce factors: for a built-in op on
-// more than 2048 bytes a reduce-scatter and a binomial gather (the gather moves the all-gather's bytes in
-// as many messages), otherwise a binomial tree (the ⌈log2 S⌉ steps of recursive doubling, each reduced).
+// MPICH's MPI_Reduce to one root, MPI_Allreduce's formula with the reduce factors and one fold step: for a
+// built-in op on more than 2048 bytes a reduce-scatter and a binomial gather (the gather moves the
+// all-gather's bytes in as many messages), otherwise a binomial tree (the log2 p steps of recursive
+// doubling, each reduced).
 KUSARI_API double mpi_reduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction);
-// MPICH's MPI_Bcast: a binomial tree below 12288 bytes or 8 ranks (⌈log2 S⌉·(α + n·w·β)), a scatter and a
-// ring all-gather otherwise ((log2 p + S - 1)·α + 2(S-1)/S·n·w·β).
+// MPICH's MPI_Bcast: a binomial tree below 12288 bytes or 8 ranks (⌈log2 S⌉·(α + B·β)), otherwise a
+// scatter and an all-gather (recursive doubling on a power of two, a ring otherwise):
+// (log2 p + log2 S or S - 1)·α + 2(S-1)/S·B·β. ValueError for a span without ranks, nodes or links.
 KUSARI_API double mpi_bcast_seconds(int64_t n, int wire_bytes, const Span& span);
 
 // The predicted seconds of one allreduce_grad call of the communicator `algorithm` (naive, flat, ring,
