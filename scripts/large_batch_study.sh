@@ -35,6 +35,10 @@ add jia2018_b8192 jia2018 "-b 8192"
 # Twice the epochs for the baseline and goyal2017: does the large batch's gap close with training time?
 add baseline_b128_e30 fashion_mnist "-b 128 ${baseline[*]} --seed 0" 30
 add goyal2017_b4096_e30 goyal2017 "-b 4096" 30
+# The other recipes and plain SGD at those 30 epochs, for the goal at equal epochs.
+add jia2018_b4096_e30 jia2018 "-b 4096" 30
+add akiba2017_b4096_e30 akiba2017 "-b 4096" 30
+add plain_b4096_e30 fashion_mnist "-b 4096 ${baseline[*]}" 30
 
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=("${order[@]}")
