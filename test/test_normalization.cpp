@@ -390,7 +390,9 @@ TEST_CASE("the batch normalization routines of a batch split in unequal parts eq
   const BatchNormForwardResult whole = ops::batch_normalization(x, gamma, beta, Array(), 1e-5, true);
   const BatchNormGradients whole_g = ops::batch_normalization_backward(x, gamma, gy, Array(), whole.statistics, true, true);
   // Part a's view of the other part, b: what part_sum would add from it (its sums, count and dtype code).
-  const auto [sum_b, square_sum_b] = ops::channel_sums(xb, xb);
+  const std::pair<Array, Array> sums_b = ops::channel_sums(xb, xb);
+  const Array& sum_b = sums_b.first;
+  const Array& square_sum_b = sums_b.second;
   const double code = static_cast<double>(Dtype::float64) + 1;
   const auto forward_from_b = [&](double b_code) {
     const Array tail = Array::from_vector(std::vector<double>{9, 1, b_code, b_code * b_code}, {4}, Dtype::float64);

@@ -55,12 +55,18 @@ std::map<std::string, std::function<double&(Cluster&)>> cluster_fields() {
                                                                   {"mpi_reduce_half", &MpiFactors::reduce_half},
                                                                   {"mpi_bcast", &MpiFactors::bcast},
                                                                   {"mpi_from_bytes", &MpiFactors::from_bytes}};
-  for (const auto& [key, member] : factors) {
-    fields[key] = [member](Cluster& c) -> double& { return c.mpi.*member; };
+  // (Plain pairs rather than structured bindings: clang 14 cannot capture those.)
+  for (const auto& factor : factors) {
+    double MpiFactors::*member = factor.second;
+    fields[factor.first] = [member](Cluster& c) -> double& { return c.mpi.*member; };
   }
-  for (const auto& [wire, costs] : wires) {
-    for (const auto& [pass, member] : passes) {
-      fields[std::string(wire) + "_" + pass] = [costs, member](Cluster& c) -> double& { return (c.*costs).*member; };
+  for (const auto& wire : wires) {
+    for (const auto& pass : passes) {
+      WireCosts Cluster::*costs = wire.second;
+      double WireCosts::*member = pass.second;
+      fields[std::string(wire.first) + "_" + pass.first] = [costs, member](Cluster& c) -> double& {
+        return (c.*costs).*member;
+      };
     }
   }
   return fields;
