@@ -262,9 +262,14 @@ void check_span(const Span& span, const char* op) {
   }
 }
 
-// MPI_Allreduce's (folds = 2) or MPI_Reduce's (folds = 1) formula on links already scaled by its factor.
-double reduction_formula(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction, int folds) {
+// MPI_Allreduce's (folds = 2) or MPI_Reduce's (folds = 1) formula, β scaled by `factor` for a large buffer;
+// `op` names the caller in the span check.
+double reduction_formula(int64_t n, int wire_bytes, bool builtin_op, const Span& unscaled, double reduction,
+                         double factor, int folds, const char* op) {
+  check_span(unscaled, op);
+  if (unscaled.ranks <= 1 || n == 0) return 0;
   const double bytes = double(n) * wire_bytes;
+  const Span span = scaled(unscaled, factor, bytes);
   const double fold = fold_seconds(bytes, span, folds, double(n) * reduction);
   if (rabenseifner(n, wire_bytes, builtin_op, span.ranks)) {
     const int p = 1 << floor_log2(span.ranks);
@@ -276,19 +281,13 @@ double reduction_formula(int64_t n, int wire_bytes, bool builtin_op, const Span&
 }  // namespace
 
 double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
-  check_span(span, "mpi_allreduce_seconds");
-  if (span.ranks <= 1 || n == 0) return 0;
-  const double bytes = double(n) * wire_bytes;
-  const double factor = builtin_op ? span.mpi.allreduce : span.mpi.allreduce_half;
-  return reduction_formula(n, wire_bytes, builtin_op, scaled(span, factor, bytes), reduction, 2);
+  return reduction_formula(n, wire_bytes, builtin_op, span, reduction,
+                           builtin_op ? span.mpi.allreduce : span.mpi.allreduce_half, 2, "mpi_allreduce_seconds");
 }
 
 double mpi_reduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
-  check_span(span, "mpi_reduce_seconds");
-  if (span.ranks <= 1 || n == 0) return 0;
-  const double bytes = double(n) * wire_bytes;
-  const double factor = builtin_op ? span.mpi.reduce : span.mpi.reduce_half;
-  return reduction_formula(n, wire_bytes, builtin_op, scaled(span, factor, bytes), reduction, 1);
+  return reduction_formula(n, wire_bytes, builtin_op, span, reduction,
+                           builtin_op ? span.mpi.reduce : span.mpi.reduce_half, 1, "mpi_reduce_seconds");
 }
 
 double mpi_bcast_seconds(int64_t n, int wire_bytes, const Span& unscaled) {
