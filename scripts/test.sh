@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds kusari (if needed) and runs every test suite; the last line is "N passed, N failed".
+# Builds kusari (if needed; a new build directory is set up with $KUSARI_MESON_OPTIONS) and runs every
+# test suite; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${KUSARI_BUILD_DIR:-build}
-[ -f "$build/build.ninja" ] || meson setup "$build" --wrap-mode=nodownload >/dev/null || exit 1
+[ -f "$build/build.ninja" ] || meson setup "$build" --wrap-mode=nodownload ${KUSARI_MESON_OPTIONS:-} >/dev/null || exit 1
 ninja -C "$build" || { echo "0 passed, 1 failed"; exit 1; }
 meson test -C "$build" --num-processes "${KUSARI_TEST_PROCESSES:-2}" --print-errorlogs
 status=$?

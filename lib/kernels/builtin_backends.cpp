@@ -1,4 +1,4 @@
-// register_builtin_backends: the kernels of the CPU and loopback backends, installed once, on the first
+// register_builtin_backends: the kernels of the CPU and loopback backends (and CUDA's in a build with it), installed once, on the first
 // dispatch, allocation on a device other than the host or registration of another backend's kernel.
 // An explicit call rather than static initializers, which a static link drops when nothing else in
 // their object file is referenced. A backend's registration only installs pointers: allocating on a
@@ -9,6 +9,9 @@
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/kernels/loopback/detail/registration.h>
+#ifdef KUSARI_WITH_CUDA
+#include <kusari/kernels/cuda/detail/registration.h>
+#endif
 
 namespace kusari {
 
@@ -30,6 +33,9 @@ void register_builtin_backends() {
     kernels::cpu::register_random_kernels();
     kernels::cpu::register_reduction_kernels();
     kernels::loopback::register_loopback_backend();
+#ifdef KUSARI_WITH_CUDA
+    kernels::cuda::register_cuda_backend();
+#endif
   });
 }
 

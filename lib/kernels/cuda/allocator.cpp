@@ -1,0 +1,124 @@
+// The CUDA allocator: one BlockCache per device over cudaMalloc and cudaFree, blocks queued for the
+// device's compute stream.
+
+#include <kusari/kernels/cuda/detail/allocator.h>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include <kusari/kernels/cuda/detail/block_cache.h>
+#include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/streams.h>
+
+namespace kusari::kernels::cuda {
+namespace {
+
+// One device's memory as the CUDA runtime gives it.
+class RuntimeMemory final : public DeviceMemory {
+ public:
+  explicit RuntimeMemory(int index) : index_(index) {}
+  void* allocate(size_t bytes) override {
+    DeviceGuard guard(index_);
+    void* p = nullptr;
+    const cudaError_t status = cudaMalloc(&p, bytes);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    check(status, "cudaMalloc");
+    return p;
+  }
+  void release(void* block, size_t) override {
+    DeviceGuard guard(index_);
+    check(cudaFree(block), "cudaFree");
+  }
+  EventHandle record(StreamHandle stream) override {
+    DeviceGuard guard(index_);
+    cudaEvent_t event;
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    check(cudaEventRecord(event, static_cast<cudaStream_t>(stream)), "cudaEventRecord");
+    return event;
+  }
+  bool completed(EventHandle event) override {
+    const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (status == cudaErrorNotReady) {
+      cudaGetLastError();
+      return false;
+    }
+    check(status, "cudaEventQuery");
+    return true;
+  }
+  void destroy(EventHandle event) override { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+
+ private:
+  int index_;
+};
+
+// A device's memory and cache, made on its first allocation.
+struct DeviceCache {
+  std::once_flag once;
+  std::unique_ptr<RuntimeMemory> memory;
+  std::unique_ptr<BlockCache> cache;
+  std::atomic<BlockCache*> ready{nullptr};  // set once cache is made, for readers outside the once-call
+};
+
+constexpr size_t kMaxDevices = 64;
+
+class CudaAllocator final : public Allocator {
+ public:
+  void* allocate(const Device& device, size_t nbytes) override {
+    require_device(device, "allocate");
+    return cache_of(device.index).take(nbytes, compute_stream(device.index));
+  }
+  void deallocate(const Device& device, void* data, size_t) override { cache_of(device.index).give_back(data); }
+  void release_cached() override {
+    for (DeviceCache& d : devices_) {
+      if (BlockCache* cache = d.ready.load(std::memory_order_acquire)) cache->release_free();
+    }
+  }
+  AllocatorStats stats() const override {
+    AllocatorStats total;
+    for (const DeviceCache& d : devices_) {
+      const BlockCache* cache = d.ready.load(std::memory_order_acquire);
+      if (!cache) continue;
+      const AllocatorStats s = cache->stats();
+      total.bytes_in_use += s.bytes_in_use;
+      total.bytes_cached += s.bytes_cached;
+      total.fresh_allocations += s.fresh_allocations;
+      total.pooled_allocations += s.pooled_allocations;
+      total.peak_bytes_in_use += s.peak_bytes_in_use;
+      total.peak_bytes_held += s.peak_bytes_held;
+    }
+    return total;
+  }
+  BlockCache& cache_of(int index) {
+    DeviceCache& d = devices_[static_cast<size_t>(index)];
+    std::call_once(d.once, [&] {
+      d.memory = std::make_unique<RuntimeMemory>(index);
+      d.cache = std::make_unique<BlockCache>(*d.memory, Device::cuda(index).to_string());
+      d.ready.store(d.cache.get(), std::memory_order_release);
+    });
+    return *d.cache;
+  }
+
+ private:
+  std::array<DeviceCache, kMaxDevices> devices_;
+};
+
+CudaAllocator& the_allocator() {
+  static auto* allocator = new CudaAllocator();  // never destroyed: arrays in static storage outlive main
+  return *allocator;
+}
+
+}  // namespace
+
+Allocator& cuda_allocator() { return the_allocator(); }
+
+void mark_used_on(const Array& array, cudaStream_t stream) {
+  require_device(array.device(), "mark_used_on");
+  the_allocator().cache_of(array.device().index).mark_used_on(array.storage()->data, stream);
+}
+
+}  // namespace kusari::kernels::cuda

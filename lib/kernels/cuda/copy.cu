@@ -1,0 +1,181 @@
+// CUDA copy (with dtype conversion, any strides), fill, and transfers: host to device through pinned
+// staging buffers (the host's array is free again when the call returns, the device copy runs on),
+// device to host through the same buffers, device to device on the compute streams.
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/device_elements.cuh>
+#include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/streams.h>
+#include <kusari/kernels/ops/copy.h>
+
+namespace kusari::kernels::cuda {
+namespace {
+
+template <class S, class D>
+__global__ void copy_elements(KernelLayout<2> layout) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < layout.size; i += int64_t{blockDim.x} * gridDim.x) {
+    element<D>(layout, 1, i) = convert<D>(element<S>(layout, 0, i));
+  }
+}
+
+template <class T>
+__global__ void fill_elements(KernelLayout<1> layout, T value) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < layout.size; i += int64_t{blockDim.x} * gridDim.x) {
+    element<T>(layout, 0, i) = value;
+  }
+}
+
+// The device both operands are on; throws DeviceError otherwise.
+int common_device(const Array& a, const Array& b, const char* op) {
+  require_device(a.device(), op);
+  if (!(a.device() == b.device())) {
+    throw DeviceError(cat(op, ": expected both operands on ", a.device(), ", got one on ", b.device()));
+  }
+  return a.device().index;
+}
+
+void copy_kernel(const Array& src, const Array& dst) {
+  const int index = common_device(src, dst, "copy");
+  if (dst.size() == 0) return;
+  DeviceGuard guard(index);
+  const KernelLayout<2> layout = kernel_layout<2>({&src, &dst}, "copy");
+  visit_dtype(src.dtype(), [&]<class S>() {
+    visit_dtype(dst.dtype(), [&]<class D>() {
+      copy_elements<S, D><<<blocks_for(layout.size), kThreads, 0, compute_stream(index)>>>(layout);
+    });
+  });
+  check(cudaGetLastError(), "copy kernel launch");
+}
+
+// value as T, rounded as the CPU's fill rounds it.
+template <class T>
+T host_value(double value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value != 0.0;
+  } else if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
+    return T(value);
+  } else {
+    return static_cast<T>(value);
+  }
+}
+
+void fill_kernel(const Array& dst, double value) {
+  require_device(dst.device(), "fill");
+  if (dst.size() == 0) return;
+  DeviceGuard guard(dst.device().index);
+  const KernelLayout<1> layout = kernel_layout<1>({&dst}, "fill");
+  visit_dtype(dst.dtype(), [&]<class T>() {
+    fill_elements<T><<<blocks_for(layout.size), kThreads, 0, compute_stream(dst.device().index)>>>(layout, host_value<T>(value));
+  });
+  check(cudaGetLastError(), "fill kernel launch");
+}
+
+// Bytes per staging buffer; two per device let the host copy one chunk while the device copies the other.
+constexpr size_t kStagingBytes = size_t{8} << 20;
+
+// A device's two pinned buffers and the events that say when the device is done with each.
+struct Staging {
+  std::mutex mutex;
+  bool made = false;
+  char* buffers[2] = {nullptr, nullptr};
+  cudaEvent_t free_again[2] = {nullptr, nullptr};
+};
+
+Staging& staging_of(int index) {
+  static std::array<Staging, 64> all;
+  return all[static_cast<size_t>(index)];
+}
+
+// Makes the buffers on first use; called with the staging mutex held.
+void make_staging(Staging& s) {
+  if (s.made) return;
+  for (int b = 0; b < 2; ++b) {
+    check(cudaMallocHost(reinterpret_cast<void**>(&s.buffers[b]), kStagingBytes), "cudaMallocHost");
+    check(cudaEventCreateWithFlags(&s.free_again[b], cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    check(cudaEventRecord(s.free_again[b], nullptr), "cudaEventRecord");
+  }
+  s.made = true;
+}
+
+void host_to_device(const char* src, char* dst, size_t bytes, int index) {
+  Staging& s = staging_of(index);
+  std::lock_guard lock(s.mutex);
+  make_staging(s);
+  const cudaStream_t stream = compute_stream(index);
+  for (size_t done = 0, chunk = 0; done < bytes; done += kStagingBytes, ++chunk) {
+    const size_t n = std::min(kStagingBytes, bytes - done);
+    const int b = static_cast<int>(chunk % 2);
+    check(cudaEventSynchronize(s.free_again[b]), "cudaEventSynchronize");
+    std::memcpy(s.buffers[b], src + done, n);
+    check(cudaMemcpyAsync(dst + done, s.buffers[b], n, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    check(cudaEventRecord(s.free_again[b], stream), "cudaEventRecord");
+  }
+}
+
+void device_to_host(const char* src, char* dst, size_t bytes, int index) {
+  Staging& s = staging_of(index);
+  std::lock_guard lock(s.mutex);
+  make_staging(s);
+  const cudaStream_t stream = compute_stream(index);
+  const size_t chunks = (bytes + kStagingBytes - 1) / kStagingBytes;
+  const auto start = [&](size_t chunk) {
+    const size_t at = chunk * kStagingBytes, n = std::min(kStagingBytes, bytes - at);
+    const int b = static_cast<int>(chunk % 2);
+    check(cudaMemcpyAsync(s.buffers[b], src + at, n, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+    check(cudaEventRecord(s.free_again[b], stream), "cudaEventRecord");
+  };
+  if (chunks > 0) start(0);
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    if (chunk + 1 < chunks) start(chunk + 1);
+    const int b = static_cast<int>(chunk % 2);
+    check(cudaEventSynchronize(s.free_again[b]), "cudaEventSynchronize");
+    const size_t at = chunk * kStagingBytes;
+    std::memcpy(dst + at, s.buffers[b], std::min(kStagingBytes, bytes - at));
+  }
+}
+
+void transfer_kernel(const Array& src, const Array& dst) {
+  const char* what = "transfer";
+  if (src.dtype() != dst.dtype() || !(src.shape() == dst.shape()) || !src.is_contiguous() || !dst.is_contiguous()) {
+    throw ValueError(cat(what, ": expected contiguous arrays of one dtype and shape, got ", src.dtype(), " ",
+                         src.shape(), " and ", dst.dtype(), " ", dst.shape()));
+  }
+  const auto bytes = static_cast<size_t>(src.nbytes());
+  const auto* from = static_cast<const char*>(src.raw_data());
+  auto* to = static_cast<char*>(dst.raw_data());
+  const bool src_host = src.device().type == DeviceType::cpu, dst_host = dst.device().type == DeviceType::cpu;
+  if (src_host && !dst_host) {
+    require_device(dst.device(), what);
+    DeviceGuard guard(dst.device().index);
+    host_to_device(from, to, bytes, dst.device().index);
+  } else if (dst_host && !src_host) {
+    require_device(src.device(), what);
+    DeviceGuard guard(src.device().index);
+    device_to_host(from, to, bytes, src.device().index);
+  } else {
+    require_device(src.device(), what);
+    require_device(dst.device(), what);
+    const int s = src.device().index, d = dst.device().index;
+    DeviceGuard guard(s);
+    // The source's stream copies after the destination's earlier work on that memory, and the
+    // destination's later work waits for the copy.
+    order_after(compute_stream(s), compute_stream(d));
+    check(cudaMemcpyPeerAsync(to, d, from, s, bytes, compute_stream(s)), "cudaMemcpyPeerAsync");
+    order_after(compute_stream(d), compute_stream(s));
+  }
+}
+
+}  // namespace
+
+void register_copy_kernels() {
+  install_kernel<kernel_ops::Copy>(DeviceType::cuda, "cuda", copy_kernel);
+  install_kernel<kernel_ops::Fill>(DeviceType::cuda, "cuda", fill_kernel);
+  install_kernel<kernel_ops::Transfer>(DeviceType::cuda, "cuda", transfer_kernel);
+}
+
+}  // namespace kusari::kernels::cuda

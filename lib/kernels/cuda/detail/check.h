@@ -1,0 +1,37 @@
+#pragma once
+// Internal to the CUDA backend: CUDA runtime results turned into kusari errors, and the check that a
+// device exists before anything is queued on it.
+
+#include <cuda_runtime_api.h>
+
+#include <kusari/core/device.h>
+#include <kusari/core/error.h>
+
+namespace kusari::kernels::cuda {
+
+// Throws DeviceError "<what>: <CUDA's message> (<error name>)" unless status is cudaSuccess.
+inline void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clears a sticky launch error so the next call reports its own
+    throw DeviceError(cat(what, ": ", cudaGetErrorString(status), " (", cudaGetErrorName(status), ")"));
+  }
+}
+
+// Throws DeviceError naming `what` unless `device` is a CUDA device this process has (the check every
+// allocation and kernel makes first, so a machine without a GPU fails with "no CUDA device").
+void require_device(const Device& device, const char* what);
+
+// Makes a device current for its lifetime and restores the previous one after.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int index);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool changed_ = false;
+};
+
+}  // namespace kusari::kernels::cuda

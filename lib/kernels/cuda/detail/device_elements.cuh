@@ -1,0 +1,118 @@
+#pragma once
+// Internal to the CUDA backend: elements on the device as the CPU backend treats them. The half types
+// load as float and store rounding once to nearest even (from a double directly, never through float);
+// bool stores v != 0; equal types copy their bits. Also the layout of up to kMaxAxes strided operands
+// that a kernel indexes, built from the axes the CPU's loops would merge.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+
+#include <kusari/core/dtype.h>
+#include <kusari/core/error.h>
+#include <kusari/kernels/detail/collapsed_layout.h>
+
+namespace kusari::kernels::cuda {
+
+// The type an element of T is computed in on the device (float for the half types).
+template <class T>
+using device_compute_t = compute_type_t<T>;
+
+// Loads an element as its compute type.
+template <class T>
+__device__ inline device_compute_t<T> load(const T& value) {
+  if constexpr (std::is_same_v<T, float16_t>) {
+    return __half2float(__ushort_as_half(value.bits));
+  } else if constexpr (std::is_same_v<T, bfloat16_t>) {
+    return __uint_as_float(static_cast<uint32_t>(value.bits) << 16);
+  } else {
+    return value;
+  }
+}
+
+// Stores a compute-type value as T.
+template <class T, class V>
+__device__ inline T store(V value) {
+  T out;
+  if constexpr (std::is_same_v<T, bool>) {
+    out = value != V(0);
+  } else if constexpr (std::is_same_v<T, float16_t>) {
+    out.bits = __half_as_ushort(std::is_same_v<V, float> ? __float2half_rn(static_cast<float>(value))
+                                                          : __double2half(static_cast<double>(value)));
+  } else if constexpr (std::is_same_v<T, bfloat16_t>) {
+    out.bits = __bfloat16_as_ushort(std::is_same_v<V, float> ? __float2bfloat16_rn(static_cast<float>(value))
+                                                              : __double2bfloat16(static_cast<double>(value)));
+  } else {
+    out = static_cast<T>(value);
+  }
+  return out;
+}
+
+// value converted to D; its bits when the types are equal.
+template <class D, class S>
+__device__ inline D convert(const S& value) {
+  if constexpr (std::is_same_v<S, D>) {
+    return value;
+  } else {
+    return store<D>(load(value));
+  }
+}
+
+// The most axes a kernel's operands may keep after merging.
+inline constexpr int kMaxAxes = 12;
+
+// N operands' shared extents and element strides, innermost axis last, passed to a kernel by value.
+template <size_t N>
+struct KernelLayout {
+  int axes = 0;
+  int64_t size = 0;
+  int64_t extents[kMaxAxes];
+  int64_t strides[N][kMaxAxes];
+  char* bases[N];
+};
+
+// The layout of equally-shaped arrays, with each operand's address; throws ValueError for more axes
+// than a kernel indexes.
+template <size_t N>
+KernelLayout<N> kernel_layout(const std::array<const Array*, N>& arrays, const char* op) {
+  const CollapsedLayout<N> collapsed = collapse<N>(arrays);
+  KernelLayout<N> layout;
+  layout.axes = static_cast<int>(collapsed.extents.size());
+  if (layout.axes > kMaxAxes) {
+    throw ValueError(cat(op, ": the CUDA kernels take operands of at most ", kMaxAxes,
+                         " axes that cannot merge, got ", layout.axes));
+  }
+  layout.size = arrays[0]->size();
+  for (int d = 0; d < layout.axes; ++d) {
+    layout.extents[d] = collapsed.extents[static_cast<size_t>(d)];
+    for (size_t k = 0; k < N; ++k) layout.strides[k][d] = collapsed.strides[k][static_cast<size_t>(d)];
+  }
+  for (size_t k = 0; k < N; ++k) {
+    layout.bases[k] = static_cast<char*>(arrays[k]->raw_data());
+  }
+  return layout;
+}
+
+// Operand k's element i (in row-major order of the merged extents), typed T.
+template <class T, size_t N>
+__device__ inline T& element(const KernelLayout<N>& layout, size_t k, int64_t i) {
+  int64_t offset = 0;
+  for (int d = layout.axes - 1; d >= 0; --d) {
+    offset += (i % layout.extents[d]) * layout.strides[k][d];
+    i /= layout.extents[d];
+  }
+  return reinterpret_cast<T*>(layout.bases[k])[offset];
+}
+
+// Threads per block of the elementwise kernels, and the grid that covers n elements (grid-stride loops
+// take the rest).
+inline constexpr int kThreads = 256;
+inline unsigned blocks_for(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
+}
+
+}  // namespace kusari::kernels::cuda

@@ -1,0 +1,13 @@
+#pragma once
+// The CUDA backend's registration, area by area, as the CPU's: register_builtin_backends
+// (kernels/builtin_backends.cpp) calls register_cuda_backend once in a build with CUDA. Registration
+// only installs pointers: no CUDA call runs until an array is put on a CUDA device.
+
+namespace kusari::kernels::cuda {
+
+// Copy, fill and transfers (copy.cu).
+void register_copy_kernels();
+// The allocator and every area's kernels.
+void register_cuda_backend();
+
+}  // namespace kusari::kernels::cuda

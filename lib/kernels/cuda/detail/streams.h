@@ -1,0 +1,17 @@
+#pragma once
+// Internal to the CUDA backend: the two streams of each device, created on first use and kept for the
+// process's life. Kernels, copies and library calls queue on the compute stream; the NCCL communicator
+// queues on the communication stream and orders itself after the compute stream with events.
+
+#include <cuda_runtime_api.h>
+
+namespace kusari::kernels::cuda {
+
+// The stream every kernel of device `index` runs on.
+cudaStream_t compute_stream(int index);
+// The stream collective communication of device `index` runs on.
+cudaStream_t communication_stream(int index);
+// Makes `waiting` wait (on the device, without blocking the host) for the work queued on `done` so far.
+void order_after(cudaStream_t waiting, cudaStream_t done);
+
+}  // namespace kusari::kernels::cuda

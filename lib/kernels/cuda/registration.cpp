@@ -1,0 +1,14 @@
+// Installs the CUDA backend: its allocator and each area's kernels.
+
+#include <kusari/core/allocator.h>
+#include <kusari/kernels/cuda/detail/allocator.h>
+#include <kusari/kernels/cuda/detail/registration.h>
+
+namespace kusari::kernels::cuda {
+
+void register_cuda_backend() {
+  register_allocator(DeviceType::cuda, &cuda_allocator());
+  register_copy_kernels();
+}
+
+}  // namespace kusari::kernels::cuda

@@ -1,0 +1,115 @@
+// kusari::cuda and the backend's device checks, current-device guard and streams, over the CUDA runtime.
+
+#include <kusari/kernels/cuda/runtime.h>
+
+#include <array>
+#include <mutex>
+
+#include <kusari/core/allocator.h>
+#include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/streams.h>
+
+namespace kusari::kernels::cuda {
+namespace {
+
+// What cudaGetDeviceCount said, asked once: any error there (no driver, a driver too old, no GPU)
+// means no device.
+struct DeviceCensus {
+  int count = 0;
+  std::string reason;
+};
+
+const DeviceCensus& census() {
+  static const DeviceCensus result = [] {
+    DeviceCensus c;
+    const cudaError_t status = cudaGetDeviceCount(&c.count);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      c.count = 0;
+      c.reason = cat("no CUDA device: cudaGetDeviceCount says ", cudaGetErrorString(status), " (",
+                     cudaGetErrorName(status), ")");
+    } else if (c.count == 0) {
+      c.reason = "no CUDA device: cudaGetDeviceCount found none";
+    }
+    return c;
+  }();
+  return result;
+}
+
+// The most devices one process addresses (a node has at most 16 GPUs today; room to spare).
+constexpr int kMaxDevices = 64;
+
+// One device's streams, made on first use.
+struct DeviceStreams {
+  std::once_flag once;
+  cudaStream_t compute = nullptr;
+  cudaStream_t communication = nullptr;
+};
+
+DeviceStreams& streams_of(int index) {
+  static std::array<DeviceStreams, kMaxDevices> all;
+  require_device(Device::cuda(index), "CUDA stream");
+  DeviceStreams& s = all[static_cast<size_t>(index)];
+  std::call_once(s.once, [&] {
+    DeviceGuard guard(index);
+    check(cudaStreamCreateWithFlags(&s.compute, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check(cudaStreamCreateWithFlags(&s.communication, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  });
+  return s;
+}
+
+}  // namespace
+
+void require_device(const Device& device, const char* what) {
+  if (device.type != DeviceType::cuda) throw DeviceError(cat(what, ": expected a CUDA device, got ", device));
+  const DeviceCensus& c = census();
+  if (c.count == 0) throw DeviceError(cat(what, " on ", device, ": ", c.reason));
+  if (device.index >= c.count || device.index >= kMaxDevices) {
+    throw DeviceError(cat(what, " on ", device, ": this process sees ", c.count, " CUDA device",
+                          c.count == 1 ? "" : "s", " (cuda:0 to cuda:", c.count - 1, ")"));
+  }
+}
+
+DeviceGuard::DeviceGuard(int index) {
+  check(cudaGetDevice(&previous_), "cudaGetDevice");
+  if (previous_ != index) {
+    check(cudaSetDevice(index), "cudaSetDevice");
+    changed_ = true;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (changed_) cudaSetDevice(previous_);
+}
+
+cudaStream_t compute_stream(int index) { return streams_of(index).compute; }
+
+cudaStream_t communication_stream(int index) { return streams_of(index).communication; }
+
+void order_after(cudaStream_t waiting, cudaStream_t done) {
+  cudaEvent_t event;
+  check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  check(cudaEventRecord(event, done), "cudaEventRecord");
+  check(cudaStreamWaitEvent(waiting, event, 0), "cudaStreamWaitEvent");
+  check(cudaEventDestroy(event), "cudaEventDestroy");  // released once the wait has consumed it
+}
+
+}  // namespace kusari::kernels::cuda
+
+namespace kusari::cuda {
+
+bool built_with_cuda() { return true; }
+
+int device_count() { return kernels::cuda::census().count; }
+
+std::string unavailable_reason() { return kernels::cuda::census().reason; }
+
+void synchronize(int index) {
+  kernels::cuda::require_device(Device::cuda(index), "cuda::synchronize");
+  kernels::cuda::DeviceGuard guard(index);
+  kernels::cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+void empty_cache() { allocator_for(DeviceType::cuda).release_cached(); }
+
+}  // namespace kusari::cuda

@@ -1,0 +1,24 @@
+#pragma once
+// What the CUDA backend tells its users: whether it is there, how many devices it sees, and the calls
+// of torch.cuda's that a training loop needs (synchronize, empty_cache). Present in every build; a
+// build without CUDA answers "none" (built_with_cuda() false, device_count() 0).
+
+#include <string>
+
+#include <kusari/core/api.h>
+
+namespace kusari::cuda {
+
+// True when this libkusari was built with its CUDA backend (meson -Dcuda, nvcc found).
+KUSARI_API bool built_with_cuda();
+// The number of CUDA devices this process can use: 0 without the backend, a driver or a GPU.
+KUSARI_API int device_count();
+// Why device_count() is 0 ("" when it is not): a build without CUDA, or what cudaGetDeviceCount said.
+KUSARI_API std::string unavailable_reason();
+// Blocks until the work queued on device `index`'s streams has finished; throws DeviceError for a
+// device this process does not have.
+KUSARI_API void synchronize(int index);
+// Returns every cached, unused block of device memory to the driver (torch.cuda.empty_cache()).
+KUSARI_API void empty_cache();
+
+}  // namespace kusari::cuda

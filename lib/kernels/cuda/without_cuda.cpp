@@ -1,0 +1,21 @@
+// kusari::cuda in a build without the CUDA backend: no devices, and a reason that says how to get them.
+
+#include <kusari/core/error.h>
+#include <kusari/kernels/cuda/runtime.h>
+
+namespace kusari::cuda {
+
+bool built_with_cuda() { return false; }
+
+int device_count() { return 0; }
+
+std::string unavailable_reason() {
+  return "no CUDA device: this kusari was built without its CUDA backend (meson -Dcuda=enabled, with nvcc, "
+         "cuDNN and NCCL under -Dcuda-root)";
+}
+
+void synchronize(int index) { throw DeviceError(cat("cuda::synchronize(", index, "): ", unavailable_reason())); }
+
+void empty_cache() {}
+
+}  // namespace kusari::cuda

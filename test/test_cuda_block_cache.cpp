@@ -1,0 +1,169 @@
+// The CUDA backend's block cache against a recording stand-in for the device: size classes, reuse on
+// the freeing stream only, reuse across streams after their events, out-of-memory handling, counters.
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include <kusari/core/error.h>
+#include <kusari/kernels/cuda/detail/block_cache.h>
+
+using namespace kusari;
+using namespace kusari::kernels::cuda;
+
+namespace {
+
+// Device memory of a fixed capacity, handing out distinct fake addresses, with events that complete
+// when the test says so.
+class RecordingMemory final : public DeviceMemory {
+ public:
+  explicit RecordingMemory(size_t capacity) : capacity_(capacity) {}
+  void* allocate(size_t bytes) override {
+    if (used + bytes > capacity_) return nullptr;
+    used += bytes;
+    next_ += bytes + 4096;
+    blocks[reinterpret_cast<void*>(next_)] = bytes;
+    return reinterpret_cast<void*>(next_);
+  }
+  void release(void* block, size_t bytes) override {
+    REQUIRE(blocks.count(block) == 1);
+    CHECK(blocks[block] == bytes);
+    blocks.erase(block);
+    used -= bytes;
+  }
+  EventHandle record(StreamHandle stream) override {
+    auto* e = reinterpret_cast<EventHandle>(++events_made);
+    recorded_on[e] = stream;
+    return e;
+  }
+  bool completed(EventHandle event) override { return done.count(event) > 0; }
+  void destroy(EventHandle event) override { destroyed.insert(event); }
+
+  size_t used = 0;
+  std::map<void*, size_t> blocks;
+  std::map<EventHandle, StreamHandle> recorded_on;
+  std::set<EventHandle> done, destroyed;
+  uintptr_t events_made = 0;
+
+ private:
+  size_t capacity_;
+  uintptr_t next_ = 1 << 20;
+};
+
+StreamHandle stream(int n) { return reinterpret_cast<StreamHandle>(static_cast<uintptr_t>(n)); }
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+}  // namespace
+
+TEST_CASE("block sizes: 512-byte steps up to 1 MiB, 2 MiB steps above") {
+  CHECK(block_size_for(0) == 512);
+  CHECK(block_size_for(1) == 512);
+  CHECK(block_size_for(512) == 512);
+  CHECK(block_size_for(513) == 1024);
+  CHECK(block_size_for(kMiB) == kMiB);
+  CHECK(block_size_for(kMiB + 1) == 2 * kMiB);
+  CHECK(block_size_for(5 * kMiB) == 6 * kMiB);
+}
+
+TEST_CASE("a freed block serves the next request of its size class on its own stream only") {
+  RecordingMemory memory(64 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  void* a = cache.take(1000, stream(1));
+  CHECK(cache.stats().bytes_in_use == 1024);
+  cache.give_back(a);
+  CHECK(cache.stats().bytes_in_use == 0);
+  CHECK(cache.stats().bytes_cached == 1024);
+  void* other_stream = cache.take(1000, stream(2));
+  CHECK(other_stream != a);
+  void* again = cache.take(900, stream(1));
+  CHECK(again == a);
+  const AllocatorStats s = cache.stats();
+  CHECK(s.fresh_allocations == 2);
+  CHECK(s.pooled_allocations == 1);
+  CHECK(s.bytes_cached == 0);
+  CHECK(s.peak_bytes_in_use == 2048);
+}
+
+TEST_CASE("a small request does not take a much larger free block") {
+  RecordingMemory memory(64 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  void* big = cache.take(4 * kMiB, stream(1));
+  cache.give_back(big);
+  void* small = cache.take(512, stream(1));
+  CHECK(small != big);
+  void* close = cache.take(4 * kMiB - 100, stream(1));
+  CHECK(close == big);
+}
+
+TEST_CASE("a block another stream used is reused only after that stream's event completes") {
+  RecordingMemory memory(64 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  void* a = cache.take(4096, stream(1));
+  cache.mark_used_on(a, stream(2));
+  cache.mark_used_on(a, stream(2));  // noted once
+  cache.mark_used_on(a, stream(1));  // its own stream needs no event
+  cache.give_back(a);
+  REQUIRE(memory.recorded_on.size() == 1);
+  const EventHandle event = memory.recorded_on.begin()->first;
+  CHECK(memory.recorded_on.begin()->second == stream(2));
+  CHECK(cache.stats().bytes_cached == 4096);
+  void* while_pending = cache.take(4096, stream(1));
+  CHECK(while_pending != a);
+  memory.done.insert(event);
+  void* after = cache.take(4096, stream(1));
+  CHECK(after == a);
+  CHECK(memory.destroyed.count(event) == 1);
+}
+
+TEST_CASE("out of device memory: free blocks go back to the device, then the request fails with counts") {
+  RecordingMemory memory(8 * kMiB);
+  BlockCache cache(memory, "cuda:3");
+  void* a = cache.take(4 * kMiB, stream(1));
+  cache.give_back(a);
+  // A request on another stream cannot use a's block; the cache returns it and the device has room.
+  void* b = cache.take(6 * kMiB, stream(2));
+  CHECK(b != nullptr);
+  CHECK(memory.blocks.count(a) == 0);
+  CHECK(cache.stats().bytes_cached == 0);
+  try {
+    cache.take(4 * kMiB, stream(2));
+    FAIL("expected DeviceError");
+  } catch (const DeviceError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("cuda:3") != std::string::npos);
+    CHECK(what.find("out of device memory for 4194304 bytes") != std::string::npos);
+    CHECK(what.find("6291456 bytes in use") != std::string::npos);
+  }
+  CHECK(cache.stats().bytes_in_use == static_cast<int64_t>(6 * kMiB));
+}
+
+TEST_CASE("release_free returns every free block; blocks waiting on events stay") {
+  RecordingMemory memory(64 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  void* a = cache.take(1 << 16, stream(1));
+  void* b = cache.take(1 << 16, stream(1));
+  cache.mark_used_on(b, stream(2));
+  cache.give_back(a);
+  cache.give_back(b);
+  cache.release_free();
+  CHECK(memory.blocks.count(a) == 0);
+  CHECK(memory.blocks.count(b) == 1);
+  CHECK(cache.stats().bytes_cached == 1 << 16);
+  memory.done.insert(memory.recorded_on.begin()->first);
+  cache.release_free();
+  CHECK(memory.blocks.empty());
+  CHECK(cache.stats().bytes_cached == 0);
+  CHECK(cache.stats().peak_bytes_held == 2 << 16);
+}
+
+TEST_CASE("a pointer the cache did not give is refused with the device's name") {
+  RecordingMemory memory(kMiB);
+  BlockCache cache(memory, "cuda:1");
+  int x = 0;
+  CHECK_THROWS_WITH_AS(cache.give_back(&x), "deallocate on cuda:1: not a live block of this device", ValueError);
+  CHECK_THROWS_WITH_AS(cache.mark_used_on(&x, stream(1)), "mark_used_on on cuda:1: not a live block of this device",
+                       ValueError);
+}
