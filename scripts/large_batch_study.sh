@@ -39,6 +39,9 @@ add goyal2017_b4096_e30 goyal2017 "-b 4096" 30
 add jia2018_b4096_e30 jia2018 "-b 4096" 30
 add akiba2017_b4096_e30 akiba2017 "-b 4096" 30
 add plain_b4096_e30 fashion_mnist "-b 4096 ${baseline[*]}" 30
+# akiba2017 with zero-γ and the slow start's decays at 2/3, 8/9 and 29/30 of the run (as the 15-epoch
+# akiba2017_b4096_zero_gamma_late_decay row), at 30 epochs.
+add akiba2017_b4096_zero_gamma_late_decay_e30 akiba2017 "-b 4096 --zero-gamma --slow-start-epochs 20,26.6667,29" 30
 
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=("${order[@]}")

@@ -2,6 +2,7 @@
 // conversions, in-place assign/fill, host access and the error messages of each.
 
 #include <cmath>
+#include <limits>
 
 #include "testing.h"
 
@@ -301,6 +302,30 @@ TEST_CASE("astype rounds and truncates like C++ conversions") {
   CHECK(values(Array::from_vector<double>({70000, -1e-8}, {2}).astype(Dtype::float16)) ==
         std::vector<double>{INFINITY, -0.0});
   CHECK(std::signbit(values(Array::from_vector<double>({-1e-8}, {1}).astype(Dtype::float16))[0]));
+}
+
+TEST_CASE("a floating value beyond an integer's range saturates, NaN becomes 0, on every path") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> x = {-2.7, 254.9, 300, -1e30, 1e30, nan, -INFINITY, INFINITY, 2147483647.9, -2147483648.9};
+  for (const Dtype from : {Dtype::float64, Dtype::float32}) {
+    INFO("from ", from);
+    const Array a = Array::from_vector(x, {10}).astype(from);
+    CHECK(values(a.astype(Dtype::uint8)) == std::vector<double>{0, 254, 255, 0, 255, 0, 0, 255, 255, 0});
+    CHECK(a.astype(Dtype::int64).to_vector<int64_t>() ==
+          std::vector<int64_t>{-2, 254, 300, INT64_MIN, INT64_MAX, 0, INT64_MIN, INT64_MAX,
+                               from == Dtype::float64 ? 2147483647 : 2147483648LL, -2147483648LL});
+    CHECK(a.astype(Dtype::int32).to_vector<int32_t>() ==
+          std::vector<int32_t>{-2, 254, 300, INT32_MIN, INT32_MAX, 0, INT32_MIN, INT32_MAX, INT32_MAX, INT32_MIN});
+  }
+  const Array f = Array::from_vector<float>({9.3e18f, -9.3e18f}, {2});
+  CHECK(f.astype(Dtype::int64).to_vector<int64_t>() == std::vector<int64_t>{INT64_MAX, INT64_MIN});
+  const Array u = Array::zeros({2}, Dtype::uint8);
+  u.fill(-1);
+  CHECK(values(u) == std::vector<double>{0, 0});
+  u.fill(nan);
+  CHECK(values(u) == std::vector<double>{0, 0});
+  CHECK(Array::from_vector<double>({1e12}, {1}).item<int32_t>() == INT32_MAX);
+  CHECK(Array::from_vector<double>({nan}, {1}).to_vector<int64_t>() == std::vector<int64_t>{0});
 }
 
 TEST_CASE("assign broadcasts, converts and writes through views") {

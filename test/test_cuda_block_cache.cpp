@@ -39,12 +39,16 @@ class RecordingMemory final : public DeviceMemory {
     return e;
   }
   bool completed(EventHandle event) override { return done.count(event) > 0; }
+  void wait(EventHandle event) override {
+    waited.insert(event);
+    done.insert(event);
+  }
   void destroy(EventHandle event) override { destroyed.insert(event); }
 
   size_t used = 0;
   std::map<void*, size_t> blocks;
   std::map<EventHandle, StreamHandle> recorded_on;
-  std::set<EventHandle> done, destroyed;
+  std::set<EventHandle> done, destroyed, waited;
   uintptr_t events_made = 0;
 
  private:
@@ -138,6 +142,49 @@ TEST_CASE("out of device memory: free blocks go back to the device, then the req
     CHECK(what.find("6291456 bytes in use") != std::string::npos);
   }
   CHECK(cache.stats().bytes_in_use == static_cast<int64_t>(6 * kMiB));
+}
+
+TEST_CASE("out of device memory: blocks waiting on other streams are waited for, then returned") {
+  RecordingMemory memory(8 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  void* a = cache.take(6 * kMiB, stream(1));
+  cache.mark_used_on(a, stream(2));
+  cache.give_back(a);
+  REQUIRE(memory.recorded_on.size() == 1);
+  const EventHandle event = memory.recorded_on.begin()->first;
+  void* b = cache.take(6 * kMiB, stream(2));
+  CHECK(memory.waited.count(event) == 1);
+  CHECK(memory.destroyed.count(event) == 1);
+  CHECK(memory.blocks.count(a) == 0);
+  CHECK(memory.blocks.count(b) == 1);
+  CHECK(cache.stats().bytes_cached == 0);
+  CHECK(cache.stats().bytes_in_use == static_cast<int64_t>(6 * kMiB));
+}
+
+// A device whose event recording fails, as after a lost context.
+class FailingEvents final : public DeviceMemory {
+ public:
+  void* allocate(size_t bytes) override { return ::operator new(bytes); }
+  void release(void* block, size_t) override { ::operator delete(block); }
+  EventHandle record(StreamHandle) override { throw DeviceError("cudaEventRecord: an illegal memory access"); }
+  bool completed(EventHandle) override { return true; }
+  void wait(EventHandle) override {}
+  void destroy(EventHandle) override {}
+};
+
+TEST_CASE("a block whose event cannot be recorded stays live, never reused") {
+  FailingEvents memory;
+  BlockCache cache(memory, "cuda:0");
+  void* a = cache.take(4096, stream(1));
+  cache.mark_used_on(a, stream(2));
+  CHECK_THROWS_AS(cache.give_back(a), DeviceError);
+  CHECK(cache.stats().bytes_in_use == 4096);
+  void* b = cache.take(4096, stream(1));
+  CHECK(b != a);
+  cache.give_back(b);
+  cache.release_free();
+  CHECK(cache.stats().bytes_cached == 0);
+  ::operator delete(a);  // the test's own cleanup of the block the cache had to leave
 }
 
 TEST_CASE("release_free returns every free block; blocks waiting on events stay") {

@@ -4,6 +4,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -22,9 +25,28 @@ const Device gpu = Device::cuda(0);
 const std::vector<Dtype> all_dtypes = {Dtype::float32, Dtype::float16, Dtype::bfloat16, Dtype::float64,
                                        Dtype::int32,   Dtype::int64,   Dtype::uint8,    Dtype::bool_};
 
-// Values that exercise rounding and signs, as dtype.
+// A double with these bits.
+double from_bits(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+
+// The values where conversions differ between implementations: NaNs with signs and payloads (a
+// signaling one too), infinities, signed zeros, subnormals, overflow of each narrower type, ties and
+// a value that rounds differently through float than directly to float16, and floats beyond the
+// integers' ranges.
+const std::vector<double> special_values = {
+    from_bits(0x7ff8000000000000), from_bits(0xfff8000000012345), from_bits(0x7ff4000000000001),
+    from_bits(0x7ffc0a0b0c0d0e0f), INFINITY, -INFINITY, -0.0, 0.0, 1e30, -1e30, 65504.0, 65520.0, 70000.0,
+    0x1p-24, 0x1.8p-25, 0x1p-140, 1.0 + 0x1p-11 + 0x1p-40, 1.0 + 0x1p-8 + 0x1p-35, 2.5, -2.7, 254.9, 255.5,
+    300.0, -300.0, 2147483648.0, 3e9, -3e9, 9.3e18, -9.3e18, 1.0 / 3.0};
+
+// Uniform values in (-300, 300) that begin with special_values (as many as fit), as dtype.
 Array sample(const Shape& shape, Dtype dtype) {
-  return Array::uniform(shape, -3.0, 300.0, 7, Dtype::float64).astype(dtype);
+  std::vector<double> v = Array::uniform(shape, -300.0, 300.0, 7, Dtype::float64).to_vector<double>();
+  std::copy_n(special_values.begin(), std::min(v.size(), special_values.size()), v.begin());
+  return Array::from_vector(v, shape).astype(dtype);
 }
 
 // True when a and b (both on the host) hold the same bytes in the same shape and dtype.
@@ -69,12 +91,15 @@ TEST_CASE("copies with dtype conversion equal the CPU's, for every pair and stri
 
 TEST_CASE("fill rounds as the CPU does") {
   for (const Dtype dtype : all_dtypes) {
-    CAPTURE(dtype);
-    const Array device = Array::empty({33}, dtype, gpu);
-    device.fill(1.0 / 3.0);
-    const Array host = Array::empty({33}, dtype);
-    host.fill(1.0 / 3.0);
-    CHECK(same_elements(device.to(Device::cpu()), host));
+    for (const double value : special_values) {
+      CAPTURE(dtype);
+      CAPTURE(value);
+      const Array device = Array::empty({33}, dtype, gpu);
+      device.fill(value);
+      const Array host = Array::empty({33}, dtype);
+      host.fill(value);
+      CHECK(same_elements(device.to(Device::cpu()), host));
+    }
   }
 }
 

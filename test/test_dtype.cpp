@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
+
+#include <kusari/kernels/detail/element_conversion.h>
 
 #include "testing.h"
 
@@ -304,4 +307,53 @@ TEST_CASE("the portable float16 conversions give the same bits as the inline one
     mismatches += half_bits_from_float(f) != half_bits_from_float_portable(f);
   }
   CHECK(mismatches == 0);
+}
+
+namespace {
+
+// The bits of element 0 of a one-element array of T.
+template <class T>
+kernels::bits_t<T> first_bits(const Array& a) {
+  kernels::bits_t<T> bits;
+  std::memcpy(&bits, a.contiguous().host_data(), sizeof(T));
+  return bits;
+}
+
+// A one-element array of S holding these bits.
+template <class S>
+Array array_of_bits(kernels::bits_t<S> bits) {
+  const Array a = Array::empty({1}, dtype_of<S>());
+  std::memcpy(a.raw_data(), &bits, sizeof(S));
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("a NaN converts between floating dtypes as nan_bits says, the rule the CUDA kernels follow") {
+  // Quiet and signaling NaNs, both signs, payloads in the fraction's top and bottom bits.
+  const std::vector<uint64_t> doubles = {0x7ff8000000000000, 0xfff8000000012345, 0x7ff4000000000001,
+                                         0x7ffc0a0b0c0d0e0f, 0xfff0000000000001};
+  const std::vector<uint32_t> floats = {0x7fc00000, 0xffc00001, 0x7fa00000, 0x7f800001, 0xffd5aa55};
+  const std::vector<uint16_t> halves = {0x7e00, 0xfe01, 0x7d00, 0x7c01, 0xfdaa};
+  const std::vector<uint16_t> bfloats = {0x7fc0, 0xffc1, 0x7fa0, 0x7f81, 0xffd5};
+  const auto check_from = [&]<class S>(const auto& patterns) {
+    for (const auto bits : patterns) {
+      const Array nan = array_of_bits<S>(static_cast<kernels::bits_t<S>>(bits));
+      for (const Dtype to : {Dtype::float64, Dtype::float32, Dtype::float16, Dtype::bfloat16}) {
+        if (to == dtype_of<S>()) continue;
+        visit_floating_dtype(to, "test", [&]<class D>() {
+          INFO("from ", dtype_of<S>(), " bits ", bits, " to ", to);
+          // bfloat16 widens to float by its bits alone, a signaling NaN staying signaling.
+          const auto expected = std::is_same_v<S, bfloat16_t> && std::is_same_v<D, float>
+                                    ? static_cast<kernels::bits_t<D>>(static_cast<uint32_t>(bits) << 16)
+                                    : kernels::nan_bits<D, S>(static_cast<kernels::bits_t<S>>(bits));
+          CHECK(first_bits<D>(nan.astype(to)) == expected);
+        });
+      }
+    }
+  };
+  check_from.operator()<double>(doubles);
+  check_from.operator()<float>(floats);
+  check_from.operator()<float16_t>(halves);
+  check_from.operator()<bfloat16_t>(bfloats);
 }

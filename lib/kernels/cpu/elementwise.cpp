@@ -1,10 +1,12 @@
-// CPU unary, binary, where, axpby and momentum-step kernels: one strided loop per operation, computed
-// in float for the half types; contiguous runs take a branch the compiler vectorises.
+// CPU unary, binary, where, axpby and momentum-step kernels: one strided loop per operation over the
+// function objects both backends share (elementwise_functions.h), computed in float for the half
+// types; contiguous runs take a branch the compiler vectorises.
 
 #include <algorithm>
 #include <cmath>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/detail/elementwise_functions.h>
 #include <kusari/kernels/ops/elementwise.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
@@ -41,97 +43,27 @@ void map2(const Array& a, const Array& b, const Array& out, F f) {
   });
 }
 
-template <class T>
-void unary_typed(UnaryOp op, double param, const Array& x, const Array& out) {
-  using C = compute_type_t<T>;
-  const C p = static_cast<C>(param);
-  switch (op) {
-    case UnaryOp::neg: return map1<T, T>(x, out, [](C v) { return C(-v); });
-    case UnaryOp::abs:
-      return map1<T, T>(x, out, [](C v) {
-        if constexpr (std::is_floating_point_v<C>) {
-          return std::fabs(v);  // |-0.0| is +0.0
-        } else {
-          return v < C(0) ? C(-v) : v;
-        }
-      });
-    case UnaryOp::square: return map1<T, T>(x, out, [](C v) { return C(v * v); });
-    // NaN propagates through sign and relu (comparisons with NaN are false).
-    case UnaryOp::sign: return map1<T, T>(x, out, [](C v) { return v != v ? v : C((v > C(0)) - (v < C(0))); });
-    case UnaryOp::relu: return map1<T, T>(x, out, [](C v) { return v <= C(0) ? C(0) : v; });
-    case UnaryOp::logical_not: return map1<T, bool>(x, out, [](C v) { return v == C(0); });
-    default: break;
-  }
-  if constexpr (std::is_floating_point_v<C>) {
-    switch (op) {
-      case UnaryOp::exp: return map1<T, T>(x, out, [](C v) { return std::exp(v); });
-      case UnaryOp::log: return map1<T, T>(x, out, [](C v) { return std::log(v); });
-      case UnaryOp::sqrt: return map1<T, T>(x, out, [](C v) { return std::sqrt(v); });
-      case UnaryOp::reciprocal: return map1<T, T>(x, out, [](C v) { return C(1) / v; });
-      case UnaryOp::sigmoid:
-        return map1<T, T>(x, out, [](C v) { return C(0.5) * std::tanh(C(0.5) * v) + C(0.5); });
-      case UnaryOp::tanh: return map1<T, T>(x, out, [](C v) { return std::tanh(v); });
-      case UnaryOp::leaky_relu: return map1<T, T>(x, out, [p](C v) { return v > C(0) ? v : p * v; });
-      case UnaryOp::elu: return map1<T, T>(x, out, [p](C v) { return v > C(0) ? v : p * std::expm1(v); });
-      case UnaryOp::pow_scalar: return map1<T, T>(x, out, [p](C v) { return std::pow(v, p); });
-      default: break;
-    }
-  }
-  throw DtypeError(cat("unary kernel: operation ", static_cast<int>(op), " is not defined for dtype ", x.dtype()));
-}
-
-template <class T>
-void binary_typed(BinaryOp op, const Array& a, const Array& b, const Array& out) {
-  using C = compute_type_t<T>;
-  switch (op) {
-    case BinaryOp::add: return map2<T, T>(a, b, out, [](C x, C y) { return C(x + y); });
-    case BinaryOp::sub: return map2<T, T>(a, b, out, [](C x, C y) { return C(x - y); });
-    case BinaryOp::mul: return map2<T, T>(a, b, out, [](C x, C y) { return C(x * y); });
-    case BinaryOp::div:
-      if constexpr (std::is_floating_point_v<C>) {
-        return map2<T, T>(a, b, out, [](C x, C y) { return x / y; });
-      } else {
-        return map2<T, T>(a, b, out, [](C x, C y) { return y == C(0) ? C(0) : C(x / y); });
-      }
-    case BinaryOp::pow:
-      return map2<T, T>(a, b, out, [](C x, C y) { return static_cast<C>(std::pow(x, y)); });
-    case BinaryOp::maximum:
-      return map2<T, T>(a, b, out, [](C x, C y) { return (x != x || x > y) ? x : y; });
-    case BinaryOp::minimum:
-      return map2<T, T>(a, b, out, [](C x, C y) { return (x != x || x < y) ? x : y; });
-    case BinaryOp::relu_grad: return map2<T, T>(a, b, out, [](C g, C y) { return y > C(0) ? g : C(0); });
-    case BinaryOp::add_relu:
-      return map2<T, T>(a, b, out, [](C x, C y) {
-        const C s = C(x + y);
-        return s <= C(0) ? C(0) : s;
-      });
-    case BinaryOp::equal: return map2<T, bool>(a, b, out, [](C x, C y) { return x == y; });
-    case BinaryOp::not_equal: return map2<T, bool>(a, b, out, [](C x, C y) { return x != y; });
-    case BinaryOp::less: return map2<T, bool>(a, b, out, [](C x, C y) { return x < y; });
-    case BinaryOp::less_equal: return map2<T, bool>(a, b, out, [](C x, C y) { return x <= y; });
-    case BinaryOp::greater: return map2<T, bool>(a, b, out, [](C x, C y) { return x > y; });
-    case BinaryOp::greater_equal: return map2<T, bool>(a, b, out, [](C x, C y) { return x >= y; });
-  }
-}
-
 void unary_kernel(UnaryOp op, double param, const Array& x, const Array& out) {
   visit_dtype(x.dtype(), [&]<class T>() {
     if constexpr (std::is_same_v<T, bool>) {
       if (op != UnaryOp::logical_not) throw DtypeError("unary kernel: only logical_not is defined for bool");
-      map1<bool, bool>(x, out, [](bool v) { return !v; });
+      map1<bool, bool>(x, out, elementwise::LogicalNot<bool>{});
     } else {
-      unary_typed<T>(op, param, x, out);
+      using C = compute_type_t<T>;
+      elementwise::visit_unary<C>(op, param, x.dtype(), [&]<class F>(F f) {
+        map1<T, elementwise::result_element_t<T, F, C>>(x, out, f);
+      });
     }
   });
 }
 
 void binary_kernel(BinaryOp op, const Array& a, const Array& b, const Array& out) {
-  visit_dtype(a.dtype(), [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool>) {
-      binary_typed<uint8_t>(op, a, b, out);  // bool bytes compare as 0 and 1
-    } else {
-      binary_typed<T>(op, a, b, out);
-    }
+  visit_dtype(a.dtype(), [&]<class D>() {
+    using T = std::conditional_t<std::is_same_v<D, bool>, uint8_t, D>;  // bool bytes compute as 0 and 1
+    using C = compute_type_t<T>;
+    elementwise::visit_binary<C>(op, [&]<class F>(F f) {
+      map2<T, elementwise::result_element_t<T, F, C, C>>(a, b, out, f);
+    });
   });
 }
 
@@ -148,8 +80,7 @@ void where_kernel(const Array& cond, const Array& a, const Array& b, const Array
 void axpby_kernel(double alpha, const Array& dst, double beta, const Array& x) {
   visit_floating_dtype(dst.dtype(), "axpby kernel", [&]<class T>() {
     using C = compute_type_t<T>;
-    const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
-    map2<T, T>(dst, x, dst, [a, b](C d, C v) { return a * d + b * v; });
+    map2<T, T>(dst, x, dst, elementwise::Axpby<C>{static_cast<C>(alpha), static_cast<C>(beta)});
   });
 }
 

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <atomic>
+#include <cstdio>
+#include <exception>
 #include <memory>
 #include <mutex>
 
@@ -50,6 +52,9 @@ class RuntimeMemory final : public DeviceMemory {
     check(status, "cudaEventQuery");
     return true;
   }
+  void wait(EventHandle event) override {
+    check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
+  }
   void destroy(EventHandle event) override { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
 
  private:
@@ -64,20 +69,28 @@ struct DeviceCache {
   std::atomic<BlockCache*> ready{nullptr};  // set once cache is made, for readers outside the once-call
 };
 
-constexpr size_t kMaxDevices = 64;
-
 class CudaAllocator final : public Allocator {
  public:
   void* allocate(const Device& device, size_t nbytes) override {
     require_device(device, "allocate");
     return cache_of(device.index).take(nbytes, compute_stream(device.index));
   }
-  void deallocate(const Device& device, void* data, size_t) override { cache_of(device.index).give_back(data); }
+  // Called from ~Storage, so it cannot throw: a block the device could not take back (its context lost,
+  // an event not recorded) is reported and left unused.
+  void deallocate(const Device& device, void* data, size_t) noexcept override {
+    try {
+      cache_of(device.index).give_back(data);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kusari: a block of %s was not returned to its cache: %s\n",
+                   device.to_string().c_str(), e.what());
+    }
+  }
   void release_cached() override {
     for (DeviceCache& d : devices_) {
       if (BlockCache* cache = d.ready.load(std::memory_order_acquire)) cache->release_free();
     }
   }
+  // The devices' counters added up; the peaks are each device's own, so their sum bounds the peak of all.
   AllocatorStats stats() const override {
     AllocatorStats total;
     for (const DeviceCache& d : devices_) {
@@ -104,7 +117,7 @@ class CudaAllocator final : public Allocator {
   }
 
  private:
-  std::array<DeviceCache, kMaxDevices> devices_;
+  std::array<DeviceCache, static_cast<size_t>(kMaxDevices)> devices_;
 };
 
 CudaAllocator& the_allocator() {

@@ -44,13 +44,14 @@ void* BlockCache::take(size_t bytes, StreamHandle stream) {
   } else {
     block = memory_.allocate(rounded);
     if (!block) {
+      collect_all();
       release_free_locked();
       block = memory_.allocate(rounded);
     }
     if (!block) {
       throw DeviceError(cat("allocate on ", device_, ": out of device memory for ", bytes, " bytes (", rounded,
                             " as a block; ", stats_.bytes_in_use, " bytes in use, ", stats_.bytes_cached,
-                            " waiting for other streams)"));
+                            " cached)"));
     }
     ++stats_.fresh_allocations;
   }
@@ -75,17 +76,26 @@ void BlockCache::give_back(void* block) {
   std::lock_guard lock(mutex_);
   const auto it = live_.find(block);
   if (it == live_.end()) throw ValueError(cat("deallocate on ", device_, ": not a live block of this device"));
-  Block b = std::move(it->second);
-  live_.erase(it);
-  stats_.bytes_in_use -= static_cast<int64_t>(b.bytes);
-  stats_.bytes_cached += static_cast<int64_t>(b.bytes);
-  if (b.also_used_on.empty()) {
-    free_[{b.stream, b.bytes}].push_back(block);
-    return;
+  Block& b = it->second;
+  // The events come first: if recording one fails the block stays live (and is leaked), never reused
+  // while another stream may still touch it.
+  std::vector<EventHandle> events;
+  try {
+    for (StreamHandle s : b.also_used_on) events.push_back(memory_.record(s));
+  } catch (...) {
+    for (EventHandle e : events) memory_.destroy(e);
+    throw;
   }
-  Waiting w{block, std::move(b), {}};
-  for (StreamHandle s : w.info.also_used_on) w.events.push_back(memory_.record(s));
-  waiting_.push_back(std::move(w));
+  const size_t bytes = b.bytes;
+  const StreamHandle stream = b.stream;
+  live_.erase(it);
+  stats_.bytes_in_use -= static_cast<int64_t>(bytes);
+  stats_.bytes_cached += static_cast<int64_t>(bytes);
+  if (events.empty()) {
+    free_[{stream, bytes}].push_back(block);
+  } else {
+    waiting_.push_back(Waiting{block, bytes, stream, std::move(events)});
+  }
 }
 
 void BlockCache::release_free() {
@@ -105,19 +115,28 @@ void BlockCache::collect_completed() {
       return false;
     }
     for (EventHandle e : w.events) memory_.destroy(e);
-    free_[{w.info.stream, w.info.bytes}].push_back(w.block);
+    free_[{w.stream, w.bytes}].push_back(w.block);
     return true;
   });
 }
 
-void BlockCache::release_free_locked() {
-  for (auto& [key, blocks] : free_) {
-    for (void* block : blocks) {
-      memory_.release(block, key.second);
-      stats_.bytes_cached -= static_cast<int64_t>(key.second);
-    }
+void BlockCache::collect_all() {
+  for (Waiting& w : waiting_) {
+    for (EventHandle e : w.events) memory_.wait(e);
   }
-  free_.clear();
+  collect_completed();
+}
+
+void BlockCache::release_free_locked() {
+  // Each block leaves the lists before it is released, so a release that throws cannot be repeated.
+  while (!free_.empty()) {
+    const auto it = free_.begin();
+    const size_t bytes = it->first.second;
+    std::vector<void*> blocks = std::move(it->second);
+    free_.erase(it);
+    stats_.bytes_cached -= static_cast<int64_t>(bytes * blocks.size());
+    for (void* block : blocks) memory_.release(block, bytes);
+  }
 }
 
 }  // namespace kusari::kernels::cuda

@@ -7,8 +7,7 @@
 #include <mutex>
 
 #include <kusari/core/kernel_table.h>
-#include <kusari/kernels/cuda/detail/check.h>
-#include <kusari/kernels/cuda/detail/device_elements.cuh>
+#include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
 #include <kusari/kernels/cuda/detail/streams.h>
 #include <kusari/kernels/ops/copy.h>
@@ -18,38 +17,18 @@ namespace {
 
 template <class S, class D>
 __global__ void copy_elements(KernelLayout<2> layout) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < layout.size; i += int64_t{blockDim.x} * gridDim.x) {
-    element<D>(layout, 1, i) = convert<D>(element<S>(layout, 0, i));
-  }
+  KUSARI_FOR_EACH_ELEMENT(i, layout.size) { element<D>(layout, 1, i) = convert<D>(element<S>(layout, 0, i)); }
 }
 
 template <class T>
 __global__ void fill_elements(KernelLayout<1> layout, T value) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < layout.size; i += int64_t{blockDim.x} * gridDim.x) {
-    element<T>(layout, 0, i) = value;
-  }
-}
-
-// The device both operands are on; throws DeviceError otherwise.
-int common_device(const Array& a, const Array& b, const char* op) {
-  require_device(a.device(), op);
-  if (!(a.device() == b.device())) {
-    throw DeviceError(cat(op, ": expected both operands on ", a.device(), ", got one on ", b.device()));
-  }
-  return a.device().index;
+  KUSARI_FOR_EACH_ELEMENT(i, layout.size) { element<T>(layout, 0, i) = value; }
 }
 
 void copy_kernel(const Array& src, const Array& dst) {
-  const int index = common_device(src, dst, "copy");
-  if (dst.size() == 0) return;
-  DeviceGuard guard(index);
-  const KernelLayout<2> layout = kernel_layout<2>({&src, &dst}, "copy");
   visit_dtype(src.dtype(), [&]<class S>() {
-    visit_dtype(dst.dtype(), [&]<class D>() {
-      copy_elements<S, D><<<blocks_for(layout.size), kThreads, 0, compute_stream(index)>>>(layout);
-    });
+    visit_dtype(dst.dtype(), [&]<class D>() { launch<2>("copy", {&src, &dst}, copy_elements<S, D>); });
   });
-  check(cudaGetLastError(), "copy kernel launch");
 }
 
 // value as T, rounded as the CPU's fill rounds it.
@@ -59,20 +38,15 @@ T host_value(double value) {
     return value != 0.0;
   } else if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
     return T(value);
+  } else if constexpr (is_integer_element_v<T>) {
+    return integer_from_floating<T>(value);
   } else {
     return static_cast<T>(value);
   }
 }
 
 void fill_kernel(const Array& dst, double value) {
-  require_device(dst.device(), "fill");
-  if (dst.size() == 0) return;
-  DeviceGuard guard(dst.device().index);
-  const KernelLayout<1> layout = kernel_layout<1>({&dst}, "fill");
-  visit_dtype(dst.dtype(), [&]<class T>() {
-    fill_elements<T><<<blocks_for(layout.size), kThreads, 0, compute_stream(dst.device().index)>>>(layout, host_value<T>(value));
-  });
-  check(cudaGetLastError(), "fill kernel launch");
+  visit_dtype(dst.dtype(), [&]<class T>() { launch<1>("fill", {&dst}, fill_elements<T>, host_value<T>(value)); });
 }
 
 // Bytes per staging buffer; two per device let the host copy one chunk while the device copies the other.
@@ -87,7 +61,7 @@ struct Staging {
 };
 
 Staging& staging_of(int index) {
-  static std::array<Staging, 64> all;
+  static std::array<Staging, kMaxDevices> all;
   return all[static_cast<size_t>(index)];
 }
 
@@ -164,9 +138,9 @@ void transfer_kernel(const Array& src, const Array& dst) {
     DeviceGuard guard(s);
     // The source's stream copies after the destination's earlier work on that memory, and the
     // destination's later work waits for the copy.
-    order_after(compute_stream(s), compute_stream(d));
+    order_after(compute_stream(s), d, compute_stream(d));
     check(cudaMemcpyPeerAsync(to, d, from, s, bytes, compute_stream(s)), "cudaMemcpyPeerAsync");
-    order_after(compute_stream(d), compute_stream(s));
+    order_after(compute_stream(d), s, compute_stream(s));
   }
 }
 

@@ -9,6 +9,7 @@ namespace kusari::kernels::cuda {
 void register_cuda_backend() {
   register_allocator(DeviceType::cuda, &cuda_allocator());
   register_copy_kernels();
+  register_elementwise_kernels();
 }
 
 }  // namespace kusari::kernels::cuda

@@ -36,9 +36,6 @@ const DeviceCensus& census() {
   return result;
 }
 
-// The most devices one process addresses (a node has at most 16 GPUs today; room to spare).
-constexpr int kMaxDevices = 64;
-
 // One device's streams, made on first use.
 struct DeviceStreams {
   std::once_flag once;
@@ -64,7 +61,7 @@ void require_device(const Device& device, const char* what) {
   if (device.type != DeviceType::cuda) throw DeviceError(cat(what, ": expected a CUDA device, got ", device));
   const DeviceCensus& c = census();
   if (c.count == 0) throw DeviceError(cat(what, " on ", device, ": ", c.reason));
-  if (device.index >= c.count || device.index >= kMaxDevices) {
+  if (device.index < 0 || device.index >= c.count || device.index >= kMaxDevices) {
     throw DeviceError(cat(what, " on ", device, ": this process sees ", c.count, " CUDA device",
                           c.count == 1 ? "" : "s", " (cuda:0 to cuda:", c.count - 1, ")"));
   }
@@ -86,12 +83,16 @@ cudaStream_t compute_stream(int index) { return streams_of(index).compute; }
 
 cudaStream_t communication_stream(int index) { return streams_of(index).communication; }
 
-void order_after(cudaStream_t waiting, cudaStream_t done) {
+void order_after(cudaStream_t waiting, int done_device, cudaStream_t done) {
+  // An event belongs to the device current when it is made and is recorded only on that device's
+  // streams; a stream of any device may wait for it.
+  DeviceGuard guard(done_device);
   cudaEvent_t event;
   check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-  check(cudaEventRecord(event, done), "cudaEventRecord");
-  check(cudaStreamWaitEvent(waiting, event, 0), "cudaStreamWaitEvent");
-  check(cudaEventDestroy(event), "cudaEventDestroy");  // released once the wait has consumed it
+  const cudaError_t recorded = cudaEventRecord(event, done);
+  const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(waiting, event, 0) : recorded;
+  cudaEventDestroy(event);  // released once the wait has consumed it
+  check(waited, recorded == cudaSuccess ? "cudaStreamWaitEvent" : "cudaEventRecord");
 }
 
 }  // namespace kusari::kernels::cuda

@@ -12,6 +12,7 @@
 #include <kusari/core/array.h>
 #include <kusari/core/parallel.h>
 #include <kusari/kernels/detail/collapsed_layout.h>
+#include <kusari/kernels/detail/element_conversion.h>
 
 namespace kusari::kernels::cpu {
 
@@ -77,13 +78,16 @@ inline compute_type_t<T> load(const T& value) {
   return static_cast<compute_type_t<T>>(value);
 }
 
-// Stores a compute-type value as T (rounding once, to nearest even, for the half types).
+// Stores a compute-type value as T (rounding once, to nearest even, for the half types; a floating
+// value as an integer by element_conversion.h's rule).
 template <class T, class V>
 inline T store(V value) {
   if constexpr (std::is_same_v<T, bool>) {
     return value != V(0);
   } else if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
     return T(static_cast<std::conditional_t<std::is_same_v<V, float>, float, double>>(value));
+  } else if constexpr (is_integer_element_v<T> && std::is_floating_point_v<V>) {
+    return integer_from_floating<T>(value);
   } else {
     return static_cast<T>(value);
   }

@@ -4,7 +4,8 @@
 // list of the stream it was allocated for, where the next request on that stream may take it at once
 // (work on one stream runs in order, so the new owner's kernels start after the old owner's); a block
 // that other streams also used waits until events recorded on them at free time have completed. When
-// the device runs out, the cache returns its free blocks and tries once more.
+// the device runs out, the cache waits for the blocks still gated by events, returns every free block
+// and tries once more.
 
 #include <cstddef>
 #include <map>
@@ -34,6 +35,8 @@ class DeviceMemory {
   virtual EventHandle record(StreamHandle stream) = 0;
   // True once the work an event marks has completed.
   virtual bool completed(EventHandle event) = 0;
+  // Blocks the host until the work an event marks has completed.
+  virtual void wait(EventHandle event) = 0;
   // Destroys an event.
   virtual void destroy(EventHandle event) = 0;
 };
@@ -68,11 +71,14 @@ class BlockCache {
   };
   struct Waiting {
     void* block;
-    Block info;
+    size_t bytes;
+    StreamHandle stream;
     std::vector<EventHandle> events;
   };
   // Moves waiting blocks whose events have all completed to the free lists.
   void collect_completed();
+  // Waits for every waiting block's events and moves them all to the free lists.
+  void collect_all();
   // Frees every block of the free lists.
   void release_free_locked();
 

@@ -12,10 +12,14 @@ namespace kusari::kernels::cuda {
 // Throws DeviceError "<what>: <CUDA's message> (<error name>)" unless status is cudaSuccess.
 inline void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
-    cudaGetLastError();  // clears a sticky launch error so the next call reports its own
+    cudaGetLastError();  // resets the last-error state (a non-sticky error would otherwise be reported again)
     throw DeviceError(cat(what, ": ", cudaGetErrorString(status), " (", cudaGetErrorName(status), ")"));
   }
 }
+
+// The most devices one process addresses (a node has at most 16 GPUs today; room to spare): the size of
+// the backend's per-device tables, whose index require_device checks.
+constexpr int kMaxDevices = 64;
 
 // Throws DeviceError naming `what` unless `device` is a CUDA device this process has (the check every
 // allocation and kernel makes first, so a machine without a GPU fails with "no CUDA device").

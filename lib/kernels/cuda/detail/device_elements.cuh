@@ -1,7 +1,8 @@
 #pragma once
-// Internal to the CUDA backend: elements on the device as the CPU backend treats them. The half types
-// load as float and store rounding once to nearest even (from a double directly, never through float);
-// bool stores v != 0; equal types copy their bits. Also the layout of up to kMaxAxes strided operands
+// Internal to the CUDA backend: elements on the device as the CPU backend treats them, to the bit. The
+// half types load as float and store rounding once to nearest even (from a double directly, never
+// through float); NaNs convert as x86 converts them; bool stores v != 0; floating values become
+// integers by element_conversion.h's rule; equal types copy their bits. Also the layout of up to kMaxAxes strided operands
 // that a kernel indexes, built from the axes the CPU's loops would merge.
 
 #include <cuda_bf16.h>
@@ -14,6 +15,7 @@
 #include <kusari/core/dtype.h>
 #include <kusari/core/error.h>
 #include <kusari/kernels/detail/collapsed_layout.h>
+#include <kusari/kernels/detail/element_conversion.h>
 
 namespace kusari::kernels::cuda {
 
@@ -21,10 +23,36 @@ namespace kusari::kernels::cuda {
 template <class T>
 using device_compute_t = compute_type_t<T>;
 
+// A floating value's bits.
+template <class T>
+__device__ inline bits_t<T> bits_of(T value) {
+  if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
+    return value.bits;
+  } else {
+    bits_t<T> out;
+    memcpy(&out, &value, sizeof(T));
+    return out;
+  }
+}
+
+// The floating value with these bits.
+template <class T>
+__device__ inline T from_bits(bits_t<T> bits) {
+  T out;
+  memcpy(&out, &bits, sizeof(T));
+  return out;
+}
+
+// True for the four floating element types.
+template <class T>
+inline constexpr bool is_floating_element_v =
+    std::is_floating_point_v<T> || std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>;
+
 // Loads an element as its compute type.
 template <class T>
 __device__ inline device_compute_t<T> load(const T& value) {
   if constexpr (std::is_same_v<T, float16_t>) {
+    if ((value.bits & 0x7fff) > 0x7c00) return from_bits<float>(nan_bits<float, float16_t>(value.bits));
     return __half2float(__ushort_as_half(value.bits));
   } else if constexpr (std::is_same_v<T, bfloat16_t>) {
     return __uint_as_float(static_cast<uint32_t>(value.bits) << 16);
@@ -33,9 +61,13 @@ __device__ inline device_compute_t<T> load(const T& value) {
   }
 }
 
-// Stores a compute-type value as T.
+// Stores a compute-type value as T: a NaN as nan_bits converts it, a floating value as an integer by
+// element_conversion.h's rule.
 template <class T, class V>
 __device__ inline T store(V value) {
+  if constexpr (std::is_floating_point_v<V> && is_floating_element_v<T> && !std::is_same_v<T, V>) {
+    if (value != value) return from_bits<T>(nan_bits<T, V>(bits_of(value)));
+  }
   T out;
   if constexpr (std::is_same_v<T, bool>) {
     out = value != V(0);
@@ -45,6 +77,8 @@ __device__ inline T store(V value) {
   } else if constexpr (std::is_same_v<T, bfloat16_t>) {
     out.bits = __bfloat16_as_ushort(std::is_same_v<V, float> ? __float2bfloat16_rn(static_cast<float>(value))
                                                               : __double2bfloat16(static_cast<double>(value)));
+  } else if constexpr (is_integer_element_v<T> && std::is_floating_point_v<V>) {
+    out = integer_from_floating<T>(value);
   } else {
     out = static_cast<T>(value);
   }
@@ -99,6 +133,8 @@ KernelLayout<N> kernel_layout(const std::array<const Array*, N>& arrays, const c
 // Operand k's element i (in row-major order of the merged extents), typed T.
 template <class T, size_t N>
 __device__ inline T& element(const KernelLayout<N>& layout, size_t k, int64_t i) {
+  // One axis left (every contiguous operand, most others) needs no division.
+  if (layout.axes == 1) return reinterpret_cast<T*>(layout.bases[k])[i * layout.strides[k][0]];
   int64_t offset = 0;
   for (int d = layout.axes - 1; d >= 0; --d) {
     offset += (i % layout.extents[d]) * layout.strides[k][d];

@@ -7,6 +7,8 @@ namespace kusari::kernels::cuda {
 
 // Copy, fill and transfers (copy.cu).
 void register_copy_kernels();
+// Unary, binary, where, axpby and the momentum step (elementwise.cu).
+void register_elementwise_kernels();
 // The allocator and every area's kernels.
 void register_cuda_backend();
 

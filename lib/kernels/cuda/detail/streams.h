@@ -11,7 +11,8 @@ namespace kusari::kernels::cuda {
 cudaStream_t compute_stream(int index);
 // The stream collective communication of device `index` runs on.
 cudaStream_t communication_stream(int index);
-// Makes `waiting` wait (on the device, without blocking the host) for the work queued on `done` so far.
-void order_after(cudaStream_t waiting, cudaStream_t done);
+// Makes `waiting` (a stream of any device) wait, on the device and without blocking the host, for the
+// work queued so far on `done`, a stream of device `done_device`.
+void order_after(cudaStream_t waiting, int done_device, cudaStream_t done);
 
 }  // namespace kusari::kernels::cuda

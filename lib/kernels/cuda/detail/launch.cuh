@@ -1,0 +1,46 @@
+#pragma once
+// Internal to the CUDA backend: launching an elementwise kernel over N operands of one device, on that
+// device's compute stream, with the grid-stride loop its body runs in.
+
+#include <array>
+#include <type_traits>
+
+#include <kusari/core/array.h>
+#include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/device_elements.cuh>
+#include <kusari/kernels/cuda/detail/streams.h>
+
+// Every index i below n that this thread visits in a grid-stride loop.
+#define KUSARI_FOR_EACH_ELEMENT(i, n) \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
+
+namespace kusari::kernels::cuda {
+
+// The device every operand is on; throws DeviceError naming `op` when one is elsewhere or the device
+// does not exist.
+template <size_t N>
+int device_of(const std::array<const Array*, N>& arrays, const char* op) {
+  const Device device = arrays[0]->device();
+  require_device(device, op);
+  for (const Array* a : arrays) {
+    if (!(a->device() == device)) {
+      throw DeviceError(cat(op, ": expected every operand on ", device, ", got one on ", a->device()));
+    }
+  }
+  return device.index;
+}
+
+// Runs kernel(layout of `arrays`, args...) over every element, on the operands' device's compute
+// stream; nothing for empty arrays.
+template <size_t N, class... Args>
+void launch(const char* op, const std::array<const Array*, N>& arrays, void (*kernel)(KernelLayout<N>, Args...),
+            std::type_identity_t<Args>... args) {
+  const int index = device_of<N>(arrays, op);
+  if (arrays[0]->size() == 0) return;
+  DeviceGuard guard(index);
+  const KernelLayout<N> layout = kernel_layout<N>(arrays, op);
+  kernel<<<blocks_for(layout.size), kThreads, 0, compute_stream(index)>>>(layout, args...);
+  check(cudaGetLastError(), op);
+}
+
+}  // namespace kusari::kernels::cuda
