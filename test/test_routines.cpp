@@ -775,6 +775,6 @@ TEST_CASE("a second kernel for one operation and device type is refused, naming 
                            {"copy", "backend 'another'", "backend 'cpu' already registered", "cpu devices"});
   CHECK((kernel_for<kernel_ops::Copy>(Device::cpu()) == cpu_copy));
   // An area the CUDA backend does not have yet (in a build without CUDA, none is registered).
-  expect_error<DeviceError>([] { kernel_for<kernel_ops::Reduce>(Device::cuda(0)); },
-                            {"reduce: no kernel is registered for device cuda:0"});
+  expect_error<DeviceError>([] { kernel_for<kernel_ops::Gemm>(Device::cuda(0)); },
+                            {"gemm: no kernel is registered for device cuda:0"});
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/detail/reduction_functions.h>
 #include <kusari/kernels/ops/reduction.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
@@ -29,28 +30,6 @@ Offsets offsets_of(const Array& x, const std::vector<int64_t>& axes) {
     offsets = std::move(next);
   }
   return offsets;
-}
-
-// The accumulator type: double for floating values, int64 for integers (sums of uint8 do not wrap).
-template <class T>
-using Accumulator = std::conditional_t<std::is_floating_point_v<compute_type_t<T>>, double, int64_t>;
-
-// The start of a sum, max or min: floating max/min start from -inf/+inf so that a slice of infinities
-// reduces to an infinity.
-template <class A>
-A reduce_init(ReduceOp op) {
-  using Limits = std::numeric_limits<A>;
-  if (op == ReduceOp::sum) return A(0);
-  if (op == ReduceOp::max) return Limits::has_infinity ? -Limits::infinity() : Limits::lowest();
-  return Limits::has_infinity ? Limits::infinity() : Limits::max();
-}
-
-// acc combined with v by a sum, max or min (NaN wins max and min).
-template <class A>
-inline A reduce_combine(ReduceOp op, A acc, A v) {
-  if (op == ReduceOp::sum) return acc + v;
-  if (v != v || acc != acc) return acc != acc ? acc : v;
-  return op == ReduceOp::max ? (v > acc ? v : acc) : (v < acc ? v : acc);
 }
 
 // Sums, max or min of a contiguous x, small enough for one thread, over consecutive axes (x read as
@@ -110,7 +89,7 @@ void reduce_typed(ReduceOp op, const Array& x, const std::vector<int64_t>& axes,
         A best_value = load(in[kept_offset[static_cast<size_t>(m)]]);
         for (int64_t r = 1; r < r_count && best_value == best_value; ++r) {
           const A v = load(in[kept_offset[static_cast<size_t>(m)] + reduced_offset[static_cast<size_t>(r)]]);
-          if (v != v || (want_max ? v > best_value : v < best_value)) {
+          if (arg_better(want_max, v, r, best_value, best)) {
             best_value = v;
             best = r;
           }
@@ -170,12 +149,6 @@ constexpr int64_t kBlock = 128;
 
 // Whether fewer than k of the `classes` scores at x (`stride` apart) outrank the label's (false for a
 // label outside [0, classes) or a NaN score).
-// 1 when class c (score v) outranks the label (score target): higher, or tied at a lower index.
-template <class C>
-int64_t outranks(C v, int64_t c, C target, int64_t label) {
-  return (v > target) | ((v == target) & (c < label));
-}
-
 template <class T>
 bool row_hit(const T* x, int64_t stride, int64_t classes, int64_t label, int64_t k) {
   using C = compute_type_t<T>;

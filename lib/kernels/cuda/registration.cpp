@@ -10,6 +10,7 @@ void register_cuda_backend() {
   register_allocator(DeviceType::cuda, &cuda_allocator());
   register_copy_kernels();
   register_elementwise_kernels();
+  register_reduction_kernels();
 }
 
 }  // namespace kusari::kernels::cuda

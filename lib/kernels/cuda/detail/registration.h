@@ -9,6 +9,8 @@ namespace kusari::kernels::cuda {
 void register_copy_kernels();
 // Unary, binary, where, axpby and the momentum step (elementwise.cu).
 void register_elementwise_kernels();
+// Reductions over axes and the top-k test (reduction.cu).
+void register_reduction_kernels();
 // The allocator and every area's kernels.
 void register_cuda_backend();
 

@@ -1,0 +1,192 @@
+// CUDA reductions (ops/reduction.h): over axes, and the top-k test of each row, by the rules the CPU's
+// loops follow (reduction_functions.h). A reduction gives each output element one block, whose threads
+// take every blockDim-th reduced element and combine their partial results in shared memory; x and
+// out may have any strides.
+
+#include <algorithm>
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cuda/detail/launch.cuh>
+#include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/detail/reduction_functions.h>
+#include <kusari/kernels/ops/reduction.h>
+
+namespace kusari::kernels::cuda {
+namespace {
+
+// Where the elements of a reduction are: x's kept axes (with out's strides for them) and reduced axes.
+struct ReduceLayout {
+  int kept_axes = 0, reduced_axes = 0;
+  int64_t kept_count = 1, reduced_count = 1;
+  int64_t kept_extents[kMaxAxes], kept_strides[kMaxAxes], out_strides[kMaxAxes];
+  int64_t reduced_extents[kMaxAxes], reduced_strides[kMaxAxes];
+  const char* x = nullptr;
+  char* out = nullptr;
+};
+
+// The offset of index i (row-major over `axes` axes of these extents) under these strides.
+__device__ inline int64_t offset_of(int64_t i, int axes, const int64_t* extents, const int64_t* strides) {
+  int64_t offset = 0;
+  for (int d = axes - 1; d >= 0; --d) {
+    offset += (i % extents[d]) * strides[d];
+    i /= extents[d];
+  }
+  return offset;
+}
+
+ReduceLayout reduce_layout(const Array& x, const std::vector<int64_t>& axes, const Array& out) {
+  if (x.ndim() > kMaxAxes) {
+    throw ValueError(cat("reduce kernel: the CUDA kernels reduce arrays of at most ", kMaxAxes, " axes, got ",
+                         x.ndim()));
+  }
+  ReduceLayout layout;
+  layout.x = static_cast<const char*>(x.raw_data());
+  layout.out = static_cast<char*>(out.raw_data());
+  for (int64_t axis = 0, kept = 0; axis < x.ndim(); ++axis) {
+    const int64_t extent = x.shape()[axis], stride = x.strides()[static_cast<size_t>(axis)];
+    if (std::find(axes.begin(), axes.end(), axis) != axes.end()) {
+      layout.reduced_extents[layout.reduced_axes] = extent;
+      layout.reduced_strides[layout.reduced_axes++] = stride;
+      layout.reduced_count *= extent;
+    } else {
+      layout.kept_extents[layout.kept_axes] = extent;
+      layout.kept_strides[layout.kept_axes] = stride;
+      layout.out_strides[layout.kept_axes++] = out.strides()[static_cast<size_t>(kept++)];
+      layout.kept_count *= extent;
+    }
+  }
+  return layout;
+}
+
+inline constexpr int kReduceThreads = 256;
+
+// Sum, max or min: each block reduces the output elements blockIdx.x, + gridDim.x, ...
+template <class T, class D>
+__global__ void reduce_elements(ReduceLayout layout, ReduceOp op) {
+  using A = Accumulator<T>;
+  __shared__ A partial[kReduceThreads];
+  const T* x = reinterpret_cast<const T*>(layout.x);
+  for (int64_t m = blockIdx.x; m < layout.kept_count; m += gridDim.x) {
+    const int64_t base = offset_of(m, layout.kept_axes, layout.kept_extents, layout.kept_strides);
+    A acc = reduce_init<A>(op);
+    for (int64_t r = threadIdx.x; r < layout.reduced_count; r += blockDim.x) {
+      const int64_t at = base + offset_of(r, layout.reduced_axes, layout.reduced_extents, layout.reduced_strides);
+      acc = reduce_combine<A>(op, acc, static_cast<A>(load(x[at])));
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) partial[threadIdx.x] = reduce_combine<A>(op, partial[threadIdx.x], partial[threadIdx.x + half]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      reinterpret_cast<D*>(layout.out)[offset_of(m, layout.kept_axes, layout.kept_extents, layout.out_strides)] =
+          store<D>(partial[0]);
+    }
+    __syncthreads();
+  }
+}
+
+// Argmax or argmin over one axis, into int64.
+template <class T>
+__global__ void arg_reduce_elements(ReduceLayout layout, bool want_max) {
+  using A = Accumulator<T>;
+  __shared__ A best_values[kReduceThreads];
+  __shared__ int64_t best_indices[kReduceThreads];
+  const T* x = reinterpret_cast<const T*>(layout.x);
+  for (int64_t m = blockIdx.x; m < layout.kept_count; m += gridDim.x) {
+    const int64_t base = offset_of(m, layout.kept_axes, layout.kept_extents, layout.kept_strides);
+    A best = A(0);
+    int64_t index = -1;  // none yet
+    for (int64_t r = threadIdx.x; r < layout.reduced_count; r += blockDim.x) {
+      const int64_t at = base + offset_of(r, layout.reduced_axes, layout.reduced_extents, layout.reduced_strides);
+      const A v = static_cast<A>(load(x[at]));
+      if (index < 0 || arg_better(want_max, v, r, best, index)) {
+        best = v;
+        index = r;
+      }
+    }
+    best_values[threadIdx.x] = best;
+    best_indices[threadIdx.x] = index;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) {
+        const int64_t other = best_indices[threadIdx.x + half];
+        if (other >= 0 && (best_indices[threadIdx.x] < 0 ||
+                           arg_better(want_max, best_values[threadIdx.x + half], other, best_values[threadIdx.x],
+                                      best_indices[threadIdx.x]))) {
+          best_values[threadIdx.x] = best_values[threadIdx.x + half];
+          best_indices[threadIdx.x] = other;
+        }
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      reinterpret_cast<int64_t*>(layout.out)[offset_of(m, layout.kept_axes, layout.kept_extents, layout.out_strides)] =
+          best_indices[0];
+    }
+    __syncthreads();
+  }
+}
+
+void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes, const Array& out) {
+  const int index = device_of<2>({&x, &out}, "reduce kernel");
+  if (out.size() == 0) return;
+  DeviceGuard guard(index);
+  const ReduceLayout layout = reduce_layout(x, axes, out);
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(layout.kept_count, 65535));
+  const cudaStream_t stream = compute_stream(index);
+  visit_dtype(x.dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      throw DtypeError("reduce kernel: bool arrays are reduced after a cast to an integer dtype");
+    } else if (op == ReduceOp::argmax || op == ReduceOp::argmin) {
+      arg_reduce_elements<T><<<blocks, kReduceThreads, 0, stream>>>(layout, op == ReduceOp::argmax);
+    } else {
+      visit_dtype(out.dtype(), [&]<class D>() { reduce_elements<T, D><<<blocks, kReduceThreads, 0, stream>>>(layout, op); });
+    }
+  });
+  check(cudaGetLastError(), "reduce kernel");
+}
+
+// One thread per sample: whether fewer than k classes outrank its label (false for a label outside
+// [0, classes) or a NaN score).
+template <class T>
+__global__ void top_k_elements(const T* x, int64_t row_stride, int64_t column_stride, int64_t samples,
+                               int64_t classes, const int64_t* labels, int64_t k, bool* hits, int64_t hit_stride) {
+  using C = compute_type_t<T>;
+  KUSARI_FOR_EACH_ELEMENT(i, samples) {
+    const T* row = x + i * row_stride;
+    const int64_t label = labels[i];
+    bool hit = false;
+    if (label >= 0 && label < classes) {
+      const C target = load(row[label * column_stride]);
+      int64_t higher = 0;
+      for (int64_t c = 0; c < classes && higher < k; ++c) higher += outranks(load(row[c * column_stride]), c, target, label);
+      hit = target == target && higher < k;
+    }
+    hits[i * hit_stride] = hit;
+  }
+}
+
+void top_k_hits_kernel(const Array& x, const Array& t, int64_t k, const Array& hits) {
+  const int index = device_of<3>({&x, &t, &hits}, "top_k_hits kernel");
+  const int64_t samples = x.shape()[0], classes = x.shape()[1];
+  if (samples == 0) return;
+  DeviceGuard guard(index);
+  const int64_t hit_stride = hits.ndim() > 0 ? hits.strides()[0] : 0;
+  visit_floating_dtype(x.dtype(), "top_k_hits kernel", [&]<class T>() {
+    top_k_elements<T><<<blocks_for(samples), kThreads, 0, compute_stream(index)>>>(
+        static_cast<const T*>(x.raw_data()), x.strides()[0], x.strides()[1], samples, classes,
+        static_cast<const int64_t*>(t.raw_data()), k, static_cast<bool*>(hits.raw_data()), hit_stride);
+  });
+  check(cudaGetLastError(), "top_k_hits kernel");
+}
+
+}  // namespace
+
+void register_reduction_kernels() {
+  install_kernel<kernel_ops::Reduce>(DeviceType::cuda, "cuda", reduce_kernel);
+  install_kernel<kernel_ops::TopKHits>(DeviceType::cuda, "cuda", top_k_hits_kernel);
+}
+
+}  // namespace kusari::kernels::cuda
