@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/ops/convolution.h>
 #include <kusari/kernels/ops/copy.h>
 #include <kusari/kernels/ops/linalg.h>
 #include <kusari/kernels/ops/reduction.h>
@@ -775,6 +776,6 @@ TEST_CASE("a second kernel for one operation and device type is refused, naming 
                            {"copy", "backend 'another'", "backend 'cpu' already registered", "cpu devices"});
   CHECK((kernel_for<kernel_ops::Copy>(Device::cpu()) == cpu_copy));
   // An area the CUDA backend does not have yet (in a build without CUDA, none is registered).
-  expect_error<DeviceError>([] { kernel_for<kernel_ops::Gemm>(Device::cuda(0)); },
-                            {"gemm: no kernel is registered for device cuda:0"});
+  expect_error<DeviceError>([] { kernel_for<kernel_ops::Conv2d>(Device::cuda(0)); },
+                            {"conv2d: no kernel is registered for device cuda:0"});
 }

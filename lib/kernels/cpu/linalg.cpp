@@ -7,28 +7,13 @@
 #include <cblas.h>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/detail/matrix_operand.h>
 #include <kusari/kernels/ops/linalg.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/kernels/cpu/detail/dnnl_plan.h>
 
 namespace kusari::kernels::cpu {
 namespace {
-
-// A 2-D operand as BLAS sees it: a row-major matrix, possibly read transposed.
-struct BlasOperand {
-  Array array;          // storage BLAS reads
-  bool transpose;       // whether BLAS reads it transposed
-  int64_t leading;      // leading dimension
-};
-
-// Uses the array's own layout when one of its axes has unit stride; copies otherwise.
-BlasOperand as_blas(const Array& a, bool transpose) {
-  const int64_t rows = a.shape()[0], cols = a.shape()[1];
-  const int64_t s0 = a.strides()[0], s1 = a.strides()[1];
-  if ((s1 == 1 || cols == 1) && s0 >= std::max<int64_t>(1, cols)) return {a, transpose, s0};
-  if ((s0 == 1 || rows == 1) && s1 >= std::max<int64_t>(1, rows)) return {a, !transpose, s1};
-  return {a.copy(), transpose, std::max<int64_t>(1, cols)};
-}
 
 // float32 products of at least this many multiply-adds go to oneDNN's sgemm, smaller ones to OpenBLAS.
 // Measured on 1 and 2 threads (bench-style loops over each call): OpenBLAS is faster up to 16x16x100
@@ -37,7 +22,7 @@ BlasOperand as_blas(const Array& a, bool transpose) {
 constexpr int64_t kOneDnnFrom = 32 * 32 * 32;
 
 template <class T>
-void blas_gemm(const BlasOperand& a, const BlasOperand& b, int64_t m, int64_t n, int64_t k, double alpha,
+void blas_gemm(const MatrixOperand& a, const MatrixOperand& b, int64_t m, int64_t n, int64_t k, double alpha,
                double beta, T* c, int64_t ldc) {
   const auto ta = a.transpose ? CblasTrans : CblasNoTrans;
   const auto tb = b.transpose ? CblasTrans : CblasNoTrans;
@@ -153,11 +138,11 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
     return;
   }
   if (dtype == Dtype::float32 || dtype == Dtype::float64) {
-    const bool direct = out.strides()[1] == 1 && out.strides()[0] >= std::max<int64_t>(1, n);
+    const bool direct = writable_in_place(out);
     const Array c = direct ? out : out.copy();
     visit_floating_dtype(dtype, "gemm", [&]<class T>() {
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        blas_gemm<T>(as_blas(a, transpose_a), as_blas(b, transpose_b), m, n, k, alpha, beta,
+        blas_gemm<T>(as_matrix_operand(a, transpose_a), as_matrix_operand(b, transpose_b), m, n, k, alpha, beta,
                      static_cast<T*>(c.raw_data()), c.strides()[0]);
       }
     });
@@ -168,8 +153,9 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
     throw DtypeError(cat("gemm: expected a floating dtype, got ", dtype));
   }
   const Array c = beta == 0 ? Array::empty(out.shape(), Dtype::float32, Device::cpu()) : out.astype(Dtype::float32, true);
-  blas_gemm<float>(as_blas(a.astype(Dtype::float32), transpose_a), as_blas(b.astype(Dtype::float32), transpose_b), m,
-                   n, k, alpha, beta, static_cast<float*>(c.raw_data()), n);
+  blas_gemm<float>(as_matrix_operand(a.astype(Dtype::float32), transpose_a),
+                   as_matrix_operand(b.astype(Dtype::float32), transpose_b), m, n, k, alpha, beta,
+                   static_cast<float*>(c.raw_data()), n);
   out.assign(c);
 }
 

@@ -11,6 +11,7 @@ void register_cuda_backend() {
   register_copy_kernels();
   register_elementwise_kernels();
   register_reduction_kernels();
+  register_linalg_kernels();
 }
 
 }  // namespace kusari::kernels::cuda

@@ -11,6 +11,8 @@ void register_copy_kernels();
 void register_elementwise_kernels();
 // Reductions over axes and the top-k test (reduction.cu).
 void register_reduction_kernels();
+// The matrix product through cuBLASLt (linalg.cpp).
+void register_linalg_kernels();
 // The allocator and every area's kernels.
 void register_cuda_backend();
 
