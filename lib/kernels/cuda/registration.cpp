@@ -12,6 +12,7 @@ void register_cuda_backend() {
   register_elementwise_kernels();
   register_reduction_kernels();
   register_linalg_kernels();
+  register_random_kernels();
 }
 
 }  // namespace kusari::kernels::cuda

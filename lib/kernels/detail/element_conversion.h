@@ -9,13 +9,8 @@
 #include <limits>
 #include <type_traits>
 
+#include <kusari/core/detail/host_device.h>
 #include <kusari/core/dtype.h>
-
-#if defined(__CUDACC__)
-#define KUSARI_HOST_DEVICE __host__ __device__
-#else
-#define KUSARI_HOST_DEVICE
-#endif
 
 namespace kusari::kernels {
 

@@ -13,6 +13,8 @@ void register_elementwise_kernels();
 void register_reduction_kernels();
 // The matrix product through cuBLASLt (linalg.cpp).
 void register_linalg_kernels();
+// The counter-based random fills (random.cu).
+void register_random_kernels();
 // The allocator and every area's kernels.
 void register_cuda_backend();
 
