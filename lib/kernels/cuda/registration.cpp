@@ -13,6 +13,7 @@ void register_cuda_backend() {
   register_reduction_kernels();
   register_linalg_kernels();
   register_random_kernels();
+  register_loss_kernels();
 }
 
 }  // namespace kusari::kernels::cuda

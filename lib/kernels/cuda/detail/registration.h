@@ -15,6 +15,8 @@ void register_reduction_kernels();
 void register_linalg_kernels();
 // The counter-based random fills (random.cu).
 void register_random_kernels();
+// Softmax cross-entropy and its gradient (loss.cu).
+void register_loss_kernels();
 // The allocator and every area's kernels.
 void register_cuda_backend();
 

@@ -1,0 +1,71 @@
+// The CUDA softmax cross-entropy against the CPU's: log softmax, per-sample and mean losses, label
+// smoothing, ignored samples, int32 and int64 labels, strided scores, and the gradient; a label out of
+// range fails with the CPU's error before any kernel runs.
+// Part of test_cuda_device (its main skips without a GPU).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <kusari/core/array.h>
+#include <kusari/kernels/layer_routines.h>
+
+using namespace kusari;
+
+namespace {
+
+const Device gpu = Device::cuda(0);
+
+void check_close(const Array& device_result, const Array& host_result, double tolerance, const std::string& what) {
+  INFO(what);
+  const Array d = device_result.to(Device::cpu());
+  REQUIRE(d.dtype() == host_result.dtype());
+  REQUIRE(d.shape() == host_result.shape());
+  const std::vector<double> got = d.to_vector<double>(), want = host_result.to_vector<double>();
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element ", i, ": device ", got[i], ", host ", want[i]);
+    CHECK(std::fabs(got[i] - want[i]) <= tolerance * std::max(std::fabs(want[i]), 1.0));
+  }
+}
+
+double tolerance(Dtype dtype) {
+  return dtype == Dtype::float64 ? 1e-13 : dtype == Dtype::float32 ? 1e-5 : dtype == Dtype::float16 ? 4e-3 : 3e-2;
+}
+
+}  // namespace
+
+TEST_CASE("loss, log softmax and gradient equal the CPU's for every dtype and target option") {
+  const int64_t samples = 50, classes = 37;
+  std::vector<int64_t> labels(samples);
+  for (int64_t i = 0; i < samples; ++i) labels[static_cast<size_t>(i)] = (i * 7) % classes;
+  labels[3] = -1;  // ignored
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
+    for (const Dtype label_dtype : {Dtype::int64, Dtype::int32}) {
+      for (const bool mean : {true, false}) {
+        for (const double smoothing : {0.0, 0.1}) {
+          const std::string what = dtype_name(dtype) + ", labels " + dtype_name(label_dtype) + (mean ? ", mean" : "") +
+                                   ", smoothing " + std::to_string(smoothing);
+          const CrossEntropyTargets targets{-1, smoothing, mean};
+          const Array x = Array::uniform({classes, samples}, -6, 6, 41, dtype).transpose();  // strided scores
+          const Array t = Array::from_vector(labels, {samples}).astype(label_dtype);
+          const auto [host_loss, host_log_p] = ops::softmax_cross_entropy(x, t, targets);
+          const auto [device_loss, device_log_p] = ops::softmax_cross_entropy(x.to(gpu), t.to(gpu), targets);
+          check_close(device_loss, host_loss, tolerance(dtype), "loss, " + what);
+          check_close(device_log_p, host_log_p, tolerance(dtype), "log_p, " + what);
+          const Array gy = mean ? Array::scalar(1.5, dtype) : Array::uniform({samples}, -1, 1, 42, dtype);
+          check_close(ops::softmax_cross_entropy_grad(device_log_p, t.to(gpu), gy.to(gpu), targets),
+                      ops::softmax_cross_entropy_grad(host_log_p, t, gy, targets), tolerance(dtype), "gradient, " + what);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a label outside [0, C) fails on the device with the CPU's message") {
+  const Array x = Array::zeros({4, 3}, Dtype::float32, gpu);
+  const Array t = Array::from_vector<int64_t>({0, 1, 3, 2}, {4}).to(gpu);
+  CHECK_THROWS_WITH_AS(ops::softmax_cross_entropy(x, t, CrossEntropyTargets{}),
+                       "softmax_cross_entropy: label 3 of sample 2 is outside [0, 3) for C = 3 classes", IndexError);
+}
