@@ -13,6 +13,7 @@
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
 #include <kusari/kernels/detail/batch_norm_passes.h>
+#include <kusari/kernels/detail/channel_functions.h>
 
 namespace kusari::kernels::cpu {
 namespace {
@@ -33,7 +34,7 @@ struct PlaneGate {
   using C = compute_type_t<T>;
   const T* input;  // null: every element is kept
   C scale, shift;
-  bool keeps(int64_t i) const { return !(scale * load(input[i]) + shift <= C(0)); }
+  bool keeps(int64_t i) const { return gate_keeps(scale, load(input[i]), shift); }
 };
 
 // The gate of sample n's plane of channel c (a null input when the gate is undefined).

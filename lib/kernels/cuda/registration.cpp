@@ -14,6 +14,7 @@ void register_cuda_backend() {
   register_linalg_kernels();
   register_random_kernels();
   register_loss_kernels();
+  register_normalization_kernels();
 }
 
 }  // namespace kusari::kernels::cuda

@@ -17,6 +17,8 @@ void register_linalg_kernels();
 void register_random_kernels();
 // Softmax cross-entropy and its gradient (loss.cu).
 void register_loss_kernels();
+// Batch normalization's channel sums and affine map, and its forward and backward (normalization.cu).
+void register_normalization_kernels();
 // The allocator and every area's kernels.
 void register_cuda_backend();
 
