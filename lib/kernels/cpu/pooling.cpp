@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/detail/pooling_functions.h>
 #include <kusari/kernels/ops/pooling.h>
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/memory_order.h>
@@ -17,29 +18,6 @@
 
 namespace kusari::kernels::cpu {
 namespace {
-
-// Extents of the input and output planes: the number of planes N * C, and H, W, oh, ow.
-struct Planes {
-  int64_t count, height, width, out_h, out_w;
-
-  Planes(const Shape& input, const Shape& output)
-      : count(input[0] * input[1]), height(input[2]), width(input[3]), out_h(output[2]), out_w(output[3]) {}
-  // Elements of one input plane.
-  int64_t in_size() const { return height * width; }
-  // Elements of one output plane.
-  int64_t out_size() const { return out_h * out_w; }
-};
-
-// Rows [y0, y1) and columns [x0, x1) of the input under output position (oy, ox), padding cut off.
-struct Window {
-  int64_t y0, y1, x0, x1;
-};
-
-Window window_at(const Pool2dGeometry& g, const Planes& p, int64_t oy, int64_t ox) {
-  const int64_t top = oy * g.stride_h - g.pad_h, left = ox * g.stride_w - g.pad_w;
-  return {std::max<int64_t>(top, 0), std::min(top + g.kernel_h, p.height), std::max<int64_t>(left, 0),
-          std::min(left + g.kernel_w, p.width)};
-}
 
 // Calls body(plane, buffer) for every plane index in parallel, where buffer is a per-thread scratch vector
 // of `scratch` compute-type elements of T.
@@ -82,7 +60,7 @@ void max_pool2d_channels_last(const Array& x, const Pool2dGeometry& g, const Arr
             for (int64_t c = 0; c < channels; ++c) {
               const C v = load(pixel[c]);
               C& b = best_value[static_cast<size_t>(c)];
-              if (best[c] < 0 || v > b || (v != v && b == b)) {
+              if (max_replaces(best[c], v, b)) {
                 best[c] = static_cast<int32_t>(at);
                 b = v;
               }
@@ -156,7 +134,7 @@ void max_pool2d_kernel(const Array& x, const Pool2dGeometry& g, const Array& y, 
           for (int64_t iy = w.y0; iy < w.y1; ++iy) {
             for (int64_t ix = w.x0; ix < w.x1; ++ix) {
               const compute_type_t<T> v = load(image[iy * p.width + ix]);
-              if (best < 0 || v > best_value || (v != v && best_value == best_value)) {
+              if (max_replaces(best, v, best_value)) {
                 best = iy * p.width + ix;
                 best_value = v;
               }

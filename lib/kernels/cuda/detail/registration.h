@@ -19,6 +19,8 @@ void register_random_kernels();
 void register_loss_kernels();
 // Batch normalization's channel sums and affine map, and its forward and backward (normalization.cu).
 void register_normalization_kernels();
+// Max and average pooling with their gradients (pooling.cu).
+void register_pooling_kernels();
 // The allocator and every area's kernels.
 void register_cuda_backend();
 
