@@ -36,11 +36,36 @@ double from_bits(uint64_t bits) {
 // signaling one too), infinities, signed zeros, subnormals, overflow of each narrower type, ties and
 // a value that rounds differently through float than directly to float16, and floats beyond the
 // integers' ranges.
-const std::vector<double> special_values = {
-    from_bits(0x7ff8000000000000), from_bits(0xfff8000000012345), from_bits(0x7ff4000000000001),
-    from_bits(0x7ffc0a0b0c0d0e0f), INFINITY, -INFINITY, -0.0, 0.0, 1e30, -1e30, 65504.0, 65520.0, 70000.0,
-    0x1p-24, 0x1.8p-25, 0x1p-140, 1.0 + 0x1p-11 + 0x1p-40, 1.0 + 0x1p-8 + 0x1p-35, 2.5, -2.7, 254.9, 255.5,
-    300.0, -300.0, 2147483648.0, 3e9, -3e9, 9.3e18, -9.3e18, 1.0 / 3.0};
+const std::vector<double> special_values = {from_bits(0x7ff8000000000000),
+                                            from_bits(0xfff8000000012345),
+                                            from_bits(0x7ff4000000000001),
+                                            from_bits(0x7ffc0a0b0c0d0e0f),
+                                            INFINITY,
+                                            -INFINITY,
+                                            -0.0,
+                                            0.0,
+                                            1e30,
+                                            -1e30,
+                                            65504.0,
+                                            65520.0,
+                                            70000.0,
+                                            0x1p-24,
+                                            0x1.8p-25,
+                                            0x1p-140,
+                                            1.0 + 0x1p-11 + 0x1p-40,
+                                            1.0 + 0x1p-8 + 0x1p-35,
+                                            2.5,
+                                            -2.7,
+                                            254.9,
+                                            255.5,
+                                            300.0,
+                                            -300.0,
+                                            2147483648.0,
+                                            3e9,
+                                            -3e9,
+                                            9.3e18,
+                                            -9.3e18,
+                                            1.0 / 3.0};
 
 // Uniform values in (-300, 300) that begin with special_values (as many as fit), as dtype.
 Array sample(const Shape& shape, Dtype dtype) {

@@ -103,13 +103,20 @@ struct BinaryCase {
 };
 
 const std::vector<BinaryCase> binary_cases = {
-    {"add", ops::add, false},       {"sub", ops::sub, false},
-    {"mul", ops::mul, false},       {"div", ops::div, false},
-    {"maximum", ops::maximum, false}, {"minimum", ops::minimum, false},
-    {"relu_grad", ops::relu_grad, false}, {"add_relu", ops::add_relu, false},
-    {"equal", ops::equal, false},   {"not_equal", ops::not_equal, false},
-    {"less", ops::less, false},     {"less_equal", ops::less_equal, false},
-    {"greater", ops::greater, false}, {"greater_equal", ops::greater_equal, false},
+    {"add", ops::add, false},
+    {"sub", ops::sub, false},
+    {"mul", ops::mul, false},
+    {"div", ops::div, false},
+    {"maximum", ops::maximum, false},
+    {"minimum", ops::minimum, false},
+    {"relu_grad", ops::relu_grad, false},
+    {"add_relu", ops::add_relu, false},
+    {"equal", ops::equal, false},
+    {"not_equal", ops::not_equal, false},
+    {"less", ops::less, false},
+    {"less_equal", ops::less_equal, false},
+    {"greater", ops::greater, false},
+    {"greater_equal", ops::greater_equal, false},
     {"power", [](const Array& a, const Array& b) { return ops::power(ops::abs(a), b); }, true},
 };
 

@@ -12,23 +12,12 @@
 #include <kusari/core/array.h>
 #include <kusari/kernels/layer_routines.h>
 
+#include "cuda_testing.h"
+
 using namespace kusari;
+using namespace kusari::testing;
 
 namespace {
-
-const Device gpu = Device::cuda(0);
-
-void check_close(const Array& device_result, const Array& host_result, double tolerance, const std::string& what) {
-  INFO(what);
-  const Array d = device_result.to(Device::cpu());
-  REQUIRE(d.dtype() == host_result.dtype());
-  REQUIRE(d.shape() == host_result.shape());
-  const std::vector<double> got = d.to_vector<double>(), want = host_result.to_vector<double>();
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element ", i, ": device ", got[i], ", host ", want[i]);
-    CHECK(std::fabs(got[i] - want[i]) <= tolerance * std::max(std::fabs(want[i]), 1.0));
-  }
-}
 
 double tolerance(Dtype dtype) {
   return dtype == Dtype::float64 ? 1e-13 : dtype == Dtype::float32 ? 1e-5 : dtype == Dtype::float16 ? 4e-3 : 3e-2;
@@ -56,7 +45,8 @@ TEST_CASE("loss, log softmax and gradient equal the CPU's for every dtype and ta
           check_close(device_log_p, host_log_p, tolerance(dtype), "log_p, " + what);
           const Array gy = mean ? Array::scalar(1.5, dtype) : Array::uniform({samples}, -1, 1, 42, dtype);
           check_close(ops::softmax_cross_entropy_grad(device_log_p, t.to(gpu), gy.to(gpu), targets),
-                      ops::softmax_cross_entropy_grad(host_log_p, t, gy, targets), tolerance(dtype), "gradient, " + what);
+                      ops::softmax_cross_entropy_grad(host_log_p, t, gy, targets), tolerance(dtype),
+                      "gradient, " + what);
         }
       }
     }

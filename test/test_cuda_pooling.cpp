@@ -12,28 +12,12 @@
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/layer_routines.h>
 
+#include "cuda_testing.h"
+
 using namespace kusari;
+using namespace kusari::testing;
 
 namespace {
-
-const Device gpu = Device::cuda(0);
-
-// Device and host results equal, to the tolerance (relative to max(|host|, 1)); NaN where the host has NaN.
-void check_close(const Array& device_result, const Array& host_result, double tolerance, const std::string& what) {
-  INFO(what);
-  const Array d = device_result.to(Device::cpu());
-  REQUIRE(d.dtype() == host_result.dtype());
-  REQUIRE(d.shape() == host_result.shape());
-  const std::vector<double> got = d.to_vector<double>(), want = host_result.to_vector<double>();
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element ", i, ": device ", got[i], ", host ", want[i]);
-    if (std::isnan(want[i])) {
-      CHECK(std::isnan(got[i]));
-    } else {
-      CHECK(std::fabs(got[i] - want[i]) <= tolerance * std::max(std::fabs(want[i]), 1.0));
-    }
-  }
-}
 
 // The output extent of a pooling axis.
 int64_t pooled(int64_t size, int64_t k, int64_t s, int64_t pad) { return (size + 2 * pad - k) / s + 1; }
@@ -41,7 +25,8 @@ int64_t pooled(int64_t size, int64_t k, int64_t s, int64_t pad) { return (size +
 }  // namespace
 
 TEST_CASE("max and average pooling and their gradients equal the CPU's") {
-  const std::vector<Pool2dGeometry> geometries = {{2, 2, 2, 2, 0, 0}, {3, 3, 2, 2, 1, 1}, {3, 2, 1, 2, 2, 1}, {1, 1, 1, 1, 0, 0}};
+  const std::vector<Pool2dGeometry> geometries = {
+      {2, 2, 2, 2, 0, 0}, {3, 3, 2, 2, 1, 1}, {3, 2, 1, 2, 2, 1}, {1, 1, 1, 1, 0, 0}};
   for (const Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
     for (const Pool2dGeometry& g : geometries) {
       for (const bool channels_last : {false, true}) {
@@ -54,20 +39,21 @@ TEST_CASE("max and average pooling and their gradients equal the CPU's") {
         v[5] = NAN;
         Array x = Array::from_vector(v, {3, 4, 9, 8}).astype(dtype);
         if (channels_last) x = in_order(x, MemoryOrder::channels_last);
-        const Shape y_shape{3, 4, pooled(9, g.kernel_h, g.stride_h, g.pad_h), pooled(8, g.kernel_w, g.stride_w, g.pad_w)};
+        const Shape y_shape{3, 4, pooled(9, g.kernel_h, g.stride_h, g.pad_h),
+                            pooled(8, g.kernel_w, g.stride_w, g.pad_w)};
         const Array gy = Array::normal(y_shape, 0, 1, 62, dtype);
         const MaxPool2dResult host = ops::max_pooling_2d(x, g, y_shape);
-        const MaxPool2dResult device = ops::max_pooling_2d(x.to(gpu), g, y_shape);
+        const MaxPool2dResult device = ops::max_pooling_2d(on_gpu(x), g, y_shape);
         check_close(device.y, host.y, 0, "max, " + what);
-        check_close(ops::max_pooling_2d_scatter(gy.to(gpu), *device.winners, x.shape()),
+        check_close(ops::max_pooling_2d_scatter(on_gpu(gy), *device.winners, x.shape()),
                     ops::max_pooling_2d_scatter(gy, *host.winners, x.shape()), 1e-6, "max scatter, " + what);
         const Array other = Array::normal(x.shape(), 0, 1, 63, dtype);
-        check_close(ops::max_pooling_2d_gather(other.to(gpu), *device.winners),
+        check_close(ops::max_pooling_2d_gather(on_gpu(other), *device.winners),
                     ops::max_pooling_2d_gather(other, *host.winners), 0, "max gather, " + what);
         const double tolerance = dtype == Dtype::float64 ? 1e-14 : dtype == Dtype::float32 ? 1e-6 : 1e-2;
-        check_close(ops::average_pooling_2d(x.to(gpu), g, y_shape), ops::average_pooling_2d(x, g, y_shape), tolerance,
+        check_close(ops::average_pooling_2d(on_gpu(x), g, y_shape), ops::average_pooling_2d(x, g, y_shape), tolerance,
                     "average, " + what);
-        check_close(ops::average_pooling_2d_backward(gy.to(gpu), g, x.shape()),
+        check_close(ops::average_pooling_2d_backward(on_gpu(gy), g, x.shape()),
                     ops::average_pooling_2d_backward(gy, g, x.shape()), tolerance, "average backward, " + what);
       }
     }

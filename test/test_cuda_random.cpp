@@ -26,7 +26,8 @@ bool same_bits(const Array& a, const Array& b) {
 TEST_CASE("uniform and normal arrays equal the CPU's bit for bit in every dtype") {
   for (const Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16, Dtype::int32}) {
     CAPTURE(dtype);
-    CHECK(same_bits(Array::uniform({37, 29}, -2.5, 7.0, 31, dtype, gpu), Array::uniform({37, 29}, -2.5, 7.0, 31, dtype)));
+    CHECK(
+        same_bits(Array::uniform({37, 29}, -2.5, 7.0, 31, dtype, gpu), Array::uniform({37, 29}, -2.5, 7.0, 31, dtype)));
     CHECK(same_bits(Array::normal({1001}, 0.5, 3.0, 32, dtype, gpu), Array::normal({1001}, 0.5, 3.0, 32, dtype)));
   }
 }

@@ -12,31 +12,15 @@
 #include <kusari/core/array.h>
 #include <kusari/kernels/routines.h>
 
+#include "cuda_testing.h"
+
 using namespace kusari;
+using namespace kusari::testing;
 
 namespace {
 
-const Device gpu = Device::cuda(0);
-
 const std::vector<Dtype> dtypes = {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16,
                                    Dtype::int32,   Dtype::int64,   Dtype::uint8,   Dtype::bool_};
-
-// Device and host results equal (to `tolerance` relative to max(|host|, 1) for sums of floating values).
-void check_same(const Array& device_result, const Array& host_result, double tolerance, const std::string& what) {
-  INFO(what);
-  const Array d = device_result.to(Device::cpu());
-  REQUIRE(d.dtype() == host_result.dtype());
-  REQUIRE(d.shape() == host_result.shape());
-  const std::vector<double> got = d.to_vector<double>(), want = host_result.to_vector<double>();
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element ", i, ": device ", got[i], ", host ", want[i]);
-    if (std::isnan(want[i])) {
-      CHECK(std::isnan(got[i]));
-    } else {
-      CHECK(std::fabs(got[i] - want[i]) <= tolerance * std::max(std::fabs(want[i]), 1.0));
-    }
-  }
-}
 
 }  // namespace
 
@@ -56,34 +40,35 @@ TEST_CASE("sum, amax and amin over every set of axes equal the CPU's") {
                                                            : 0;
     for (const auto& axes : axis_sets) {
       const std::string what = dtype_name(dtype) + " over " + std::to_string(axes.size()) + " axes";
-      check_same(ops::sum(device, axes), ops::sum(host, axes), sum_tolerance, "sum, " + what);
-      check_same(ops::amax(device, axes), ops::amax(host, axes), 0, "amax, " + what);
-      check_same(ops::amin(device, axes, true), ops::amin(host, axes, true), 0, "amin keepdims, " + what);
+      check_close(ops::sum(device, axes), ops::sum(host, axes), sum_tolerance, "sum, " + what);
+      check_close(ops::amax(device, axes), ops::amax(host, axes), 0, "amax, " + what);
+      check_close(ops::amin(device, axes, true), ops::amin(host, axes, true), 0, "amin keepdims, " + what);
       const Array t = host.transpose({2, 0, 1});
-      check_same(ops::sum(device.transpose({2, 0, 1}), axes), ops::sum(t, axes), sum_tolerance, "sum transposed, " + what);
+      check_close(ops::sum(device.transpose({2, 0, 1}), axes), ops::sum(t, axes), sum_tolerance,
+                  "sum transposed, " + what);
     }
   }
 }
 
 TEST_CASE("argmax and argmin take the first of equal values and the first NaN, as the CPU does") {
-  const Array x = Array::from_vector<double>({3, 7, 7, 1, 1, -2,  //
+  const Array x = Array::from_vector<double>({3, 7, 7, 1, 1, -2,     //
                                               NAN, 2, NAN, 9, 0, 9,  //
                                               4, 4, 4, 4, 4, 4},
                                              {3, 6});
   for (const Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
     CAPTURE(dtype);
     const Array host = x.astype(dtype), device = host.to(gpu);
-    check_same(ops::argmax(device, 1), ops::argmax(host, 1), 0, "argmax rows");
-    check_same(ops::argmin(device, 1), ops::argmin(host, 1), 0, "argmin rows");
-    check_same(ops::argmax(device, 0), ops::argmax(host, 0), 0, "argmax columns");
-    check_same(ops::argmax(device), ops::argmax(host), 0, "argmax of all");
+    check_close(ops::argmax(device, 1), ops::argmax(host, 1), 0, "argmax rows");
+    check_close(ops::argmin(device, 1), ops::argmin(host, 1), 0, "argmin rows");
+    check_close(ops::argmax(device, 0), ops::argmax(host, 0), 0, "argmax columns");
+    check_close(ops::argmax(device), ops::argmax(host), 0, "argmax of all");
   }
   // Many equal values across the threads of one block: still the first.
   const Array flat = Array::ones({5000}, Dtype::float32);
   CHECK(ops::argmax(flat.to(gpu)).item<int64_t>() == 0);
   const Array big = Array::uniform({4, 3000}, -1, 1, 12, Dtype::float32);
-  check_same(ops::argmin(big.to(gpu), 1), ops::argmin(big, 1), 0, "argmin of long rows");
-  check_same(ops::sum(Array::zeros({0, 3}).to(gpu), {0}), ops::sum(Array::zeros({0, 3}), {0}), 0, "sum over nothing");
+  check_close(ops::argmin(big.to(gpu), 1), ops::argmin(big, 1), 0, "argmin of long rows");
+  check_close(ops::sum(Array::zeros({0, 3}).to(gpu), {0}), ops::sum(Array::zeros({0, 3}), {0}), 0, "sum over nothing");
 }
 
 TEST_CASE("the top-k test equals the CPU's, ties, NaN and labels out of range included") {
@@ -101,9 +86,9 @@ TEST_CASE("the top-k test equals the CPU's, ties, NaN and labels out of range in
       CAPTURE(dtype);
       CAPTURE(k);
       const Array host = x.astype(dtype);
-      check_same(ops::top_k_hits(host.to(gpu), t.to(gpu), k), ops::top_k_hits(host, t, k), 0, "top_k_hits");
+      check_close(ops::top_k_hits(host.to(gpu), t.to(gpu), k), ops::top_k_hits(host, t, k), 0, "top_k_hits");
       const Array column_major = host.to(gpu).transpose().copy().transpose();  // strides (1, 64)
-      check_same(ops::top_k_hits(column_major, t.to(gpu), k), ops::top_k_hits(host, t, k), 0, "top_k_hits strided");
+      check_close(ops::top_k_hits(column_major, t.to(gpu), k), ops::top_k_hits(host, t, k), 0, "top_k_hits strided");
     }
   }
 }

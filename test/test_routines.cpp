@@ -12,6 +12,7 @@
 #include <kusari/kernels/ops/copy.h>
 #include <kusari/kernels/ops/linalg.h>
 #include <kusari/kernels/ops/reduction.h>
+#include <kusari/kernels/cuda/runtime.h>
 
 #include "testing.h"
 
@@ -775,7 +776,14 @@ TEST_CASE("a second kernel for one operation and device type is refused, naming 
   expect_error<ValueError>([&] { register_kernel<kernel_ops::Copy>(DeviceType::cpu, "another", cpu_copy); },
                            {"copy", "backend 'another'", "backend 'cpu' already registered", "cpu devices"});
   CHECK((kernel_for<kernel_ops::Copy>(Device::cpu()) == cpu_copy));
-  // An area the CUDA backend does not have yet (in a build without CUDA, none is registered).
-  expect_error<DeviceError>([] { kernel_for<kernel_ops::Conv2d>(Device::cuda(0)); },
-                            {"conv2d: no kernel is registered for device cuda:0"});
+  // A build with CUDA has a CUDA kernel for every contract, and refuses a second one; a build without
+  // has none, and says so.
+  if (cuda::built_with_cuda()) {
+    auto* conv = kernel_for<kernel_ops::Conv2d>(Device::cuda(0));
+    expect_error<ValueError>([&] { register_kernel<kernel_ops::Conv2d>(DeviceType::cuda, "another", conv); },
+                             {"conv2d", "backend 'another'", "backend 'cuda' already registered"});
+  } else {
+    expect_error<DeviceError>([] { kernel_for<kernel_ops::Conv2d>(Device::cuda(0)); },
+                              {"conv2d: no kernel is registered for device cuda:0"});
+  }
 }

@@ -73,7 +73,8 @@ void axpby_kernel(double alpha, const Array& dst, double beta, const Array& x) {
   visit_floating_dtype(dst.dtype(), "axpby kernel", [&]<class T>() {
     using C = compute_type_t<T>;
     using F = elementwise::Axpby<C>;
-    launch<3>("axpby kernel", {&dst, &x, &dst}, binary_elements<T, T, F>, F{static_cast<C>(alpha), static_cast<C>(beta)});
+    launch<3>("axpby kernel", {&dst, &x, &dst}, binary_elements<T, T, F>,
+              F{static_cast<C>(alpha), static_cast<C>(beta)});
   });
 }
 

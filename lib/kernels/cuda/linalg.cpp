@@ -70,11 +70,16 @@ int alignment_of(const void* p) {
 
 cudaDataType_t data_type(Dtype dtype) {
   switch (dtype) {
-    case Dtype::float32: return CUDA_R_32F;
-    case Dtype::float64: return CUDA_R_64F;
-    case Dtype::float16: return CUDA_R_16F;
-    case Dtype::bfloat16: return CUDA_R_16BF;
-    default: throw DtypeError(cat("gemm: expected a floating dtype, got ", dtype));
+    case Dtype::float32:
+      return CUDA_R_32F;
+    case Dtype::float64:
+      return CUDA_R_64F;
+    case Dtype::float16:
+      return CUDA_R_16F;
+    case Dtype::bfloat16:
+      return CUDA_R_16BF;
+    default:
+      throw DtypeError(cat("gemm: expected a floating dtype, got ", dtype));
   }
 }
 
@@ -116,14 +121,18 @@ Plan make_plan(DeviceBlas& blas, Dtype dtype, const MatrixOperand& a, const Matr
                  align_c = static_cast<uint32_t>(alignments[2]);
   cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
                                        sizeof(workspace));
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof(align_b));
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof(align_a));
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c));
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(align_c));
+  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b,
+                                       sizeof(align_b));
+  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a,
+                                       sizeof(align_a));
+  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c,
+                                       sizeof(align_c));
+  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c,
+                                       sizeof(align_c));
   cublasLtMatmulHeuristicResult_t found{};
   int count = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(blas.handle, plan.operation, plan.first, plan.second,
-                                                                plan.result, plan.result, preference, 1, &found, &count);
+                                                               plan.result, plan.result, preference, 1, &found, &count);
   cublasLtMatmulPreferenceDestroy(preference);
   check_blas(status, "cublasLtMatmulAlgoGetHeuristic");
   if (count == 0) {
@@ -147,7 +156,7 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
   const int64_t k = transpose_a ? a.shape()[0] : a.shape()[1];
   if (m == 0 || n == 0) return;
   const Dtype dtype = out.dtype();
-  data_type(dtype);  // refuses the integer dtypes before any work
+  data_type(dtype);              // refuses the integer dtypes before any work
   if (k == 0 || alpha == 0.0) {  // no product to add: out = beta * out (not read when beta is 0)
     if (beta == 0.0) {
       out.fill(0.0);
@@ -165,8 +174,8 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
   DeviceGuard guard(device.index);
   DeviceBlas& blas = blas_of(device.index);
   std::lock_guard lock(blas.mutex);
-  const PlanKey key{dtype, second.transpose, first.transpose, m, n, k, second.leading, first.leading, ldc,
-                    alignments[0], alignments[1], alignments[2]};
+  const PlanKey key{dtype,         second.transpose, first.transpose, m, n, k, second.leading, first.leading, ldc,
+                    alignments[0], alignments[1],    alignments[2]};
   auto it = blas.plans.find(key);
   if (it == blas.plans.end()) {
     it = blas.plans.emplace(key, make_plan(blas, dtype, second, first, m, n, k, ldc, alignments)).first;
@@ -174,11 +183,12 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
   const Plan& plan = it->second;
   const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
   const bool wide = dtype == Dtype::float64;
-  check_blas(cublasLtMatmul(blas.handle, plan.operation, wide ? static_cast<const void*>(&alpha) : &alpha32,
-                            first.array.raw_data(), plan.first, second.array.raw_data(), plan.second,
-                            wide ? static_cast<const void*>(&beta) : &beta32, c.raw_data(), plan.result, c.raw_data(),
-                            plan.result, &plan.algorithm, blas.workspace, kWorkspaceBytes, compute_stream(device.index)),
-             "cublasLtMatmul");
+  check_blas(
+      cublasLtMatmul(blas.handle, plan.operation, wide ? static_cast<const void*>(&alpha) : &alpha32,
+                     first.array.raw_data(), plan.first, second.array.raw_data(), plan.second,
+                     wide ? static_cast<const void*>(&beta) : &beta32, c.raw_data(), plan.result, c.raw_data(),
+                     plan.result, &plan.algorithm, blas.workspace, kWorkspaceBytes, compute_stream(device.index)),
+      "cublasLtMatmul");
   if (!direct) out.assign(c);
 }
 

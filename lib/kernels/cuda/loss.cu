@@ -29,8 +29,8 @@ int64_t count_targets(const Array& t, int64_t classes, int64_t ignore_label) {
     const int64_t label = labels[i];
     if (label == ignore_label) continue;
     if (label < 0 || label >= classes) {
-      throw IndexError(cat(kOp, ": label ", label, " of sample ", i, " is outside [0, ", classes, ") for C = ",
-                           classes, " classes"));
+      throw IndexError(cat(kOp, ": label ", label, " of sample ", i, " is outside [0, ", classes, ") for C = ", classes,
+                           " classes"));
     }
     ++counted;
   }
@@ -45,7 +45,7 @@ struct RowLayout {
   const char* labels;
   bool wide_labels;
   int64_t label_stride;
-  char* log_p;  // contiguous (N, C)
+  char* log_p;     // contiguous (N, C)
   double* losses;  // (N,), contiguous
   double peak, uniform;
   int64_t ignore_label;
@@ -69,7 +69,8 @@ __global__ void forward_rows(RowLayout layout) {
   for (int64_t c = lane; c < layout.classes; c += kWarp) top = larger(top, load(x[c * layout.x_column]));
   for (int offset = kWarp / 2; offset > 0; offset /= 2) top = larger(top, __shfl_xor_sync(0xffffffffu, top, offset));
   double total = 0;
-  for (int64_t c = lane; c < layout.classes; c += kWarp) total += static_cast<double>(exp(C(load(x[c * layout.x_column]) - top)));
+  for (int64_t c = lane; c < layout.classes; c += kWarp)
+    total += static_cast<double>(exp(C(load(x[c * layout.x_column]) - top)));
   for (int offset = kWarp / 2; offset > 0; offset /= 2) total += __shfl_xor_sync(0xffffffffu, total, offset);
   const C shift = static_cast<C>(top + static_cast<C>(log(total)));
   T* log_p = reinterpret_cast<T*>(layout.log_p) + i * layout.classes;
@@ -104,10 +105,18 @@ void softmax_cross_entropy_kernel(const Array& x, const Array& t, const CrossEnt
   const Array per_sample = Array::empty({samples}, Dtype::float64, x.device());
   if (samples > 0) {
     DeviceGuard guard(index);
-    RowLayout layout{samples, classes, static_cast<const char*>(x.raw_data()), x.strides()[0], x.strides()[1],
-                     static_cast<const char*>(t.raw_data()), t.dtype() == Dtype::int64, t.strides()[0],
-                     static_cast<char*>(log_p.raw_data()), static_cast<double*>(per_sample.raw_data()),
-                     1 - targets.label_smoothing, targets.label_smoothing / static_cast<double>(classes),
+    RowLayout layout{samples,
+                     classes,
+                     static_cast<const char*>(x.raw_data()),
+                     x.strides()[0],
+                     x.strides()[1],
+                     static_cast<const char*>(t.raw_data()),
+                     t.dtype() == Dtype::int64,
+                     t.strides()[0],
+                     static_cast<char*>(log_p.raw_data()),
+                     static_cast<double*>(per_sample.raw_data()),
+                     1 - targets.label_smoothing,
+                     targets.label_smoothing / static_cast<double>(classes),
                      targets.ignore_label};
     const auto blocks = static_cast<unsigned>((samples + kRowsPerBlock - 1) / kRowsPerBlock);
     visit_floating_dtype(x.dtype(), kOp, [&]<class T>() {
@@ -124,7 +133,8 @@ void softmax_cross_entropy_kernel(const Array& x, const Array& t, const CrossEnt
   DeviceGuard guard(index);
   visit_floating_dtype(loss.dtype(), kOp, [&]<class T>() {
     store_losses<T><<<blocks_for(samples), kThreads, 0, compute_stream(index)>>>(
-        static_cast<const double*>(per_sample.raw_data()), samples, static_cast<T*>(loss.raw_data()), loss.strides()[0]);
+        static_cast<const double*>(per_sample.raw_data()), samples, static_cast<T*>(loss.raw_data()),
+        loss.strides()[0]);
   });
   check(cudaGetLastError(), kOp);
 }
@@ -172,13 +182,22 @@ void softmax_cross_entropy_grad_kernel(const Array& log_p, const Array& t, const
   const int64_t counted = count_targets(t, classes, targets.ignore_label);
   if (samples * classes == 0) return;
   DeviceGuard guard(index);
-  const GradLayout layout{samples, classes, static_cast<const char*>(log_p.raw_data()), log_p.strides()[0],
-                          log_p.strides()[1], static_cast<const char*>(gy.raw_data()),
-                          targets.mean ? 0 : gy.strides()[0], static_cast<char*>(gx.raw_data()), gx.strides()[0],
-                          gx.strides()[1], static_cast<const char*>(t.raw_data()), t.dtype() == Dtype::int64,
+  const GradLayout layout{samples,
+                          classes,
+                          static_cast<const char*>(log_p.raw_data()),
+                          log_p.strides()[0],
+                          log_p.strides()[1],
+                          static_cast<const char*>(gy.raw_data()),
+                          targets.mean ? 0 : gy.strides()[0],
+                          static_cast<char*>(gx.raw_data()),
+                          gx.strides()[0],
+                          gx.strides()[1],
+                          static_cast<const char*>(t.raw_data()),
+                          t.dtype() == Dtype::int64,
                           t.strides()[0],
                           targets.mean ? 1.0 / static_cast<double>(std::max<int64_t>(counted, 1)) : 1.0,
-                          1 - targets.label_smoothing, targets.label_smoothing / static_cast<double>(classes),
+                          1 - targets.label_smoothing,
+                          targets.label_smoothing / static_cast<double>(classes),
                           targets.ignore_label};
   visit_floating_dtype(log_p.dtype(), kOp, [&]<class T>() {
     gradient_elements<T><<<blocks_for(samples * classes), kThreads, 0, compute_stream(index)>>>(layout);

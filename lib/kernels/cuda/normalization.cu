@@ -25,8 +25,8 @@ constexpr int kSumThreads = 256;
 // Block (c, s) adds slice s of channel c's elements (x gated; x·y for the products) into
 // partial[2 · (c · slices + s)] and the next slot.
 template <class T>
-__global__ void channel_slice_sums(KernelLayout<3> layout, int64_t channels, int64_t plane, int64_t slices,
-                                   bool gated, const double* gate_scale, const double* gate_shift, double* partial) {
+__global__ void channel_slice_sums(KernelLayout<3> layout, int64_t channels, int64_t plane, int64_t slices, bool gated,
+                                   const double* gate_scale, const double* gate_shift, double* partial) {
   using C = compute_type_t<T>;
   __shared__ double sums[kSumThreads], products[kSumThreads];
   const int64_t c = blockIdx.x, s = blockIdx.y;
@@ -102,8 +102,8 @@ __global__ void channel_affine_elements(KernelLayout<4> layout, int64_t channels
   KUSARI_FOR_EACH_ELEMENT(i, layout.size) {
     const int64_t c = channel_of(i, channels, plane);
     C term = static_cast<C>(a[c]) * load(element<T>(layout, 0, i));
-    if (gate_scale && !gate_keeps(static_cast<C>(gate_scale[c]), load(element<T>(layout, 2, i)),
-                                  static_cast<C>(gate_shift[c]))) {
+    if (gate_scale &&
+        !gate_keeps(static_cast<C>(gate_scale[c]), load(element<T>(layout, 2, i)), static_cast<C>(gate_shift[c]))) {
       term = C(0);
     }
     C v = static_cast<C>(d[c]) + term;

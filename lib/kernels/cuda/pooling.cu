@@ -126,10 +126,11 @@ struct DeviceWinners final : KernelState {
 // The CUDA record behind `state`, made on a's device; throws unless it is one.
 const DeviceWinners& winners_of(const KernelState& state, const Array& a, const char* op) {
   const auto* winners = dynamic_cast<const DeviceWinners*>(&state);
-  if (!winners) throw DeviceError(cat(op, ": expected the winners recorded by the CUDA max_pool2d, got another backend's"));
+  if (!winners)
+    throw DeviceError(cat(op, ": expected the winners recorded by the CUDA max_pool2d, got another backend's"));
   if (!(winners->indexes.device() == a.device())) {
-    throw DeviceError(cat(op, ": the winners were recorded on ", winners->indexes.device(), ", the operand is on ",
-                          a.device()));
+    throw DeviceError(
+        cat(op, ": the winners were recorded on ", winners->indexes.device(), ", the operand is on ", a.device()));
   }
   return *winners;
 }
@@ -185,8 +186,8 @@ Array max_pool2d_scatter(const Array& gy, const KernelState& state, const Shape&
   Array gx = Array::empty(gx_shape, gy.dtype(), gy.device());
   const Planes p(gx_shape, gy.shape());
   on_device_of(gy, op, gx.size(), [&]<class T>(unsigned blocks, cudaStream_t stream) {
-    max_scatter<T><<<blocks, kThreads, 0, stream>>>(in<T>(g), in<int32_t>(winners.indexes), out<T>(gx), p,
-                                                    winners.geometry);
+    max_scatter<T>
+        <<<blocks, kThreads, 0, stream>>>(in<T>(g), in<int32_t>(winners.indexes), out<T>(gx), p, winners.geometry);
   });
   return gx;
 }

@@ -36,8 +36,8 @@ __device__ inline int64_t offset_of(int64_t i, int axes, const int64_t* extents,
 
 ReduceLayout reduce_layout(const Array& x, const std::vector<int64_t>& axes, const Array& out) {
   if (x.ndim() > kMaxAxes) {
-    throw ValueError(cat("reduce kernel: the CUDA kernels reduce arrays of at most ", kMaxAxes, " axes, got ",
-                         x.ndim()));
+    throw ValueError(
+        cat("reduce kernel: the CUDA kernels reduce arrays of at most ", kMaxAxes, " axes, got ", x.ndim()));
   }
   ReduceLayout layout;
   layout.x = static_cast<const char*>(x.raw_data());
@@ -76,7 +76,8 @@ __global__ void reduce_elements(ReduceLayout layout, ReduceOp op) {
     partial[threadIdx.x] = acc;
     __syncthreads();
     for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] = reduce_combine<A>(op, partial[threadIdx.x], partial[threadIdx.x + half]);
+      if (threadIdx.x < half)
+        partial[threadIdx.x] = reduce_combine<A>(op, partial[threadIdx.x], partial[threadIdx.x + half]);
       __syncthreads();
     }
     if (threadIdx.x == 0) {
@@ -112,9 +113,9 @@ __global__ void arg_reduce_elements(ReduceLayout layout, bool want_max) {
     for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
       if (threadIdx.x < half) {
         const int64_t other = best_indices[threadIdx.x + half];
-        if (other >= 0 && (best_indices[threadIdx.x] < 0 ||
-                           arg_better(want_max, best_values[threadIdx.x + half], other, best_values[threadIdx.x],
-                                      best_indices[threadIdx.x]))) {
+        if (other >= 0 &&
+            (best_indices[threadIdx.x] < 0 || arg_better(want_max, best_values[threadIdx.x + half], other,
+                                                         best_values[threadIdx.x], best_indices[threadIdx.x]))) {
           best_values[threadIdx.x] = best_values[threadIdx.x + half];
           best_indices[threadIdx.x] = other;
         }
@@ -142,7 +143,8 @@ void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes
     } else if (op == ReduceOp::argmax || op == ReduceOp::argmin) {
       arg_reduce_elements<T><<<blocks, kReduceThreads, 0, stream>>>(layout, op == ReduceOp::argmax);
     } else {
-      visit_dtype(out.dtype(), [&]<class D>() { reduce_elements<T, D><<<blocks, kReduceThreads, 0, stream>>>(layout, op); });
+      visit_dtype(out.dtype(),
+                  [&]<class D>() { reduce_elements<T, D><<<blocks, kReduceThreads, 0, stream>>>(layout, op); });
     }
   });
   check(cudaGetLastError(), "reduce kernel");
@@ -151,8 +153,8 @@ void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes
 // One thread per sample: whether fewer than k classes outrank its label (false for a label outside
 // [0, classes) or a NaN score).
 template <class T>
-__global__ void top_k_elements(const T* x, int64_t row_stride, int64_t column_stride, int64_t samples,
-                               int64_t classes, const int64_t* labels, int64_t k, bool* hits, int64_t hit_stride) {
+__global__ void top_k_elements(const T* x, int64_t row_stride, int64_t column_stride, int64_t samples, int64_t classes,
+                               const int64_t* labels, int64_t k, bool* hits, int64_t hit_stride) {
   using C = compute_type_t<T>;
   KUSARI_FOR_EACH_ELEMENT(i, samples) {
     const T* row = x + i * row_stride;
@@ -161,7 +163,8 @@ __global__ void top_k_elements(const T* x, int64_t row_stride, int64_t column_st
     if (label >= 0 && label < classes) {
       const C target = load(row[label * column_stride]);
       int64_t higher = 0;
-      for (int64_t c = 0; c < classes && higher < k; ++c) higher += outranks(load(row[c * column_stride]), c, target, label);
+      for (int64_t c = 0; c < classes && higher < k; ++c)
+        higher += outranks(load(row[c * column_stride]), c, target, label);
       hit = target == target && higher < k;
     }
     hits[i * hit_stride] = hit;

@@ -16,6 +16,7 @@ void register_cuda_backend() {
   register_loss_kernels();
   register_normalization_kernels();
   register_pooling_kernels();
+  register_convolution_kernels();
 }
 
 }  // namespace kusari::kernels::cuda

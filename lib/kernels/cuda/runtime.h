@@ -1,6 +1,6 @@
 #pragma once
 // What the CUDA backend tells its users: whether it is there, how many devices it sees, and the calls
-// of torch.cuda's that a training loop needs (synchronize, empty_cache). Present in every build; a
+// of torch.cuda's that a training loop needs (synchronize, empty_cache, cuDNN's benchmark mode). Present in every build; a
 // build without CUDA answers "none" (built_with_cuda() false, device_count() 0).
 
 #include <string>
@@ -20,5 +20,11 @@ KUSARI_API std::string unavailable_reason();
 KUSARI_API void synchronize(int index);
 // Returns every cached, unused block of device memory to the driver (torch.cuda.empty_cache()).
 KUSARI_API void empty_cache();
+// Whether convolutions choose each shape's cuDNN algorithm by timing the candidates (the first call of a
+// shape then takes longer) instead of by cuDNN's heuristics (torch.backends.cudnn.benchmark); off by
+// default, and it applies to shapes not yet seen.
+KUSARI_API void set_cudnn_benchmark(bool enabled);
+// The setting set_cudnn_benchmark made.
+KUSARI_API bool cudnn_benchmark();
 
 }  // namespace kusari::cuda

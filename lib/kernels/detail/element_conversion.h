@@ -35,10 +35,26 @@ using bits_t = std::conditional_t<sizeof(T) == 8, uint64_t, std::conditional_t<s
 // Where a floating type's sign and fraction sit: (sign shift, fraction bits, exponent mask).
 template <class T>
 struct FloatFormat;
-template <> struct FloatFormat<float16_t> { static constexpr int sign = 15, fraction = 10; static constexpr uint64_t exponent = 0x7c00; };
-template <> struct FloatFormat<bfloat16_t> { static constexpr int sign = 15, fraction = 7; static constexpr uint64_t exponent = 0x7f80; };
-template <> struct FloatFormat<float> { static constexpr int sign = 31, fraction = 23; static constexpr uint64_t exponent = 0x7f800000; };
-template <> struct FloatFormat<double> { static constexpr int sign = 63, fraction = 52; static constexpr uint64_t exponent = 0x7ff0000000000000; };
+template <>
+struct FloatFormat<float16_t> {
+  static constexpr int sign = 15, fraction = 10;
+  static constexpr uint64_t exponent = 0x7c00;
+};
+template <>
+struct FloatFormat<bfloat16_t> {
+  static constexpr int sign = 15, fraction = 7;
+  static constexpr uint64_t exponent = 0x7f80;
+};
+template <>
+struct FloatFormat<float> {
+  static constexpr int sign = 31, fraction = 23;
+  static constexpr uint64_t exponent = 0x7f800000;
+};
+template <>
+struct FloatFormat<double> {
+  static constexpr int sign = 63, fraction = 52;
+  static constexpr uint64_t exponent = 0x7ff0000000000000;
+};
 
 // The bits of a NaN of type D converted from a NaN of type S with bits `from`, as the CPU's
 // instructions convert one (x86's cvtss2sd/cvtsd2ss, F16C, and bfloat16_t's rule): the sign kept, the

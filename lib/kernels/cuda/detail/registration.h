@@ -21,6 +21,8 @@ void register_loss_kernels();
 void register_normalization_kernels();
 // Max and average pooling with their gradients (pooling.cu).
 void register_pooling_kernels();
+// Convolution forward, data and filter gradients through cuDNN (convolution.cpp).
+void register_convolution_kernels();
 // The allocator and every area's kernels.
 void register_cuda_backend();
 

@@ -1,0 +1,378 @@
+// CUDA 2-D convolution through cuDNN: forward, data gradient and filter gradient, on arrays of any
+// dense layout (cuDNN reads strides; channels-last stays channels-last, and the outputs follow the
+// input's memory order). float64 and float32 compute in their own precision (no TF32); float16 and
+// bfloat16 on the tensor cores, accumulating in float32. Each shape's algorithm is chosen once per
+// device, by cuDNN's heuristics or, with cuda::set_cudnn_benchmark(true), by timing them
+// (cudnnFind...Ex), and kept.
+
+#include <cudnn.h>
+
+#include <array>
+#include <atomic>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
+#include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/streams.h>
+#include <kusari/kernels/cuda/runtime.h>
+#include <kusari/kernels/ops/convolution.h>
+
+namespace kusari::kernels::cuda {
+namespace {
+
+constexpr const char* kOp = "conv2d";
+
+// Throws DeviceError "<what>: <cuDNN's message>" unless status is CUDNN_STATUS_SUCCESS.
+void check_dnn(cudnnStatus_t status, const char* what) {
+  if (status != CUDNN_STATUS_SUCCESS) throw DeviceError(cat(what, ": ", cudnnGetErrorString(status)));
+}
+
+// The three computations a plan is for.
+enum class Pass { forward, backward_data, backward_filter };
+
+// What identifies a plan: the pass, dtype, the three operands' extents and strides (the filter's as
+// its format), the geometry.
+using PlanKey = std::tuple<Pass, Dtype, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>, bool,
+                           std::array<int64_t, 7>>;
+
+// The algorithm chosen for a plan (one of cuDNN's three enums, as an int) and its workspace.
+struct Plan {
+  int algorithm = 0;
+  size_t workspace = 0;
+};
+
+// A device's cuDNN handle (on its compute stream) and plans, made on first use.
+struct DeviceDnn {
+  std::once_flag once;
+  cudnnHandle_t handle = nullptr;
+  std::mutex mutex;
+  std::map<PlanKey, Plan> plans;
+};
+
+DeviceDnn& dnn_of(int index) {
+  static std::array<DeviceDnn, kMaxDevices> all;
+  DeviceDnn& d = all[static_cast<size_t>(index)];
+  std::call_once(d.once, [&] {
+    DeviceGuard guard(index);
+    check_dnn(cudnnCreate(&d.handle), "cudnnCreate");
+    check_dnn(cudnnSetStream(d.handle, compute_stream(index)), "cudnnSetStream");
+  });
+  return d;
+}
+
+cudnnDataType_t dnn_type(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::float32:
+      return CUDNN_DATA_FLOAT;
+    case Dtype::float64:
+      return CUDNN_DATA_DOUBLE;
+    case Dtype::float16:
+      return CUDNN_DATA_HALF;
+    case Dtype::bfloat16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      throw DtypeError(cat(kOp, ": expected a floating dtype, got ", dtype));
+  }
+}
+
+// An extent or stride as cuDNN's int; throws ShapeError for one beyond it.
+int as_int(int64_t value, const Shape& shape) {
+  if (value > std::numeric_limits<int>::max()) {
+    throw ShapeError(cat(kOp, ": cuDNN takes extents and strides below 2^31, got an array of shape ", shape));
+  }
+  return static_cast<int>(value);
+}
+
+// `a` itself when it is dense row-major or channels-last (cuDNN takes its strides), else a row-major copy.
+Array dense(const Array& a) {
+  return a.is_contiguous() || memory_order_of(a) == MemoryOrder::channels_last ? a : a.contiguous();
+}
+
+// The descriptor of an image-shaped array (its extents and strides); destroyed with it.
+struct TensorDescriptor {
+  cudnnTensorDescriptor_t d = nullptr;
+  TensorDescriptor(const Array& a, cudnnDataType_t type) {
+    check_dnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
+    const Shape& s = a.shape();
+    const auto& st = a.strides();
+    check_dnn(cudnnSetTensor4dDescriptorEx(d, type, as_int(s[0], s), as_int(s[1], s), as_int(s[2], s), as_int(s[3], s),
+                                           as_int(st[0], s), as_int(st[1], s), as_int(st[2], s), as_int(st[3], s)),
+              "cudnnSetTensor4dDescriptorEx");
+  }
+  ~TensorDescriptor() { cudnnDestroyTensorDescriptor(d); }
+  TensorDescriptor(const TensorDescriptor&) = delete;
+  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
+};
+
+// The descriptor of a packed filter, NCHW or NHWC; destroyed with it.
+struct FilterDescriptor {
+  cudnnFilterDescriptor_t d = nullptr;
+  FilterDescriptor(const Array& w, cudnnDataType_t type, bool channels_last) {
+    check_dnn(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor");
+    const Shape& s = w.shape();
+    check_dnn(cudnnSetFilter4dDescriptor(d, type, channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                         as_int(s[0], s), as_int(s[1], s), as_int(s[2], s), as_int(s[3], s)),
+              "cudnnSetFilter4dDescriptor");
+  }
+  ~FilterDescriptor() { cudnnDestroyFilterDescriptor(d); }
+  FilterDescriptor(const FilterDescriptor&) = delete;
+  FilterDescriptor& operator=(const FilterDescriptor&) = delete;
+};
+
+// The descriptor of a convolution's geometry, compute type and math; destroyed with it.
+struct ConvolutionDescriptor {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  ConvolutionDescriptor(const Conv2dGeometry& g, Dtype dtype) {
+    check_dnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
+    const Shape none{};
+    check_dnn(cudnnSetConvolution2dDescriptor(d, as_int(g.pad_h, none), as_int(g.pad_w, none), as_int(g.stride_h, none),
+                                              as_int(g.stride_w, none), as_int(g.dilation_h, none),
+                                              as_int(g.dilation_w, none), CUDNN_CROSS_CORRELATION,
+                                              dtype == Dtype::float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT),
+              "cudnnSetConvolution2dDescriptor");
+    check_dnn(cudnnSetConvolutionGroupCount(d, as_int(g.groups, none)), "cudnnSetConvolutionGroupCount");
+    // The half types on the tensor cores; float32 with plain FMAs, so that TF32 is never used unasked.
+    const bool half = dtype == Dtype::float16 || dtype == Dtype::bfloat16;
+    check_dnn(cudnnSetConvolutionMathType(d, half ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+              "cudnnSetConvolutionMathType");
+  }
+  ~ConvolutionDescriptor() { cudnnDestroyConvolutionDescriptor(d); }
+  ConvolutionDescriptor(const ConvolutionDescriptor&) = delete;
+  ConvolutionDescriptor& operator=(const ConvolutionDescriptor&) = delete;
+};
+
+// An array's extents then strides, for a plan's key.
+std::vector<int64_t> layout_key(const Array& a) {
+  std::vector<int64_t> key(a.shape().begin(), a.shape().end());
+  key.insert(key.end(), a.strides().begin(), a.strides().end());
+  return key;
+}
+
+// Whether plans are chosen by timing (set_cudnn_benchmark).
+std::atomic<bool>& benchmark_flag() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+// The workspace the timing search may use.
+constexpr size_t kSearchWorkspace = size_t{256} << 20;
+
+// The first of cuDNN's ranked results that succeeded (the heuristics' list or the timed one).
+template <class Result>
+Plan first_usable(const Result* results, int count, const char* what) {
+  for (int i = 0; i < count; ++i) {
+    if (results[i].status == CUDNN_STATUS_SUCCESS) return {static_cast<int>(results[i].algo), results[i].memory};
+  }
+  throw DeviceError(cat(what, ": cuDNN found no algorithm for this shape and layout"));
+}
+
+// The operands of one pass, with the descriptors the calls take.
+struct Operands {
+  const Array& x;  // the image-shaped input (x, or gy for the data gradient)
+  const Array& w;  // the filter (the filter gradient's output for that pass)
+  const Array& y;  // the image-shaped output (y, gx, or gy for the filter gradient)
+  const TensorDescriptor& x_desc;
+  const FilterDescriptor& w_desc;
+  const TensorDescriptor& y_desc;
+  const ConvolutionDescriptor& conv;
+};
+
+// The plan of one pass on these operands: cuDNN's heuristics' first usable algorithm, or when `timed`
+// the fastest of cuDNN's timed candidates.
+Plan choose(cudnnHandle_t handle, Pass pass, const Operands& o, bool timed) {
+  constexpr int kMost = 16;
+  int count = 0;
+  Array search;  // the timing search's workspace
+  if (timed) search = Array::empty({static_cast<int64_t>(kSearchWorkspace)}, Dtype::uint8, o.x.device());
+  void* space = timed ? search.raw_data() : nullptr;
+  switch (pass) {
+    case Pass::forward: {
+      cudnnConvolutionFwdAlgoPerf_t found[kMost];
+      check_dnn(timed ? cudnnFindConvolutionForwardAlgorithmEx(handle, o.x_desc.d, o.x.raw_data(), o.w_desc.d,
+                                                               o.w.raw_data(), o.conv.d, o.y_desc.d, o.y.raw_data(),
+                                                               kMost, &count, found, space, kSearchWorkspace)
+                      : cudnnGetConvolutionForwardAlgorithm_v7(handle, o.x_desc.d, o.w_desc.d, o.conv.d, o.y_desc.d,
+                                                               kMost, &count, found),
+                "choosing a convolution algorithm");
+      return first_usable(found, count, kOp);
+    }
+    case Pass::backward_data: {
+      cudnnConvolutionBwdDataAlgoPerf_t found[kMost];
+      // The data gradient reads gy (o.x, with the output's descriptor) and writes gx (o.y).
+      check_dnn(timed ? cudnnFindConvolutionBackwardDataAlgorithmEx(
+                            handle, o.w_desc.d, o.w.raw_data(), o.x_desc.d, o.x.raw_data(), o.conv.d, o.y_desc.d,
+                            o.y.raw_data(), kMost, &count, found, space, kSearchWorkspace)
+                      : cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, o.w_desc.d, o.x_desc.d, o.conv.d,
+                                                                    o.y_desc.d, kMost, &count, found),
+                "choosing a convolution algorithm");
+      return first_usable(found, count, "conv2d_backward_data");
+    }
+    case Pass::backward_filter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t found[kMost];
+      // The filter gradient reads x (o.x) and gy (o.y) and writes gw (o.w).
+      check_dnn(timed ? cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                            handle, o.x_desc.d, o.x.raw_data(), o.y_desc.d, o.y.raw_data(), o.conv.d, o.w_desc.d,
+                            o.w.raw_data(), kMost, &count, found, space, kSearchWorkspace)
+                      : cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, o.x_desc.d, o.y_desc.d, o.conv.d,
+                                                                      o.w_desc.d, kMost, &count, found),
+                "choosing a convolution algorithm");
+      return first_usable(found, count, "conv2d_backward_filter");
+    }
+  }
+  throw ValueError("conv2d: unknown pass");
+}
+
+// Runs one pass: chooses (or finds the kept) plan, then calls cuDNN with a workspace from the cache.
+void run_pass(Pass pass, const Array& x, const Array& w, const Array& y, const Conv2dGeometry& g,
+              bool w_channels_last) {
+  const Device device = x.device();
+  const Dtype dtype = x.dtype();
+  const cudnnDataType_t type = dnn_type(dtype);
+  DeviceGuard guard(device.index);
+  DeviceDnn& dnn = dnn_of(device.index);
+  const TensorDescriptor x_desc(x, type), y_desc(y, type);
+  const FilterDescriptor w_desc(w, type, w_channels_last);
+  const ConvolutionDescriptor conv(g, dtype);
+  const Operands o{x, w, y, x_desc, w_desc, y_desc, conv};
+  Plan plan;
+  {
+    std::lock_guard lock(dnn.mutex);
+    const PlanKey key{pass,
+                      dtype,
+                      layout_key(x),
+                      layout_key(w),
+                      layout_key(y),
+                      w_channels_last,
+                      {g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, g.groups}};
+    auto it = dnn.plans.find(key);
+    if (it == dnn.plans.end()) it = dnn.plans.emplace(key, choose(dnn.handle, pass, o, benchmark_flag().load())).first;
+    plan = it->second;
+  }
+  const Array workspace =
+      Array::empty({static_cast<int64_t>(std::max<size_t>(plan.workspace, 1))}, Dtype::uint8, device);
+  const double one64 = 1, zero64 = 0;
+  const float one32 = 1, zero32 = 0;
+  const bool wide = dtype == Dtype::float64;
+  const void* one = wide ? static_cast<const void*>(&one64) : &one32;
+  const void* zero = wide ? static_cast<const void*>(&zero64) : &zero32;
+  switch (pass) {
+    case Pass::forward:
+      check_dnn(cudnnConvolutionForward(dnn.handle, one, x_desc.d, x.raw_data(), w_desc.d, w.raw_data(), conv.d,
+                                        static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm), workspace.raw_data(),
+                                        plan.workspace, zero, y_desc.d, y.raw_data()),
+                "cudnnConvolutionForward");
+      break;
+    case Pass::backward_data:
+      check_dnn(cudnnConvolutionBackwardData(dnn.handle, one, w_desc.d, w.raw_data(), x_desc.d, x.raw_data(), conv.d,
+                                             static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm),
+                                             workspace.raw_data(), plan.workspace, zero, y_desc.d, y.raw_data()),
+                "cudnnConvolutionBackwardData");
+      break;
+    case Pass::backward_filter:
+      check_dnn(cudnnConvolutionBackwardFilter(dnn.handle, one, x_desc.d, x.raw_data(), y_desc.d, y.raw_data(), conv.d,
+                                               static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm),
+                                               workspace.raw_data(), plan.workspace, zero, w_desc.d, w.raw_data()),
+                "cudnnConvolutionBackwardFilter");
+      break;
+  }
+}
+
+// out += b broadcast over every axis but the channel axis (cudnnAddTensor).
+void add_bias(const Array& b, const Array& out) {
+  const Dtype dtype = out.dtype();
+  const cudnnDataType_t type = dnn_type(dtype);
+  const Array bias = b.astype(dtype).contiguous().reshape({1, b.size(), 1, 1});
+  DeviceGuard guard(out.device().index);
+  DeviceDnn& dnn = dnn_of(out.device().index);
+  const TensorDescriptor b_desc(bias, type), out_desc(out, type);
+  const double one64 = 1;
+  const float one32 = 1;
+  const void* one = dtype == Dtype::float64 ? static_cast<const void*>(&one64) : &one32;
+  check_dnn(cudnnAddTensor(dnn.handle, one, b_desc.d, bias.raw_data(), one, out_desc.d, out.raw_data()),
+            "cudnnAddTensor");
+}
+
+// Throws DeviceError unless every defined operand is on `device` (a CUDA device this process has).
+void require_on(const Device& device, std::initializer_list<const Array*> arrays, const char* op) {
+  require_device(device, op);
+  for (const Array* a : arrays) {
+    if (a->defined() && !(a->device() == device)) {
+      throw DeviceError(cat(op, ": expected every operand on ", device, ", got one on ", a->device()));
+    }
+  }
+}
+
+// The filter as cuDNN takes it (packed NCHW, or NHWC when it is channels-last), and which of the two.
+std::pair<Array, bool> packed_filter(const Array& w) {
+  if (w.is_contiguous()) return {w, false};
+  if (memory_order_of(w) == MemoryOrder::channels_last) return {w, true};
+  return {w.contiguous(), false};
+}
+
+Array conv2d(const Array& x, const Array& w, const Array& b, const Conv2dGeometry& g, const Shape& y_shape) {
+  require_on(x.device(), {&x, &w, &b}, kOp);
+  const Array input = dense(x);
+  const auto [filter, filter_channels_last] = packed_filter(w);
+  Array y = empty_in_order(y_shape, memory_order_of(input), x.dtype(), x.device());
+  if (y.size() == 0) return y;
+  if (input.size() == 0 || filter.size() == 0) {
+    y.fill(0.0);
+  } else {
+    run_pass(Pass::forward, input, filter, y, g, filter_channels_last);
+  }
+  if (b.defined()) add_bias(b, y);
+  return y;
+}
+
+Array conv2d_backward_data(const Array& gy, const Array& w, const Array& b, const Conv2dGeometry& g,
+                           const Shape& gx_shape) {
+  require_on(gy.device(), {&gy, &w, &b}, "conv2d_backward_data");
+  const Array grad = dense(gy);
+  const auto [filter, filter_channels_last] = packed_filter(w);
+  Array gx = empty_in_order(gx_shape, memory_order_of(grad), gy.dtype(), gy.device());
+  if (gx.size() == 0) return gx;
+  if (grad.size() == 0 || filter.size() == 0) {
+    gx.fill(0.0);
+  } else {
+    run_pass(Pass::backward_data, grad, filter, gx, g, filter_channels_last);
+  }
+  if (b.defined()) add_bias(b, gx);
+  return gx;
+}
+
+Array conv2d_backward_filter(const Array& x, const Array& gy, const Conv2dGeometry& g, const Shape& gw_shape) {
+  require_on(x.device(), {&x, &gy}, "conv2d_backward_filter");
+  const Array input = dense(x), grad = dense(gy);
+  Array gw = Array::empty(gw_shape, x.dtype(), x.device());
+  if (gw.size() == 0) return gw;
+  if (input.size() == 0 || grad.size() == 0) {
+    gw.fill(0.0);
+  } else {
+    run_pass(Pass::backward_filter, input, gw, grad, g, false);
+  }
+  return gw;
+}
+
+}  // namespace
+
+void register_convolution_kernels() {
+  install_kernel<kernel_ops::Conv2d>(DeviceType::cuda, "cuda", conv2d);
+  install_kernel<kernel_ops::Conv2dBackwardData>(DeviceType::cuda, "cuda", conv2d_backward_data);
+  install_kernel<kernel_ops::Conv2dBackwardFilter>(DeviceType::cuda, "cuda", conv2d_backward_filter);
+}
+
+}  // namespace kusari::kernels::cuda
+
+namespace kusari::cuda {
+
+void set_cudnn_benchmark(bool enabled) { kernels::cuda::benchmark_flag().store(enabled); }
+
+bool cudnn_benchmark() { return kernels::cuda::benchmark_flag().load(); }
+
+}  // namespace kusari::cuda
