@@ -269,6 +269,30 @@ TEST_CASE("allreduce_grad stages non-float32 and non-contiguous arrays and write
   kusari::testing::expect_values(half, std::vector<double>(5, 2 * mean_rank), 2e-2);
 }
 
+TEST_CASE("a device's arrays are staged through the host: allreduce_grad, allreduce, bcast and allgather") {
+  // loopback:0 keeps host memory behind the device seam, as a GPU's arrays are behind it.
+  const Device device = Device::loopback(0);
+  const Communicator comm = create_communicator("ring", small_chunks(Dtype::float32));
+  const Array grad = Array::full({3, 4}, comm.rank() + 1.0, Dtype::float32, device);
+  const Array strided = Array::full({4, 3}, 2.0 * comm.rank(), Dtype::float64, device).transpose();
+  comm.allreduce_grad({grad, strided});
+  const double mean_rank = (comm.size() - 1) / 2.0;
+  CHECK(grad.device() == device);
+  CHECK(strided.device() == device);
+  kusari::testing::expect_values(grad.to(Device::cpu()), std::vector<double>(12, mean_rank + 1), 1e-6);
+  kusari::testing::expect_values(strided.to(Device::cpu()), std::vector<double>(12, 2 * mean_rank), 1e-6);
+  const Array summed = comm.allreduce(Array::full({5}, comm.rank() + 1.0, Dtype::float32, device));
+  CHECK(summed.device() == device);
+  kusari::testing::expect_values(summed.to(Device::cpu()), std::vector<double>(5, comm.size() * (comm.size() + 1) / 2.0));
+  const Array x = Array::full({2, 3}, comm.rank(), Dtype::float32, device);
+  comm.bcast(x, comm.size() - 1);
+  kusari::testing::expect_values(x.to(Device::cpu()), std::vector<double>(6, comm.size() - 1));
+  const Array gathered = comm.allgather(Array::full({2}, comm.rank(), Dtype::int32, device));
+  CHECK(gathered.device() == device);
+  CHECK(gathered.shape() == Shape{comm.size(), 2});
+  CHECK(gathered.to(Device::cpu()).to_vector<int32_t>()[static_cast<size_t>(2 * comm.size() - 1)] == comm.size() - 1);
+}
+
 TEST_CASE("allreduce_grad: mismatched sizes are reported on every rank, naming both") {
   const Communicator comm = create_communicator("ring");
   const int64_t mine = 10 + comm.rank();

@@ -21,12 +21,24 @@
 namespace kusari::distributed {
 namespace {
 
-// array itself when it is contiguous, else a contiguous copy (written back by write_back).
-Array contiguous_work(const Array& array) { return array.is_contiguous() ? array : array.copy(); }
+// The contiguous host array MPI reads and writes for `array`: the array itself when it is one, else a
+// copy (of a device's array too: this path stages device memory through the host), which write_back
+// returns.
+Array host_work(const Array& array) {
+  if (array.device().type != DeviceType::cpu) return array.to(Device::cpu());
+  return array.is_contiguous() ? array : array.copy();
+}
 
-// Copies the results from a staging array back into the caller's array when they differ.
+// Copies the results from a staging array back into the caller's array (on its device) when they differ.
 void write_back(const Array& work, const Array& original) {
-  if (work.storage() != original.storage()) original.assign(work);
+  if (work.storage() != original.storage()) {
+    original.assign(work.device() == original.device() ? work : work.to(original.device()));
+  }
+}
+
+// `result`, computed on the host, on the device of the array it was computed from.
+Array on_device_of(const Array& result, const Array& source) {
+  return result.device() == source.device() ? result : result.to(source.device());
 }
 
 // The largest magnitude over every rank's arrays (inf when any rank has an inf or NaN).
@@ -46,12 +58,17 @@ void fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
   int64_t total = 0;
   for (size_t i = 0; i < arrays.size(); ++i) {
     const Array& array = arrays[i];
-    require_host_array(array, op);
+    require_defined_array(array, op);
     if (!is_floating(array.dtype())) {
       throw DtypeError(cat(op, ": expected floating arrays, got ", array.dtype(), " at index ", i));
     }
-    const bool direct = array.dtype() == Dtype::float32 && array.is_contiguous();
-    work.push_back(direct ? array : array.astype(Dtype::float32, true));
+    const bool on_host = array.device().type == DeviceType::cpu;
+    if (on_host && array.dtype() == Dtype::float32 && array.is_contiguous()) {
+      work.push_back(array);
+    } else {
+      const Array staged = on_host ? array : array.to(Device::cpu());
+      work.push_back(staged.astype(Dtype::float32, on_host));  // a buffer of its own either way
+    }
     total += array.size();
   }
   const CollectiveScope scope(impl.channel, op, " of ", total, " elements");
@@ -71,7 +88,7 @@ void fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
 
 // Broadcasts one array's elements from root without checking sizes.
 void bcast_elements(const Array& array, int root, MPI_Comm comm) {
-  const Array work = contiguous_work(array);
+  const Array work = host_work(array);
   bcast_bytes(work.host_data(), work.nbytes(), root, comm);
   write_back(work, array);
 }
@@ -150,17 +167,17 @@ Array Communicator::allreduce(const Array& array, ReduceOp op) const {
 }
 
 Array reduce_across_ranks(Communicator::Impl& impl, const Array& array, ReduceOp op, bool compare_layout) {
-  require_host_array(array, "allreduce");
+  require_defined_array(array, "allreduce");
   const CollectiveScope scope = impl.scope("allreduce");
   const MPI_Comm comm = impl.groups.all();
   if (compare_layout) require_same_layout(comm, 0, array.size(), array.dtype(), "allreduce", "element counts");
-  Array out = array.copy();
+  Array out = array.device().type == DeviceType::cpu ? array.copy() : array.to(Device::cpu());
   allreduce_elements(out.host_data(), out.size(), out.dtype(), op, comm);
-  return out;
+  return on_device_of(out, array);
 }
 
 void Communicator::bcast(const Array& array, int root) const {
-  require_host_array(array, "bcast");
+  require_defined_array(array, "bcast");
   require_root(root, size(), "bcast");
   const CollectiveScope scope = impl_->scope("bcast");
   const MPI_Comm comm = impl_->groups.all();
@@ -176,24 +193,24 @@ void Communicator::bcast_data(const links::Link& link, int root) const {
   require_same_count(comm, root, static_cast<int64_t>(params.size()), "bcast_data", "parameter counts");
   for (const auto& [name, param] : params) {
     const Array& data = param.data();
-    require_host_array(data, "bcast_data");
+    require_defined_array(data, "bcast_data");
     require_same_layout(comm, root, data.size(), data.dtype(), "bcast_data", "sizes of parameter " + name);
     bcast_elements(data, root, comm);
   }
 }
 
 Array Communicator::allgather(const Array& array) const {
-  require_host_array(array, "allgather");
+  require_defined_array(array, "allgather");
   const CollectiveScope scope = impl_->scope("allgather");
   const MPI_Comm comm = impl_->groups.all();
   require_same_layout(comm, 0, array.size(), array.dtype(), "allgather", "element counts");
   Shape shape{size()};
   for (int64_t extent : array.shape()) shape.push_back(extent);
   Array out = Array::empty(shape, array.dtype(), Device::cpu());
-  const Array work = contiguous_work(array);
+  const Array work = host_work(array);
   const int count = mpi_count(work.nbytes(), "allgather");
   check_mpi(MPI_Allgather(work.host_data(), count, MPI_BYTE, out.host_data(), count, MPI_BYTE, comm), "MPI_Allgather");
-  return out;
+  return on_device_of(out, array);
 }
 
 std::string Communicator::bcast_obj(const std::string& bytes, int root) const {

@@ -10,6 +10,7 @@
 #include <kusari/distributed/abort_on_exception.h>
 #include <kusari/distributed/mpi_session.h>
 #include <kusari/distributed/multi_node_optimizer.h>
+#include <kusari/kernels/cuda/runtime.h>
 #include <kusari/optimizers/loss_scaler.h>
 #include <kusari/serializers/atomic_file.h>
 #include <kusari/training/training.h>
@@ -40,6 +41,18 @@ void check_batch(const Settings& s, const distributed::Communicator& comm) {
     throw FlagError{"--bn-batch: expected a divisor of the local batch " + std::to_string(local) + " (B / P), got " +
                     std::to_string(s.bn_batch)};
   }
+}
+
+// The device this rank trains on: --device, with "cuda" meaning the GPU of the rank's index on its node
+// (ranks beyond the node's GPUs share them round-robin).
+Device training_device(const Settings& s, const distributed::Communicator& comm) {
+  if (s.device == "cuda") return Device::cuda(comm.intra_rank() % cuda::device_count());
+  const Device device = Device::parse(s.device);
+  if (device.type == DeviceType::cuda && device.index >= cuda::device_count()) {
+    throw FlagError{"--device " + s.device + ": this process sees " + std::to_string(cuda::device_count()) +
+                    " CUDA device(s)"};
+  }
+  return device;
 }
 
 // Half precision: parameters in the compute dtype with float32 master weights, and the loss scale.
@@ -124,14 +137,17 @@ void train(Recipe& recipe, const CommandLine& line) {
   const RunData data = load_data(s, comm, threads);
   if (leader) print_plan(s, comm, threads, data);
 
+  const Device device = training_device(s, comm);
+  const DeviceScope on_device(device);  // parameters made lazily, and every array of this thread, go there
   const std::shared_ptr<links::Link> model = make_model(s, data.channels, comm);
+  model->to_device(device);
   std::shared_ptr<O::Optimizer> optimizer = recipe.make_optimizer(model);
   set_up_precision(s, *model, *optimizer, data);
   optimizer = distributed::create_multi_node_optimizer(
       optimizer, comm, {.bucket_bytes = s.bucket_bytes, .double_buffering = s.double_buffering});
 
   const T::LossFunction loss = classification_loss(model, dtype_from_name(s.dtype), s.label_smoothing);
-  auto updater = std::make_shared<T::StandardUpdater>(data.train_iter, optimizer, loss);
+  auto updater = std::make_shared<T::StandardUpdater>(data.train_iter, optimizer, loss, device);
   comm.barrier();  // the output directory exists before any rank's trainer looks for it
   const TrainingEnd end{s.epoch, s.max_iterations};
   T::Trainer trainer(updater, StopTrigger(end), s.out);
@@ -140,7 +156,9 @@ void train(Recipe& recipe, const CommandLine& line) {
   observe_iteration(trainer, optimizer);
   // A diverged run stops at once, naming the iteration and the parameter, before a snapshot keeps it.
   trainer.extend(std::make_shared<T::FailOnNonNumber>());
-  trainer.extend(T::create_multi_node_evaluator(std::make_shared<T::Evaluator>(data.val_iter, loss, model), comm),
+  trainer.extend(T::create_multi_node_evaluator(
+                     std::make_shared<T::Evaluator>(data.val_iter, loss, model, T::EvaluatorOptions{.device = device}),
+                     comm),
                  evaluation);
   auto snapshot = T::multi_node_snapshot(comm, {.n_retains = 2, .autoload = s.autoload});
   const T::Trigger snapshot_trigger{s.frequency, "epoch"};

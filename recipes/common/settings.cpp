@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <kusari/distributed/communicator.h>
+#include <kusari/kernels/cuda/runtime.h>
 
 #include "flags.h"
 
@@ -51,7 +52,10 @@ void add_run_flags(CLI::App& app, Settings& s) {
             nonnegative_integer());
   app.add_option("--loaders", s.loaders, "image decoding threads per rank (-1: chosen from the cores)")
       ->capture_default_str();
-  app.add_option("--device", s.device, "cpu, or cuda:N")->capture_default_str();
+  app.add_option("--device", s.device,
+                 "cpu, cuda (each rank the GPU of its local index), cuda:N, or loopback:N (host memory through the "
+                 "device seam, for tests)")
+      ->capture_default_str();
   add_switch(app, "progress", s.progress, "draw a progress bar");
 }
 
@@ -127,11 +131,16 @@ void add_common_flags(CLI::App& app, Settings& s) {
 }
 
 void check_settings(const Settings& s) {
-  if (s.device != "cpu") {
-    if (s.device.rfind("cuda:", 0) == 0) {
-      throw FlagError{"--device: expected cpu (this build has no CUDA backend yet), got '" + s.device + "'"};
+  if (s.device != "cuda") {
+    try {
+      Device::parse(s.device);
+    } catch (const ValueError&) {
+      throw FlagError{"--device: expected cpu, cuda (the rank's local index), cuda:N or loopback:N, got '" +
+                      s.device + "'"};
     }
-    throw FlagError{"--device: expected cpu or cuda:N, got '" + s.device + "'"};
+  }
+  if (s.device.rfind("cuda", 0) == 0 && cuda::device_count() == 0) {
+    throw FlagError{"--device " + s.device + ": " + cuda::unavailable_reason()};
   }
   if (s.loaders < -1) {
     throw FlagError{"--loaders: expected -1 (automatic) or an integer >= 0, got " + std::to_string(s.loaders)};

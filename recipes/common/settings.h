@@ -30,7 +30,7 @@ struct Settings {
   int64_t seed = 0;                  // parameters, shards, shuffling and augmentation
   int64_t threads = 0;               // compute threads per rank; 0: the node's cores less the loaders
   int64_t loaders = -1;              // image decoding threads per rank; -1: chosen from the cores
-  std::string device = "cpu";        // cpu (cuda:N once a CUDA backend exists)
+  std::string device = "cpu";        // cpu, cuda (the rank's local index), cuda:N or loopback:N
   std::string dtype = "float32";     // compute dtype (float32 master weights for half)
   std::string wire_dtype = "float32";  // what gradients travel as
   std::string communicator = "hybrid"; // the all-reduce algorithm

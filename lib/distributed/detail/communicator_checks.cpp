@@ -2,8 +2,12 @@
 
 namespace kusari::distributed {
 
-void require_host_array(const Array& array, const char* op) {
+void require_defined_array(const Array& array, const char* op) {
   if (!array.defined()) throw ValueError(cat(op, ": expected a defined array"));
+}
+
+void require_host_array(const Array& array, const char* op) {
+  require_defined_array(array, op);
   if (array.device().type != DeviceType::cpu) {
     throw DeviceError(cat(op, ": expected an array on the CPU, got one on ", array.device()));
   }

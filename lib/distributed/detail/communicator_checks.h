@@ -5,6 +5,9 @@
 
 namespace kusari::distributed {
 
+// Throws ValueError unless `array` is defined (on any device: the collectives that take device arrays
+// stage them through the host).
+void require_defined_array(const Array& array, const char* op);
 // Throws ValueError unless `array` is defined, DeviceError unless it is in host memory.
 void require_host_array(const Array& array, const char* op);
 // Throws ValueError unless root is a rank of a communicator of `size` ranks.

@@ -49,13 +49,16 @@ void GradientBuckets::install(size_t bucket, const Array& buffer) const {
     const BucketSlot& slot = slots_[i];
     Variable param = slot.param;
     Array grad = buffer.get_item({Slice{slot.offset, slot.offset + slot.size}}).reshape(param.shape());
+    if (!(param.data().device() == grad.device())) grad = grad.to(param.data().device());
     if (param.dtype() != Dtype::float32) grad = grad.astype(param.dtype());
     param.set_grad(grad);
   }
 }
 
 Array staged_source(const Array& grad) {
-  if (!grad.defined() || (grad.dtype() == Dtype::float32 && grad.is_contiguous())) return grad;
+  if (!grad.defined()) return grad;
+  if (grad.device().type != DeviceType::cpu) return grad.to(Device::cpu()).astype(Dtype::float32);
+  if (grad.dtype() == Dtype::float32 && grad.is_contiguous()) return grad;
   return grad.astype(Dtype::float32, true);
 }
 

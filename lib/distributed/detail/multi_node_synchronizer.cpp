@@ -64,10 +64,17 @@ bool buffers_finite(const std::vector<Array>& buffers) {
   return true;
 }
 
-// Copies of the parameters' values (undefined where a parameter is not initialised yet).
+// Host copies of the parameters' values (undefined where a parameter is not initialised yet).
 std::vector<Array> copy_values(const std::vector<std::pair<std::string, Variable>>& params) {
   std::vector<Array> values;
-  for (const auto& [name, param] : params) values.push_back(param.data().defined() ? param.data().copy() : Array());
+  for (const auto& [name, param] : params) {
+    const Array& data = param.data();
+    if (!data.defined()) {
+      values.emplace_back();
+    } else {
+      values.push_back(data.device().type == DeviceType::cpu ? data.copy() : data.to(Device::cpu()));
+    }
+  }
   return values;
 }
 
@@ -77,7 +84,7 @@ bool unchanged(const std::vector<std::pair<std::string, Variable>>& params, cons
     const Array now = params[i].second.data();
     if (now.defined() != before[i].defined()) return false;
     if (!now.defined()) continue;
-    const Array bytes = now.contiguous();
+    const Array bytes = now.to(Device::cpu()).contiguous();
     if (std::memcmp(bytes.host_data(), before[i].host_data(), static_cast<size_t>(bytes.nbytes())) != 0) return false;
   }
   return true;
