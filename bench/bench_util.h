@@ -22,13 +22,18 @@ struct Options {
   int min_steps = 20;      // --steps N: at least this many timed steps
   double seconds = 2.0;    // --seconds S: and at least this long a timed window
   std::string dtype = "float32";  // --dtype NAME: the parameters' and inputs' dtype (kusari programs)
+  std::string device = "cpu";     // --device NAME: where the model and inputs live (kusari programs)
+  int batch = 0;                  // --batch N: the batch size (0: the program's own)
+  bool channels_last = false;     // --channels-last 0|1: image inputs in channels-last order (kusari programs)
 };
 
-// Reads --threads, --warmup, --steps and --seconds over `defaults`; --help prints them and exits 0,
+// Reads --threads, --warmup, --steps, --seconds, --dtype, --device, --batch and --channels-last over
+// `defaults`; --help prints them and exits 0,
 // anything else (an unknown flag, a missing or malformed value) exits 2 with a message on stderr.
 inline Options parse_options(int argc, char** argv, Options defaults = {}) {
   const char* usage =
-      "flags: --threads N, --warmup STEPS, --steps LEAST_TIMED_STEPS, --seconds LEAST_TIMED_SECONDS, --dtype NAME";
+      "flags: --threads N, --warmup STEPS, --steps LEAST_TIMED_STEPS, --seconds LEAST_TIMED_SECONDS, --dtype NAME, "
+      "--device cpu|cuda:N|loopback:N, --batch N, --channels-last 0|1";
   Options options = defaults;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
@@ -53,6 +58,12 @@ inline Options parse_options(int argc, char** argv, Options defaults = {}) {
         options.seconds = std::stod(value);
       } else if (flag == "--dtype") {
         options.dtype = value;
+      } else if (flag == "--device") {
+        options.device = value;
+      } else if (flag == "--batch") {
+        options.batch = std::stoi(value);
+      } else if (flag == "--channels-last") {
+        options.channels_last = std::stoi(value) != 0;
       } else {
         fail("unknown flag " + flag);
       }

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <kusari/core/allocator.h>
+#include <kusari/core/memory_order.h>
+#include <kusari/kernels/cuda/runtime.h>
 #include <kusari/kusari.h>
 
 #include "bench_util.h"
@@ -21,6 +24,7 @@ inline Options setup(int argc, char** argv, const Options& defaults) {
   const Options options = parse_options(argc, argv, defaults);
   try {
     dtype_from_name(options.dtype);
+    Device::parse(options.device);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     std::exit(2);
@@ -42,26 +46,40 @@ inline Array random_labels(int64_t n, int64_t classes, uint64_t seed) {
 // Times training steps of `model` on inputs x (batch first) with `labels` and prints the bench line.
 // With --dtype float16 or bfloat16 the parameters and inputs take that dtype (after one forward that
 // gives lazily shaped parameters their shape), the optimizer updates float32 master weights, and the
-// name gets the dtype appended.
+// name gets the dtype appended. With --device the model and inputs move there (the name gets the
+// device type appended, and a CUDA step ends with a synchronize, so that it is timed whole); with
+// --channels-last the inputs are in channels-last order.
 inline double train_benchmark(const std::string& name, const std::shared_ptr<links::Link>& model, const Array& x,
                               const Array& labels, const Options& options, const Suffix& suffix = {}) {
   const Dtype dtype = dtype_from_name(options.dtype);
+  const Device device = Device::parse(options.device);
+  const DeviceScope on_device(device);
+  model->to_device(device);
+  const Array images = options.channels_last ? in_order(x.to(device), MemoryOrder::channels_last) : x.to(device);
   optimizers::MomentumSGD optimizer(0.01, 0.9);
   if (dtype != Dtype::float32) {
     {
       auto guard = no_backprop_mode();
-      model->forward(Variable(x, false));
+      model->forward(Variable(images, false));
     }
     for (auto& [path, param] : model->namedparams()) param.set_data(param.data().astype(dtype));
     optimizer.use_fp32_update();
   }
   optimizer.setup(model);
-  const Variable input(x.astype(dtype), false), target(labels, false);
+  const Variable input(images.astype(dtype), false), target(labels.to(device), false);
   const auto step = [&] {
     optimizer.update([&] { return functions::softmax_cross_entropy(model->forward(input), target); });
+    if (device.type == DeviceType::cuda) cuda::synchronize(device.index);
   };
-  const std::string full_name = dtype == Dtype::float32 ? name : name + "_" + options.dtype;
+  std::string full_name = dtype == Dtype::float32 ? name : name + "_" + options.dtype;
+  if (device.type != DeviceType::cpu) full_name += device.type == DeviceType::cuda ? "_cuda" : "_loopback";
+  if (options.channels_last) full_name += "_channels_last";
   return time_steps(full_name, x.shape()[0], step, options, suffix);
+}
+
+// The " peak_device_mb=N" suffix: the most memory the CUDA allocator held at once, in MiB.
+inline std::string peak_device_suffix() {
+  return " peak_device_mb=" + std::to_string(allocator_for(DeviceType::cuda).stats().peak_bytes_held >> 20);
 }
 
 }  // namespace kusari::bench

@@ -6,15 +6,20 @@
 #                                  gpu_carry/bundle.tar.xz (about 25 MB; git ignores gpu_carry/).
 #   scripts/gpu_check.sh run       there (the device tool's run, carrying gpu_carry): unpacks the
 #                                  bundle, finds CUDA's libraries (the toolkit's, PyTorch's wheels'
-#                                  cuDNN, cuBLAS and NCCL), runs the CUDA device suite and writes each
-#                                  program's output to $OUT (or gpu_check_out/).
-# The last line of `run` is "N passed, N failed" over the programs it ran.
+#                                  cuDNN, cuBLAS and NCCL), and writes each step's output to $OUT (or
+#                                  gpu_check_out/): the CUDA device suite (every kernel against the
+#                                  CPU's), a recipe trained on cuda:0 against the same run on the CPU,
+#                                  and the bench (bench.txt): ResNet-50 training steps at batch 256 in
+#                                  float32 and in float16 channels-last, beside PyTorch's float32 and
+#                                  channels-last AMP steps on the same GPU in the same run.
+# The last line of `run` is "N passed, N failed" over the steps it checked (the bench lines are
+# figures, passed when every program ran).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${KUSARI_BUILD_DIR:-build}
 carry=gpu_carry
 # The programs that run on the GPU, as paths under the build directory.
-programs=(test/test_cuda_device)
+programs=(test/test_cuda_device recipes/fashion_mnist bench/resnet50)
 
 prepare() {
   set -e
@@ -25,6 +30,7 @@ prepare() {
   stage=$(mktemp -d)
   mkdir -p "$stage/bin" "$stage/lib" "$carry"
   for p in "${programs[@]}"; do cp "$build/$p" "$stage/bin/"; done
+  cp bench/torch_resnet50_gpu.py "$stage/bin/"
   # Every library the programs link except the C and C++ runtimes (the GPU machine's are newer) and
   # CUDA's own (it has its own toolkit and PyTorch's wheels).
   ldd "${programs[@]/#/$build/}" | awk '$3 ~ /^\// {print $3}' | sort -u |
@@ -48,24 +54,59 @@ run() {
   wheels=$(python3 -c "import glob, os, site; print(':'.join(sorted(glob.glob(os.path.join(site.getsitepackages()[0], 'nvidia', '*', 'lib')))))" 2>/dev/null || true)
   export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${wheels}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1 || true
-  local passed=0 failed=0 name missing
-  for p in "${programs[@]}"; do
-    name=$(basename "$p")
-    missing=$(ldd "$here/bin/$name" | grep "not found" || true)
-    if [ -n "$missing" ]; then
-      echo "$name: libraries not found: $missing" | tee "$out/$name.log"
-      failed=$((failed + 1))
-      continue
-    fi
-    if "$here/bin/$name" --duration=true > "$out/$name.log" 2>&1; then
+  local passed=0 failed=0 missing
+  missing=$(ldd "$here"/bin/* 2>/dev/null | grep "not found" | sort -u || true)
+  if [ -n "$missing" ]; then
+    echo "libraries not found: $missing" | tee "$out/missing.txt"
+    echo "0 passed, 1 failed"
+    return 1
+  fi
+  # Runs one step (a name, then its command), its output into $out/<name>.log.
+  step() {
+    local name=$1
+    shift
+    if "$@" > "$out/$name.log" 2>&1; then
       passed=$((passed + 1))
-      echo "$name: passed ($(tail -3 "$out/$name.log" | head -1))"
+      echo "$name: passed"
     else
       failed=$((failed + 1))
       echo "$name: failed; the end of its output:"
       tail -40 "$out/$name.log"
     fi
-  done
+  }
+  step cuda_device "$here/bin/test_cuda_device" --duration=true
+  tail -3 "$out/cuda_device.log"
+  # A tiny IDX set, and the same 2 epochs on the CPU and on the GPU: the losses agree to float32's
+  # reordered sums.
+  python3 - "$here/data" <<'PY'
+import os, struct, sys
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+for prefix, n in (("train", 320), ("t10k", 64)):
+    with open(os.path.join(d, prefix + "-images-idx3-ubyte"), "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, 28, 28) + bytes((i * 37 + j) % 256 for i in range(n) for j in range(784)))
+    with open(os.path.join(d, prefix + "-labels-idx1-ubyte"), "wb") as f:
+        f.write(struct.pack(">II", 0x801, n) + bytes(i % 10 for i in range(n)))
+PY
+  local recipe=("$here/bin/fashion_mnist" --preset fashion_mnist --dataset "$here/data" --batchsize 32 --epoch 2
+                --threads 4 --no-progress)
+  step recipe_cpu "${recipe[@]}" --device cpu --out "$here/recipe_cpu"
+  step recipe_cuda "${recipe[@]}" --device cuda:0 --out "$here/recipe_cuda"
+  step recipe_agreement python3 - "$here/recipe_cpu/log" "$here/recipe_cuda/log" <<'PY'
+import json, sys
+cpu, gpu = (json.load(open(p)) for p in sys.argv[1:3])
+assert len(cpu) == len(gpu) == 2, (len(cpu), len(gpu))
+for a, b in zip(cpu, gpu):
+    for key in ("main/loss", "validation/main/loss"):
+        print(f"epoch {a['epoch']} {key}: cpu {a[key]:.6f}, cuda {b[key]:.6f}")
+        assert abs(a[key] - b[key]) <= 1e-3 * max(1.0, abs(a[key])), key
+PY
+  cat "$out/recipe_agreement.log"
+  step bench_float32 "$here/bin/resnet50" --device cuda:0 --dtype float32 --warmup 3 --steps 10 --seconds 0
+  step bench_float16 "$here/bin/resnet50" --device cuda:0 --dtype float16 --channels-last 1 --warmup 3 --steps 10 \
+    --seconds 0
+  step bench_torch python3 "$here/bin/torch_resnet50_gpu.py" float32 amp --warmup 3 --steps 10
+  cat "$out/bench_float32.log" "$out/bench_float16.log" "$out/bench_torch.log" | grep "ms/step" | tee "$out/bench.txt"
   rm -rf "$here"
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

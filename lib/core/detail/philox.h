@@ -1,7 +1,8 @@
 #pragma once
 // Internal: the counter-based generator's arithmetic (Philox4x32-10, its words as uniforms in [0, 1)
 // and Box-Muller's normals), compiled for the host and (under nvcc) for the device, so that both
-// backends draw the same numbers for one seed and position. core/random.h is the public face.
+// backends draw the same numbers for one seed and position (the normals to the last few bits of each
+// side's log, sin and cos). core/random.h is the public face.
 
 #include <array>
 #include <cmath>

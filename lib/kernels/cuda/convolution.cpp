@@ -1,6 +1,7 @@
-// CUDA 2-D convolution through cuDNN: forward, data gradient and filter gradient, on arrays of any
-// dense layout (cuDNN reads strides; channels-last stays channels-last, and the outputs follow the
-// input's memory order). float64 and float32 compute in their own precision (no TF32); float16 and
+// CUDA 2-D convolution through cuDNN: forward, data gradient and filter gradient. Each pass runs in its
+// image operand's memory order (channels-last stays channels-last; anything else becomes row-major),
+// the other operands and the filter brought to it, and its output in it (the filter gradient then
+// row-major, as the contract asks). float64 and float32 compute in their own precision (no TF32); float16 and
 // bfloat16 on the tensor cores, accumulating in float32. Each shape's algorithm is chosen once per
 // device, by cuDNN's heuristics or, with cuda::set_cudnn_benchmark(true), by timing them
 // (cudnnFind...Ex), and kept.
@@ -22,6 +23,7 @@
 #include <kusari/kernels/cuda/detail/streams.h>
 #include <kusari/kernels/cuda/runtime.h>
 #include <kusari/kernels/ops/convolution.h>
+#include <kusari/kernels/routines.h>
 
 namespace kusari::kernels::cuda {
 namespace {
@@ -89,9 +91,10 @@ int as_int(int64_t value, const Shape& shape) {
   return static_cast<int>(value);
 }
 
-// `a` itself when it is dense row-major or channels-last (cuDNN takes its strides), else a row-major copy.
-Array dense(const Array& a) {
-  return a.is_contiguous() || memory_order_of(a) == MemoryOrder::channels_last ? a : a.contiguous();
+// The memory order a pass runs in: its image operand's when that is channels-last, else row-major. The
+// other operands are brought to it (cuDNN's fast kernels want the filter in the images' format).
+MemoryOrder pass_order(const Array& image) {
+  return memory_order_of(image) == MemoryOrder::channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major;
 }
 
 // The descriptor of an image-shaped array (its extents and strides); destroyed with it.
@@ -163,13 +166,24 @@ std::atomic<bool>& benchmark_flag() {
 // The workspace the timing search may use.
 constexpr size_t kSearchWorkspace = size_t{256} << 20;
 
-// The first of cuDNN's ranked results that succeeded (the heuristics' list or the timed one).
+// The first of cuDNN's ranked results that succeeded and needs at most `limit` bytes of workspace
+// (the heuristics' list or the timed one).
 template <class Result>
-Plan first_usable(const Result* results, int count, const char* what) {
+Plan first_usable(const Result* results, int count, size_t limit, const char* what) {
   for (int i = 0; i < count; ++i) {
-    if (results[i].status == CUDNN_STATUS_SUCCESS) return {static_cast<int>(results[i].algo), results[i].memory};
+    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= limit) {
+      return {static_cast<int>(results[i].algo), results[i].memory};
+    }
   }
-  throw DeviceError(cat(what, ": cuDNN found no algorithm for this shape and layout"));
+  throw DeviceError(cat(what, ": cuDNN found no algorithm for this shape and layout within ", limit,
+                        " bytes of workspace"));
+}
+
+// Half the device memory free now: the most workspace a plan may take.
+size_t workspace_limit() {
+  size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return free / 2;
 }
 
 // The operands of one pass, with the descriptors the calls take.
@@ -188,41 +202,43 @@ struct Operands {
 Plan choose(cudnnHandle_t handle, Pass pass, const Operands& o, bool timed) {
   constexpr int kMost = 16;
   int count = 0;
+  const size_t limit = workspace_limit();
+  const size_t search_bytes = std::min(kSearchWorkspace, limit / 2);
   Array search;  // the timing search's workspace
-  if (timed) search = Array::empty({static_cast<int64_t>(kSearchWorkspace)}, Dtype::uint8, o.x.device());
+  if (timed) search = Array::empty({static_cast<int64_t>(std::max<size_t>(search_bytes, 1))}, Dtype::uint8, o.x.device());
   void* space = timed ? search.raw_data() : nullptr;
   switch (pass) {
     case Pass::forward: {
       cudnnConvolutionFwdAlgoPerf_t found[kMost];
       check_dnn(timed ? cudnnFindConvolutionForwardAlgorithmEx(handle, o.x_desc.d, o.x.raw_data(), o.w_desc.d,
                                                                o.w.raw_data(), o.conv.d, o.y_desc.d, o.y.raw_data(),
-                                                               kMost, &count, found, space, kSearchWorkspace)
+                                                               kMost, &count, found, space, search_bytes)
                       : cudnnGetConvolutionForwardAlgorithm_v7(handle, o.x_desc.d, o.w_desc.d, o.conv.d, o.y_desc.d,
                                                                kMost, &count, found),
                 "choosing a convolution algorithm");
-      return first_usable(found, count, kOp);
+      return first_usable(found, count, timed ? search_bytes : limit, kOp);
     }
     case Pass::backward_data: {
       cudnnConvolutionBwdDataAlgoPerf_t found[kMost];
       // The data gradient reads gy (o.x, with the output's descriptor) and writes gx (o.y).
       check_dnn(timed ? cudnnFindConvolutionBackwardDataAlgorithmEx(
                             handle, o.w_desc.d, o.w.raw_data(), o.x_desc.d, o.x.raw_data(), o.conv.d, o.y_desc.d,
-                            o.y.raw_data(), kMost, &count, found, space, kSearchWorkspace)
+                            o.y.raw_data(), kMost, &count, found, space, search_bytes)
                       : cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, o.w_desc.d, o.x_desc.d, o.conv.d,
                                                                     o.y_desc.d, kMost, &count, found),
                 "choosing a convolution algorithm");
-      return first_usable(found, count, "conv2d_backward_data");
+      return first_usable(found, count, timed ? search_bytes : limit, "conv2d_backward_data");
     }
     case Pass::backward_filter: {
       cudnnConvolutionBwdFilterAlgoPerf_t found[kMost];
       // The filter gradient reads x (o.x) and gy (o.y) and writes gw (o.w).
       check_dnn(timed ? cudnnFindConvolutionBackwardFilterAlgorithmEx(
                             handle, o.x_desc.d, o.x.raw_data(), o.y_desc.d, o.y.raw_data(), o.conv.d, o.w_desc.d,
-                            o.w.raw_data(), kMost, &count, found, space, kSearchWorkspace)
+                            o.w.raw_data(), kMost, &count, found, space, search_bytes)
                       : cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, o.x_desc.d, o.y_desc.d, o.conv.d,
                                                                       o.w_desc.d, kMost, &count, found),
                 "choosing a convolution algorithm");
-      return first_usable(found, count, "conv2d_backward_filter");
+      return first_usable(found, count, timed ? search_bytes : limit, "conv2d_backward_filter");
     }
   }
   throw ValueError("conv2d: unknown pass");
@@ -240,20 +256,13 @@ void run_pass(Pass pass, const Array& x, const Array& w, const Array& y, const C
   const FilterDescriptor w_desc(w, type, w_channels_last);
   const ConvolutionDescriptor conv(g, dtype);
   const Operands o{x, w, y, x_desc, w_desc, y_desc, conv};
-  Plan plan;
-  {
-    std::lock_guard lock(dnn.mutex);
-    const PlanKey key{pass,
-                      dtype,
-                      layout_key(x),
-                      layout_key(w),
-                      layout_key(y),
-                      w_channels_last,
-                      {g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, g.groups}};
-    auto it = dnn.plans.find(key);
-    if (it == dnn.plans.end()) it = dnn.plans.emplace(key, choose(dnn.handle, pass, o, benchmark_flag().load())).first;
-    plan = it->second;
-  }
+  // One handle is not to be used by two threads at once: the lock covers the plan and the calls.
+  std::lock_guard lock(dnn.mutex);
+  const PlanKey key{pass, dtype, layout_key(x), layout_key(w), layout_key(y), w_channels_last,
+                    {g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, g.groups}};
+  auto it = dnn.plans.find(key);
+  if (it == dnn.plans.end()) it = dnn.plans.emplace(key, choose(dnn.handle, pass, o, benchmark_flag().load())).first;
+  const Plan plan = it->second;
   const Array workspace =
       Array::empty({static_cast<int64_t>(std::max<size_t>(plan.workspace, 1))}, Dtype::uint8, device);
   const double one64 = 1, zero64 = 0;
@@ -283,19 +292,10 @@ void run_pass(Pass pass, const Array& x, const Array& w, const Array& y, const C
   }
 }
 
-// out += b broadcast over every axis but the channel axis (cudnnAddTensor).
+// out += b broadcast over every axis but the channel axis (the library's own broadcast add, for every
+// dtype alike).
 void add_bias(const Array& b, const Array& out) {
-  const Dtype dtype = out.dtype();
-  const cudnnDataType_t type = dnn_type(dtype);
-  const Array bias = b.astype(dtype).contiguous().reshape({1, b.size(), 1, 1});
-  DeviceGuard guard(out.device().index);
-  DeviceDnn& dnn = dnn_of(out.device().index);
-  const TensorDescriptor b_desc(bias, type), out_desc(out, type);
-  const double one64 = 1;
-  const float one32 = 1;
-  const void* one = dtype == Dtype::float64 ? static_cast<const void*>(&one64) : &one32;
-  check_dnn(cudnnAddTensor(dnn.handle, one, b_desc.d, bias.raw_data(), one, out_desc.d, out.raw_data()),
-            "cudnnAddTensor");
+  out.assign(ops::add(out, b.astype(out.dtype()).reshape({1, b.size(), 1, 1})));
 }
 
 // Throws DeviceError unless every defined operand is on `device` (a CUDA device this process has).
@@ -308,23 +308,16 @@ void require_on(const Device& device, std::initializer_list<const Array*> arrays
   }
 }
 
-// The filter as cuDNN takes it (packed NCHW, or NHWC when it is channels-last), and which of the two.
-std::pair<Array, bool> packed_filter(const Array& w) {
-  if (w.is_contiguous()) return {w, false};
-  if (memory_order_of(w) == MemoryOrder::channels_last) return {w, true};
-  return {w.contiguous(), false};
-}
-
 Array conv2d(const Array& x, const Array& w, const Array& b, const Conv2dGeometry& g, const Shape& y_shape) {
   require_on(x.device(), {&x, &w, &b}, kOp);
-  const Array input = dense(x);
-  const auto [filter, filter_channels_last] = packed_filter(w);
-  Array y = empty_in_order(y_shape, memory_order_of(input), x.dtype(), x.device());
+  const MemoryOrder order = pass_order(x);
+  const Array input = in_order(x, order), filter = in_order(w, order);
+  Array y = empty_in_order(y_shape, order, x.dtype(), x.device());
   if (y.size() == 0) return y;
   if (input.size() == 0 || filter.size() == 0) {
     y.fill(0.0);
   } else {
-    run_pass(Pass::forward, input, filter, y, g, filter_channels_last);
+    run_pass(Pass::forward, input, filter, y, g, order == MemoryOrder::channels_last);
   }
   if (b.defined()) add_bias(b, y);
   return y;
@@ -333,14 +326,14 @@ Array conv2d(const Array& x, const Array& w, const Array& b, const Conv2dGeometr
 Array conv2d_backward_data(const Array& gy, const Array& w, const Array& b, const Conv2dGeometry& g,
                            const Shape& gx_shape) {
   require_on(gy.device(), {&gy, &w, &b}, "conv2d_backward_data");
-  const Array grad = dense(gy);
-  const auto [filter, filter_channels_last] = packed_filter(w);
-  Array gx = empty_in_order(gx_shape, memory_order_of(grad), gy.dtype(), gy.device());
+  const MemoryOrder order = pass_order(gy);
+  const Array grad = in_order(gy, order), filter = in_order(w, order);
+  Array gx = empty_in_order(gx_shape, order, gy.dtype(), gy.device());
   if (gx.size() == 0) return gx;
   if (grad.size() == 0 || filter.size() == 0) {
     gx.fill(0.0);
   } else {
-    run_pass(Pass::backward_data, grad, filter, gx, g, filter_channels_last);
+    run_pass(Pass::backward_data, grad, filter, gx, g, order == MemoryOrder::channels_last);
   }
   if (b.defined()) add_bias(b, gx);
   return gx;
@@ -348,15 +341,16 @@ Array conv2d_backward_data(const Array& gy, const Array& w, const Array& b, cons
 
 Array conv2d_backward_filter(const Array& x, const Array& gy, const Conv2dGeometry& g, const Shape& gw_shape) {
   require_on(x.device(), {&x, &gy}, "conv2d_backward_filter");
-  const Array input = dense(x), grad = dense(gy);
-  Array gw = Array::empty(gw_shape, x.dtype(), x.device());
+  const MemoryOrder order = pass_order(x);
+  const Array input = in_order(x, order), grad = in_order(gy, order);
+  Array gw = empty_in_order(gw_shape, order, x.dtype(), x.device());
   if (gw.size() == 0) return gw;
   if (input.size() == 0 || grad.size() == 0) {
     gw.fill(0.0);
   } else {
-    run_pass(Pass::backward_filter, input, gw, grad, g, false);
+    run_pass(Pass::backward_filter, input, gw, grad, g, order == MemoryOrder::channels_last);
   }
-  return gw;
+  return gw.contiguous();  // the contract's row-major filter gradient
 }
 
 }  // namespace

@@ -55,7 +55,12 @@ DeviceBlas& blas_of(int index) {
   std::call_once(b.once, [&] {
     DeviceGuard guard(index);
     check_blas(cublasLtCreate(&b.handle), "cublasLtCreate");
-    check(cudaMalloc(&b.workspace, kWorkspaceBytes), "cudaMalloc (cuBLASLt workspace)");
+    const cudaError_t status = cudaMalloc(&b.workspace, kWorkspaceBytes);
+    if (status != cudaSuccess) {
+      cublasLtDestroy(b.handle);  // call_once runs again on the next call: no handle left behind
+      b.handle = nullptr;
+      check(status, "cudaMalloc (cuBLASLt workspace)");
+    }
   });
   return b;
 }
@@ -93,12 +98,19 @@ cublasLtMatrixLayout_t column_major_layout(cudaDataType_t type, int64_t row_majo
   return layout;
 }
 
-// Makes the plan for C (m x n, row-major, rows ldc apart) = op(a) (m x k) · op(b) (k x n).
-Plan make_plan(DeviceBlas& blas, Dtype dtype, const MatrixOperand& a, const MatrixOperand& b, int64_t m, int64_t n,
-               int64_t k, int64_t ldc, const std::array<int, 3>& alignments) {
+// Destroys what a plan holds.
+void destroy(const Plan& plan) {
+  if (plan.operation) cublasLtMatmulDescDestroy(plan.operation);
+  for (cublasLtMatrixLayout_t layout : {plan.first, plan.second, plan.result}) {
+    if (layout) cublasLtMatrixLayoutDestroy(layout);
+  }
+}
+
+// Fills `plan` for C (m x n, row-major, rows ldc apart) = op(a) (m x k) · op(b) (k x n).
+void fill_plan(Plan& plan, DeviceBlas& blas, Dtype dtype, const MatrixOperand& a, const MatrixOperand& b, int64_t m,
+               int64_t n, int64_t k, int64_t ldc, const std::array<int, 3>& alignments) {
   const cudaDataType_t type = data_type(dtype);
   const bool wide = dtype == Dtype::float64;
-  Plan plan;
   check_blas(cublasLtMatmulDescCreate(&plan.operation, wide ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
                                       wide ? CUDA_R_64F : CUDA_R_32F),
              "cublasLtMatmulDescCreate");
@@ -140,6 +152,18 @@ Plan make_plan(DeviceBlas& blas, Dtype dtype, const MatrixOperand& a, const Matr
                           ") with leading dimensions ", a.leading, ", ", b.leading, ", ", ldc));
   }
   plan.algorithm = found.algo;
+}
+
+// The plan of that product; nothing is left behind when making it fails.
+Plan make_plan(DeviceBlas& blas, Dtype dtype, const MatrixOperand& a, const MatrixOperand& b, int64_t m, int64_t n,
+               int64_t k, int64_t ldc, const std::array<int, 3>& alignments) {
+  Plan plan;
+  try {
+    fill_plan(plan, blas, dtype, a, b, m, n, k, ldc, alignments);
+  } catch (...) {
+    destroy(plan);
+    throw;
+  }
   return plan;
 }
 
@@ -161,7 +185,7 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
     if (beta == 0.0) {
       out.fill(0.0);
     } else {
-      ops::axpby(out, beta, out, 0.0);
+      out.assign(ops::mul(out, Array::scalar(beta, out.dtype(), out.device())));  // beta * inf stays inf
     }
     return;
   }

@@ -79,7 +79,7 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
   const Array gate_scale = coefficients(gate.scale), gate_shift = coefficients(gate.shift);
   const Array partial = Array::empty({channels, slices, 2}, Dtype::float64, x.device());
   const Array& gate_input = gated ? gate.input : x;
-  const KernelLayout<3> layout = kernel_layout<3>({&x, &y, &gate_input}, "channel_sums kernel");
+  const KernelLayout<3> layout = logical_kernel_layout<3>({&x, &y, &gate_input}, "channel_sums kernel");
   {
     DeviceGuard guard(index);
     visit_floating_dtype(x.dtype(), "channel_sums kernel", [&]<class T>() {
@@ -124,7 +124,7 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   const bool gated = gate.input.defined();
   const Array& second = y.defined() ? y : x;
   const Array& gate_input = gated ? gate.input : x;
-  const KernelLayout<4> layout = kernel_layout<4>({&x, &second, &gate_input, &out}, "channel_affine kernel");
+  const KernelLayout<4> layout = logical_kernel_layout<4>({&x, &second, &gate_input, &out}, "channel_affine kernel");
   DeviceGuard guard(index);
   visit_floating_dtype(x.dtype(), "channel_affine kernel", [&]<class T>() {
     channel_affine_elements<T><<<blocks_for(layout.size), kThreads, 0, compute_stream(index)>>>(

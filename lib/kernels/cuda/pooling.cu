@@ -1,7 +1,8 @@
 // CUDA 2-D pooling over row-major NCHW planes (other layouts are made row-major first), one thread per
 // output element forward and one per input element backward: each input element sums the outputs
 // whose windows hold it in the order the CPU adds them, so nothing is added atomically and the results
-// do not depend on the grid. Windows, and which element wins a max pooling, follow the CPU's rules
+// do not depend on the grid (their last bits may still differ from the CPU's where one compiler fuses a
+// multiply-add that the other does not). Windows, and which element wins a max pooling, follow the CPU's rules
 // (pooling_functions.h).
 
 #include <limits>

@@ -1,5 +1,7 @@
-// CUDA random fills: element i (in row-major order, any strides) is draw offset + i of the stream, the
-// same number the CPU backend stores there (random_draw.h), whatever the grid.
+// CUDA random fills: element i (in row-major order of the logical shape, any strides) is draw offset + i
+// of the stream, the number the CPU backend stores there (random_draw.h), whatever the grid; to the bit,
+// but for float64 normals, whose log, sin and cos come from CUDA's libm (within a few units in the last
+// place of glibc's).
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
@@ -24,7 +26,7 @@ __global__ void random_elements(KernelLayout<1> layout, Distribution distributio
 
 void random_kernel(Distribution distribution, uint64_t seed, uint64_t offset, double p0, double p1, const Array& out) {
   visit_dtype(out.dtype(), [&]<class T>() {
-    launch<1>("random kernel", {&out}, random_elements<T>, distribution, seed, offset, p0, p1);
+    launch_in_logical_order<1>("random kernel", {&out}, random_elements<T>, distribution, seed, offset, p0, p1);
   });
 }
 

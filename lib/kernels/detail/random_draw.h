@@ -1,8 +1,9 @@
 #pragma once
 // Internal to the backends, compiled for the host and (under nvcc) for the device: a pair of draws of
 // the random kernel's distributions from the counter-based generator, so that every device fills an
-// array with the same numbers for one seed and offset. The affine steps are explicit fused
-// multiply-adds, one rounding on every device whatever its compiler contracts.
+// array with the same numbers for one seed and offset (normals up to the last bits of the libm each
+// runs). The affine steps are explicit fused multiply-adds, one rounding on every device whatever its
+// compiler contracts.
 
 #include <array>
 #include <cmath>

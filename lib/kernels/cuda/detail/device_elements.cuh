@@ -108,29 +108,60 @@ struct KernelLayout {
   char* bases[N];
 };
 
-// The layout of equally-shaped arrays, with each operand's address; throws ValueError for more axes
-// than a kernel indexes.
-template <size_t N>
-KernelLayout<N> kernel_layout(const std::array<const Array*, N>& arrays, const char* op) {
-  const CollapsedLayout<N> collapsed = collapse<N>(arrays);
+// Fills a layout from extents and per-operand strides (innermost last); throws ValueError for more
+// axes than a kernel indexes.
+template <size_t N, class Extents, class Strides>
+KernelLayout<N> layout_of(const std::array<const Array*, N>& arrays, const Extents& extents, const Strides& strides,
+                          const char* op) {
   KernelLayout<N> layout;
-  layout.axes = static_cast<int>(collapsed.extents.size());
+  layout.axes = static_cast<int>(extents.size());
   if (layout.axes > kMaxAxes) {
-    throw ValueError(cat(op, ": the CUDA kernels take operands of at most ", kMaxAxes,
-                         " axes that cannot merge, got ", layout.axes));
+    throw ValueError(cat(op, ": the CUDA kernels take operands of at most ", kMaxAxes, " axes that cannot merge, got ",
+                         layout.axes));
   }
   layout.size = arrays[0]->size();
   for (int d = 0; d < layout.axes; ++d) {
-    layout.extents[d] = collapsed.extents[static_cast<size_t>(d)];
-    for (size_t k = 0; k < N; ++k) layout.strides[k][d] = collapsed.strides[k][static_cast<size_t>(d)];
+    layout.extents[d] = extents[static_cast<size_t>(d)];
+    for (size_t k = 0; k < N; ++k) layout.strides[k][d] = strides[k][static_cast<size_t>(d)];
   }
-  for (size_t k = 0; k < N; ++k) {
-    layout.bases[k] = static_cast<char*>(arrays[k]->raw_data());
-  }
+  for (size_t k = 0; k < N; ++k) layout.bases[k] = static_cast<char*>(arrays[k]->raw_data());
   return layout;
 }
 
-// Operand k's element i (in row-major order of the merged extents), typed T.
+// The layout of equally-shaped arrays for kernels whose elements are independent (copies, maps): axes
+// in memory order, merged where every operand allows (collapsed_layout.h), so that index i is some
+// element, the same one in every operand, but not the i-th in row-major order.
+template <size_t N>
+KernelLayout<N> kernel_layout(const std::array<const Array*, N>& arrays, const char* op) {
+  const CollapsedLayout<N> collapsed = collapse<N>(arrays);
+  return layout_of<N>(arrays, collapsed.extents, collapsed.strides, op);
+}
+
+// The layout for kernels that need to know which element index i is (a random draw's position, a
+// channel): the axes in their logical order, unit axes dropped and a pair merged only when it is
+// contiguous in every operand, so that i is the row-major index of the logical shape.
+template <size_t N>
+KernelLayout<N> logical_kernel_layout(const std::array<const Array*, N>& arrays, const char* op) {
+  const Shape& shape = arrays[0]->shape();
+  SmallVector<int64_t, 8> extents;
+  std::array<SmallVector<int64_t, 8>, N> strides;
+  for (int64_t axis = 0; axis < shape.ndim(); ++axis) {
+    if (shape[axis] == 1) continue;
+    const auto stride = [&](size_t k) { return arrays[k]->strides()[static_cast<size_t>(axis)]; };
+    bool merges = !extents.empty();
+    for (size_t k = 0; k < N && merges; ++k) merges = strides[k].back() == stride(k) * shape[axis];
+    if (merges) {
+      extents.back() *= shape[axis];
+      for (size_t k = 0; k < N; ++k) strides[k].back() = stride(k);
+    } else {
+      extents.push_back(shape[axis]);
+      for (size_t k = 0; k < N; ++k) strides[k].push_back(stride(k));
+    }
+  }
+  return layout_of<N>(arrays, extents, strides, op);
+}
+
+// Operand k's element i (i in row-major order of the layout's extents), typed T.
 template <class T, size_t N>
 __device__ inline T& element(const KernelLayout<N>& layout, size_t k, int64_t i) {
   // One axis left (every contiguous operand, most others) needs no division.

@@ -30,17 +30,31 @@ int device_of(const std::array<const Array*, N>& arrays, const char* op) {
   return device.index;
 }
 
-// Runs kernel(layout of `arrays`, args...) over every element, on the operands' device's compute
-// stream; nothing for empty arrays.
+// Runs kernel(layout, args...) over every element of `arrays`, on their device's compute stream (nothing
+// for empty arrays); the layout is the logical one (logical_kernel_layout) when `logical`.
 template <size_t N, class... Args>
-void launch(const char* op, const std::array<const Array*, N>& arrays, void (*kernel)(KernelLayout<N>, Args...),
-            std::type_identity_t<Args>... args) {
+void run_elementwise(const char* op, const std::array<const Array*, N>& arrays, bool logical,
+                     void (*kernel)(KernelLayout<N>, Args...), Args... args) {
   const int index = device_of<N>(arrays, op);
   if (arrays[0]->size() == 0) return;
   DeviceGuard guard(index);
-  const KernelLayout<N> layout = kernel_layout<N>(arrays, op);
+  const KernelLayout<N> layout = logical ? logical_kernel_layout<N>(arrays, op) : kernel_layout<N>(arrays, op);
   kernel<<<blocks_for(layout.size), kThreads, 0, compute_stream(index)>>>(layout, args...);
   check(cudaGetLastError(), op);
+}
+
+// run_elementwise for kernels whose elements are independent of their index (any order).
+template <size_t N, class... Args>
+void launch(const char* op, const std::array<const Array*, N>& arrays, void (*kernel)(KernelLayout<N>, Args...),
+            std::type_identity_t<Args>... args) {
+  run_elementwise<N, Args...>(op, arrays, false, kernel, args...);
+}
+
+// run_elementwise for kernels that read meaning into the index (row-major over the logical shape).
+template <size_t N, class... Args>
+void launch_in_logical_order(const char* op, const std::array<const Array*, N>& arrays,
+                             void (*kernel)(KernelLayout<N>, Args...), std::type_identity_t<Args>... args) {
+  run_elementwise<N, Args...>(op, arrays, true, kernel, args...);
 }
 
 }  // namespace kusari::kernels::cuda

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""PyTorch's twin of `bench/resnet50 --device cuda:0` for the GPU check (scripts/gpu_check.sh): torchvision's
+ResNet-50, batch 256 of 224x224 images, 1000 classes, one SGD step (lr 0.01, momentum 0.9) of softmax
+cross-entropy per iteration on fixed random inputs, synchronized after each step, in float32 and in
+channels-last AMP (float16 autocast with a gradient scaler), each printing the bench line with the
+peak device memory: "name: X ms/step, Y samples/s peak_device_mb=N".
+Usage: torch_resnet50_gpu.py [float32|amp ...] [--batch N] [--warmup N] [--steps N]"""
+import argparse
+import time
+
+import torch
+import torchvision
+
+
+def run(mode, batch, warmup, steps):
+    torch.manual_seed(0)
+    device = torch.device("cuda:0")
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model = torchvision.models.resnet50(num_classes=1000).to(device)
+    x = torch.randn(batch, 3, 224, 224, device=device)
+    t = torch.randint(0, 1000, (batch,), device=device)
+    amp = mode == "amp"
+    if amp:
+        model = model.to(memory_format=torch.channels_last)
+        x = x.to(memory_format=torch.channels_last)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    scaler = torch.amp.GradScaler("cuda", enabled=amp)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
+            loss = loss_fn(model(x), t)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        torch.cuda.synchronize()
+
+    for _ in range(warmup):
+        step()
+    torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    ms = (time.perf_counter() - start) * 1000 / steps
+    peak = torch.cuda.max_memory_reserved() >> 20
+    name = f"torch_resnet50_b{batch}_cuda" + ("_float16_amp_channels_last" if amp else "")
+    print(f"{name}: {ms:.4f} ms/step, {batch * 1000 / ms:.1f} samples/s peak_device_mb={peak}", flush=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("modes", nargs="*", default=["float32", "amp"], choices=["float32", "amp"])
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=20)
+    args = parser.parse_args()
+    for mode in args.modes:
+        run(mode, args.batch, args.warmup, args.steps)
