@@ -78,16 +78,7 @@ run() {
   tail -3 "$out/cuda_device.log"
   # A tiny IDX set, and the same 2 epochs on the CPU and on the GPU: the losses agree to float32's
   # reordered sums.
-  python3 - "$here/data" <<'PY'
-import os, struct, sys
-d = sys.argv[1]
-os.makedirs(d, exist_ok=True)
-for prefix, n in (("train", 320), ("t10k", 64)):
-    with open(os.path.join(d, prefix + "-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", 0x803, n, 28, 28) + bytes((i * 37 + j) % 256 for i in range(n) for j in range(784)))
-    with open(os.path.join(d, prefix + "-labels-idx1-ubyte"), "wb") as f:
-        f.write(struct.pack(">II", 0x801, n) + bytes(i % 10 for i in range(n)))
-PY
+  python3 test/idx_set.py "$here/data" 320 64
   local recipe=("$here/bin/fashion_mnist" --preset fashion_mnist --dataset "$here/data" --batchsize 32 --epoch 2
                 --threads 4 --no-progress)
   step recipe_cpu "${recipe[@]}" --device cpu --out "$here/recipe_cpu"

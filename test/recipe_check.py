@@ -15,12 +15,13 @@ import atexit
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 
 import numpy
+
+from idx_set import write_files
 
 mpiexec, make_image_list, recipe = sys.argv[1:4]
 extra = sys.argv[4:]
@@ -38,10 +39,7 @@ def write_idx(directory, prefix, n):
         for row in range(28):
             value = 250 if row == 2 * label + 3 else (i * 31 + row * 17) % 60
             images += bytes([value]) * 28
-    with open(os.path.join(directory, prefix + "-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", 0x803, n, 28, 28) + images)
-    with open(os.path.join(directory, prefix + "-labels-idx1-ubyte"), "wb") as f:
-        f.write(struct.pack(">II", 0x801, n) + bytes(labels))
+    write_files(directory, prefix, images, labels)
 
 
 def run(args, ranks=2):

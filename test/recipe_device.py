@@ -7,22 +7,14 @@ batch statistics, evaluation and snapshots all go through it), and the two logs 
 Usage: recipe_device.py MPIEXEC RECIPE [RECIPE ...]"""
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
+from idx_set import write_idx
+
 mpiexec, recipes = sys.argv[1], sys.argv[2:]
 TIMINGS = {"elapsed_time", "time_per_iteration"}
-
-
-def write_idx(directory, prefix, n):
-    labels = [i % 10 for i in range(n)]
-    images = bytes((i * 37 + j) % 256 for i in range(n) for j in range(28 * 28))
-    with open(os.path.join(directory, prefix + "-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", 0x803, n, 28, 28) + images)
-    with open(os.path.join(directory, prefix + "-labels-idx1-ubyte"), "wb") as f:
-        f.write(struct.pack(">II", 0x801, n) + bytes(labels))
 
 
 def run(recipe, data, out, device, *extra):

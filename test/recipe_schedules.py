@@ -9,22 +9,14 @@ import json
 import math
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 
+from idx_set import write_idx
+
 mpiexec, recipes = sys.argv[1], sys.argv[2]
 ITERATIONS_PER_EPOCH = 5
-
-
-def write_idx(directory, prefix, n):
-    labels = [i % 10 for i in range(n)]
-    images = bytes((i * 37 + j) % 256 for i in range(n) for j in range(28 * 28))
-    with open(os.path.join(directory, prefix + "-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", 0x803, n, 28, 28) + images)
-    with open(os.path.join(directory, prefix + "-labels-idx1-ubyte"), "wb") as f:
-        f.write(struct.pack(">II", 0x801, n) + bytes(labels))
 
 
 def steps(base, gamma, milestones, e):

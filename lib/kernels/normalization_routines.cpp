@@ -131,6 +131,16 @@ BatchNormGradients batch_normalization_backward_in_passes(const Array& x, const 
   return g;
 }
 
+BatchNormForwardResult batch_norm_forward_kernel(const Array& x, const Array& gamma, const Array& beta,
+                                                 const Array& residual, double eps, bool relu) {
+  return batch_normalization_in_passes(x, gamma, beta, residual, eps, relu, {});
+}
+
+BatchNormGradients batch_norm_backward_kernel(const Array& x, const Array& gamma, const Array& gy, const Array& y,
+                                              const BatchNormStatistics& statistics, bool relu, bool need_gx) {
+  return batch_normalization_backward_in_passes(x, gamma, gy, y, statistics, relu, need_gx, {});
+}
+
 }  // namespace detail
 
 BatchNormForwardResult batch_normalization(const Array& x, const Array& gamma, const Array& beta,

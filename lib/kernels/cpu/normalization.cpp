@@ -321,23 +321,14 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   });
 }
 
-// A whole batch's normalization: the two passes of the channel kernels above.
-BatchNormForwardResult batch_norm_forward_kernel(const Array& x, const Array& gamma, const Array& beta,
-                                                 const Array& residual, double eps, bool relu) {
-  return ops::detail::batch_normalization_in_passes(x, gamma, beta, residual, eps, relu, {});
-}
-BatchNormGradients batch_norm_backward_kernel(const Array& x, const Array& gamma, const Array& gy, const Array& y,
-                                              const BatchNormStatistics& statistics, bool relu, bool need_gx) {
-  return ops::detail::batch_normalization_backward_in_passes(x, gamma, gy, y, statistics, relu, need_gx, {});
-}
-
 }  // namespace
 
 void register_normalization_kernels() {
   install_kernel<kernel_ops::ChannelSums>(DeviceType::cpu, "cpu", channel_sums_kernel);
   install_kernel<kernel_ops::ChannelAffine>(DeviceType::cpu, "cpu", channel_affine_kernel);
-  install_kernel<kernel_ops::BatchNormForward>(DeviceType::cpu, "cpu", batch_norm_forward_kernel);
-  install_kernel<kernel_ops::BatchNormBackward>(DeviceType::cpu, "cpu", batch_norm_backward_kernel);
+  install_kernel<kernel_ops::BatchNormForward>(DeviceType::cpu, "cpu", ops::detail::batch_norm_forward_kernel);
+  install_kernel<kernel_ops::BatchNormBackward>(DeviceType::cpu, "cpu",
+                                               ops::detail::batch_norm_backward_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

@@ -134,23 +134,14 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   check(cudaGetLastError(), "channel_affine kernel");
 }
 
-BatchNormForwardResult batch_norm_forward_kernel(const Array& x, const Array& gamma, const Array& beta,
-                                                 const Array& residual, double eps, bool relu) {
-  return ops::detail::batch_normalization_in_passes(x, gamma, beta, residual, eps, relu, {});
-}
-
-BatchNormGradients batch_norm_backward_kernel(const Array& x, const Array& gamma, const Array& gy, const Array& y,
-                                              const BatchNormStatistics& statistics, bool relu, bool need_gx) {
-  return ops::detail::batch_normalization_backward_in_passes(x, gamma, gy, y, statistics, relu, need_gx, {});
-}
-
 }  // namespace
 
 void register_normalization_kernels() {
   install_kernel<kernel_ops::ChannelSums>(DeviceType::cuda, "cuda", channel_sums_kernel);
   install_kernel<kernel_ops::ChannelAffine>(DeviceType::cuda, "cuda", channel_affine_kernel);
-  install_kernel<kernel_ops::BatchNormForward>(DeviceType::cuda, "cuda", batch_norm_forward_kernel);
-  install_kernel<kernel_ops::BatchNormBackward>(DeviceType::cuda, "cuda", batch_norm_backward_kernel);
+  install_kernel<kernel_ops::BatchNormForward>(DeviceType::cuda, "cuda", ops::detail::batch_norm_forward_kernel);
+  install_kernel<kernel_ops::BatchNormBackward>(DeviceType::cuda, "cuda",
+                                               ops::detail::batch_norm_backward_kernel);
 }
 
 }  // namespace kusari::kernels::cuda
