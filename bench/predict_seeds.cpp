@@ -285,6 +285,7 @@ double number(const std::map<std::string, std::string>& flags, const std::string
 
 // --recommend: the candidates for a cluster, best first.
 int recommend(const std::map<std::string, std::string>& flags) {
+  if (!flags.count("--ranks")) throw ValueError("predict_seeds --recommend: expected --ranks P, the ranks of the run");
   cost::Cluster cluster;
   if (flags.count("--cluster")) {
     for (const char* link : {"--intra-alpha-us", "--intra-gbps", "--inter-alpha-us", "--inter-gbps", "--links"}) {
@@ -356,6 +357,9 @@ int main(int argc, char** argv) {
     if (recommending) return recommend(flags);
     papers();
     return 0;
+  } catch (const ValueError& e) {  // a flag's value, or the cluster file it names
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
