@@ -6,9 +6,11 @@
 #                                  gpu_carry/bundle.tar.xz (about 25 MB; git ignores gpu_carry/).
 #   scripts/gpu_check.sh run       there (the device tool's run, carrying gpu_carry): unpacks the
 #                                  bundle, finds CUDA's libraries (the toolkit's, PyTorch's wheels'
-#                                  cuDNN, cuBLAS and NCCL), and writes each step's output to $OUT (or
-#                                  gpu_check_out/): the CUDA device suite (every kernel against the
-#                                  CPU's), a recipe trained on cuda:0 against the same run on the CPU,
+#                                  cuDNN, cuBLAS and NCCL), and runs these steps, their outputs packed
+#                                  into $OUT/logs.tar.gz (the device tool brings back 8 files at most;
+#                                  $OUT defaults to gpu_check_out/), the figures into $OUT/bench.txt: the CUDA device suite (every kernel against the
+#                                  CPU's), the NCCL path of the communicator, the host suites with
+#                                  every array on cuda:0, a recipe trained on cuda:0 against the CPU,
 #                                  and the bench (bench.txt): ResNet-50 training steps at batch 256 in
 #                                  float32 and in float16 channels-last, beside PyTorch's float32 and
 #                                  channels-last AMP steps on the same GPU in the same run.
@@ -19,7 +21,13 @@ cd "$(dirname "$0")/.."
 build=${KUSARI_BUILD_DIR:-build}
 carry=gpu_carry
 # The programs that run on the GPU, as paths under the build directory.
-programs=(test/test_cuda_device recipes/fashion_mnist bench/resnet50)
+# The host suites that also run on the loopback device (test/meson.build's loopback_suites): here they
+# run with every array on cuda:0 (KUSARI_TEST_DEVICE), each function's forward and backward included.
+device_suites=(activation arithmetic array_manipulation autograd convolution ghost_batch_normalization initializers
+               link links_layers loss matmul mixed_precision models noise normalization npz optimizers pooling random
+               reduction routines)
+programs=(test/test_cuda_device test/test_cuda_nccl recipes/fashion_mnist bench/resnet50
+          "${device_suites[@]/#/test/test_}")
 
 prepare() {
   set -e
@@ -30,13 +38,13 @@ prepare() {
   stage=$(mktemp -d)
   mkdir -p "$stage/bin" "$stage/lib" "$carry"
   for p in "${programs[@]}"; do cp "$build/$p" "$stage/bin/"; done
-  cp bench/torch_resnet50_gpu.py "$stage/bin/"
   # Every library the programs link except the C and C++ runtimes (the GPU machine's are newer) and
   # CUDA's own (it has its own toolkit and PyTorch's wheels).
   ldd "${programs[@]/#/$build/}" | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libpthread|librt|libdl|libgcc_s|libstdc\+\+)\.so|/usr/local/cuda/' |
     while read -r lib; do cp -L "$lib" "$stage/lib/"; done
   strip --strip-unneeded "$stage"/lib/libkusari.so* "$stage"/bin/*
+  cp bench/torch_resnet50_gpu.py "$stage/bin/"
   tar -C "$stage" -cf - bin lib | xz -T0 -6 > "$carry/bundle.tar.xz.tmp"
   mv "$carry/bundle.tar.xz.tmp" "$carry/bundle.tar.xz"
   rm -rf "$stage"
@@ -54,28 +62,32 @@ run() {
   wheels=$(python3 -c "import glob, os, site; print(':'.join(sorted(glob.glob(os.path.join(site.getsitepackages()[0], 'nvidia', '*', 'lib')))))" 2>/dev/null || true)
   export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${wheels}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1 || true
-  local passed=0 failed=0 missing
+  local passed=0 failed=0 missing logs="$here/logs"
+  mkdir -p "$logs"
   missing=$(ldd "$here"/bin/* 2>/dev/null | grep "not found" | sort -u || true)
   if [ -n "$missing" ]; then
     echo "libraries not found: $missing" | tee "$out/missing.txt"
     echo "0 passed, 1 failed"
     return 1
   fi
-  # Runs one step (a name, then its command), its output into $out/<name>.log.
+  # Runs one step (a name, then its command), its output into $logs/<name>.log.
   step() {
     local name=$1
     shift
-    if "$@" > "$out/$name.log" 2>&1; then
+    if "$@" > "$logs/$name.log" 2>&1; then
       passed=$((passed + 1))
       echo "$name: passed"
     else
       failed=$((failed + 1))
       echo "$name: failed; the end of its output:"
-      tail -40 "$out/$name.log"
+      tail -40 "$logs/$name.log"
     fi
   }
   step cuda_device "$here/bin/test_cuda_device" --duration=true
-  tail -3 "$out/cuda_device.log"
+  tail -3 "$logs/cuda_device.log"
+  step cuda_nccl "$here/bin/test_cuda_nccl"  # one rank, as an MPI singleton
+  local suite
+  for suite in "${device_suites[@]}"; do step "on_cuda_$suite" env KUSARI_TEST_DEVICE=cuda:0 "$here/bin/test_$suite"; done
   # A tiny IDX set, and the same 2 epochs on the CPU and on the GPU: the losses agree to float32's
   # reordered sums.
   python3 test/idx_set.py "$here/data" 320 64
@@ -92,12 +104,13 @@ for a, b in zip(cpu, gpu):
         print(f"epoch {a['epoch']} {key}: cpu {a[key]:.6f}, cuda {b[key]:.6f}")
         assert abs(a[key] - b[key]) <= 1e-3 * max(1.0, abs(a[key])), key
 PY
-  cat "$out/recipe_agreement.log"
+  cat "$logs/recipe_agreement.log"
   step bench_float32 "$here/bin/resnet50" --device cuda:0 --dtype float32 --warmup 3 --steps 10 --seconds 0
   step bench_float16 "$here/bin/resnet50" --device cuda:0 --dtype float16 --channels-last 1 --warmup 3 --steps 10 \
     --seconds 0
   step bench_torch python3 "$here/bin/torch_resnet50_gpu.py" float32 amp --warmup 3 --steps 10
-  cat "$out/bench_float32.log" "$out/bench_float16.log" "$out/bench_torch.log" | grep "ms/step" | tee "$out/bench.txt"
+  cat "$logs/bench_float32.log" "$logs/bench_float16.log" "$logs/bench_torch.log" | grep "ms/step" | tee "$out/bench.txt"
+  tar -C "$here" -czf "$out/logs.tar.gz" logs
   rm -rf "$here"
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

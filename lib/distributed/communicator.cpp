@@ -16,7 +16,11 @@
 #include <kusari/distributed/detail/wire_scaling.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
+
+#include <kusari/kernels/routines.h>
 
 namespace kusari::distributed {
 namespace {
@@ -49,10 +53,61 @@ float agreed_max_abs(const std::vector<Array>& arrays, MPI_Comm comm) {
   return largest;
 }
 
+// The CUDA device every array is on, when they all are on one and this build has NCCL.
+std::optional<int> common_cuda_device(const std::vector<Array>& arrays) {
+  if (!nccl_available() || arrays.empty()) return std::nullopt;
+  const Device device = arrays[0].defined() ? arrays[0].device() : Device::cpu();
+  if (device.type != DeviceType::cuda) return std::nullopt;
+  for (const Array& a : arrays) {
+    if (!a.defined() || !(a.device() == device)) return std::nullopt;
+  }
+  return device.index;
+}
+
+// fused_allreduce of one CUDA device's floating arrays through NCCL: packed into one float32 buffer on
+// the device, scaled as the MPI path scales (the automatic policy's largest magnitude agreed over MPI),
+// rounded to the wire dtype, summed by NCCL, widened, scaled and written back.
+void nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
+                          std::optional<WireScaling> scaling, int device, const char* op) {
+  std::vector<Array> flat;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (!is_floating(arrays[i].dtype())) {
+      throw DtypeError(cat(op, ": expected floating arrays, got ", arrays[i].dtype(), " at index ", i));
+    }
+    flat.push_back(arrays[i].reshape({arrays[i].size()}).astype(Dtype::float32));
+  }
+  const CollectiveScope scope(impl.channel, op, " of ", arrays.size(), " arrays through NCCL");
+  Array fused = ops::concatenate(flat, 0);
+  const Dtype wire = impl.options.wire_dtype;
+  if (!scaling) {
+    const AveragingPolicy policy = impl.options.averaging;
+    float largest = 0;
+    if (needs_max_abs(policy, wire) && fused.size() > 0) {
+      const double local = ops::amax(ops::abs(fused)).item<double>();
+      largest = std::isfinite(local) ? static_cast<float>(local) : std::numeric_limits<float>::infinity();
+    }
+    if (needs_max_abs(policy, wire)) allreduce_elements(&largest, 1, Dtype::float32, ReduceOp::max, impl.groups.all());
+    scaling = averaging_scaling(policy, wire, impl.groups.topology().size, largest);
+  }
+  Array on_wire = (scaling->prescale == 1 ? fused : fused * static_cast<double>(scaling->prescale)).astype(wire);
+  if (on_wire.size() > 0) nccl_for(impl, device).allreduce_sum(on_wire.raw_data(), on_wire.size(), wire);
+  fused = on_wire.astype(Dtype::float32);
+  if (scaling->postscale != 1) fused = fused * static_cast<double>(scaling->postscale);
+  int64_t at = 0;
+  for (const Array& array : arrays) {
+    array.assign(fused.get_item({Slice{at, at + array.size()}}).reshape(array.shape()));
+    at += array.size();
+  }
+}
+
 // Sums arrays across ranks with the communicator's algorithm, scaled by `scaling` or, when it is
-// not given, averaged under the options' policy; `op` names the caller.
+// not given, averaged under the options' policy; `op` names the caller. One CUDA device's arrays go
+// through NCCL instead.
 void fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays, std::optional<WireScaling> scaling,
                      const char* op) {
+  if (const std::optional<int> device = common_cuda_device(arrays)) {
+    return nccl_fused_allreduce(impl, arrays, scaling, *device, op);
+  }
   std::vector<Array> work;
   work.reserve(arrays.size());
   int64_t total = 0;
@@ -164,6 +219,16 @@ void Communicator::allreduce_sum(const std::vector<Array>& arrays, double presca
 
 Array Communicator::allreduce(const Array& array, ReduceOp op) const {
   return reduce_across_ranks(*impl_, array, op, impl_->options.check_sizes);
+}
+
+NcclChannel& nccl_for(Communicator::Impl& impl, int device) {
+  if (!impl.nccl) {
+    impl.nccl = std::make_unique<NcclChannel>(impl.groups.all(), device);
+  } else if (impl.nccl->device() != device) {
+    throw DeviceError(cat("allreduce_grad: this communicator's NCCL channel serves cuda:", impl.nccl->device(),
+                          ", got arrays on cuda:", device, " (one device per rank and communicator)"));
+  }
+  return *impl.nccl;
 }
 
 Array reduce_across_ranks(Communicator::Impl& impl, const Array& array, ReduceOp op, bool compare_layout) {
