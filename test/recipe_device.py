@@ -3,7 +3,8 @@
 epochs of a tiny set under mpiexec -n 2 with --device cpu and with --device loopback:0 (host memory
 behind the device seam, as a GPU's arrays are: parameters, batches, gradients and their all-reduce,
 batch statistics, evaluation and snapshots all go through it), and the two logs agree entry by entry
-(the timings aside); then the loopback run's snapshot resumes on the CPU to the same final log.
+(the timings aside); then the loopback run's snapshot resumes on the CPU to the same final log; and the
+first recipe once more with 4 KiB gradient buckets, double-buffered (buckets packed on the device).
 Usage: recipe_device.py MPIEXEC RECIPE [RECIPE ...]"""
 import json
 import os
@@ -44,3 +45,10 @@ with tempfile.TemporaryDirectory() as work:
         resumed = run(recipe, data, os.path.join(work, name + "_resumed"), "cpu", "--resume", first)
         assert resumed[-1] == on_cpu[-1], f"{name}: resumed on the CPU from {first}: {resumed[-1]} != {on_cpu[-1]}"
         print(f"{name}: {len(on_cpu)} epochs equal on cpu and loopback:0; resumed on the CPU from {snapshots[0]}")
+    # Small buckets packed on the device, double-buffered: still the CPU's numbers.
+    buckets = ["--bucket-bytes", "4096", "--double-buffering"]
+    recipe = recipes[0]
+    on_cpu = run(recipe, data, os.path.join(work, "buckets_cpu"), "cpu", *buckets)
+    on_device = run(recipe, data, os.path.join(work, "buckets_loopback"), "loopback:0", *buckets)
+    assert on_cpu == on_device, f"small buckets: the logs differ\ncpu:      {on_cpu}\nloopback: {on_device}"
+    print(f"{os.path.basename(recipe)} with 4 KiB buckets, double-buffered: equal on cpu and loopback:0")

@@ -29,8 +29,21 @@ std::optional<size_t> GradientBuckets::find(const std::string& name) const {
 }
 
 void GradientBuckets::pack(size_t bucket, const std::vector<Array>& sources, const Array& buffer) const {
-  float* out = static_cast<float*>(buffer.host_data());
   const Bucket& b = buckets_[bucket];
+  if (buffer.device().type != DeviceType::cpu) {  // a device's buffer: copies on that device
+    for (size_t i = b.first; i < b.last; ++i) {
+      const BucketSlot& slot = slots_[i];
+      const Array piece = buffer.get_item({Slice{slot.offset, slot.offset + slot.size}});
+      const Array& source = sources[i - b.first];
+      if (source.defined()) {
+        piece.assign(source.reshape({slot.size}));
+      } else {
+        piece.fill(0.0);
+      }
+    }
+    return;
+  }
+  float* out = static_cast<float*>(buffer.host_data());
   for (size_t i = b.first; i < b.last; ++i) {
     const BucketSlot& slot = slots_[i];
     const Array& source = sources[i - b.first];
@@ -56,9 +69,7 @@ void GradientBuckets::install(size_t bucket, const Array& buffer) const {
 }
 
 Array staged_source(const Array& grad) {
-  if (!grad.defined()) return grad;
-  if (grad.device().type != DeviceType::cpu) return grad.to(Device::cpu()).astype(Dtype::float32);
-  if (grad.dtype() == Dtype::float32 && grad.is_contiguous()) return grad;
+  if (!grad.defined() || (grad.dtype() == Dtype::float32 && grad.is_contiguous())) return grad;
   return grad.astype(Dtype::float32, true);
 }
 

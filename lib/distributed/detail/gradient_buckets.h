@@ -45,8 +45,9 @@ class GradientBuckets {
   std::optional<size_t> find(const std::string& name) const;
 
   // Copies the bucket's gradients (sources[k] for its k-th slot) into `buffer` (float32,
-  // bucket.elements long), zeros where a source is undefined. Sources must be float32 and contiguous
-  // (see staged_source); touches raw memory only, so it may run on the communication thread.
+  // bucket.elements long, on the sources' device), zeros where a source is undefined. Sources must be
+  // float32 and contiguous (see staged_source); a host buffer is filled by memcpy, a device's by copy
+  // kernels on that device; either may run on the communication thread.
   void pack(size_t bucket, const std::vector<Array>& sources, const Array& buffer) const;
   // Sets the gradient of each of the bucket's parameters to its slice of `buffer` (copied to the
   // parameter's device and cast to its dtype where those differ).
@@ -58,8 +59,8 @@ class GradientBuckets {
   std::unordered_map<std::string, size_t> index_;
 };
 
-// The gradient `grad` as pack() reads it: itself when a float32 contiguous host array, else a float32
-// host copy (a device's gradient is staged through the host; undefined stays undefined).
+// The gradient `grad` as pack() reads it: itself when float32 and contiguous, else a float32 copy on its
+// device (undefined stays undefined).
 Array staged_source(const Array& grad);
 
 }  // namespace kusari::distributed

@@ -12,6 +12,7 @@
 #include <kusari/distributed/mpi_session.h>
 #include <kusari/distributed/detail/parameter_agreement.h>
 #include <kusari/distributed/detail/stall_inspector.h>
+#include <kusari/kernels/routines.h>
 
 namespace kusari::distributed {
 namespace {
@@ -53,9 +54,14 @@ std::vector<std::pair<std::string, Variable>> reorder(const std::vector<std::pai
   return out;
 }
 
-// Whether every element of the float32 buffers is finite (plain loops: runs on the communication thread).
+// Whether every element of the float32 buffers is finite (plain loops over host buffers, a reduction
+// on a device's; runs on the communication thread).
 bool buffers_finite(const std::vector<Array>& buffers) {
   for (const Array& buffer : buffers) {
+    if (buffer.device().type != DeviceType::cpu) {  // a device's buffer: its largest magnitude (NaN wins)
+      if (buffer.size() > 0 && !std::isfinite(ops::amax(ops::abs(buffer)).item<double>())) return false;
+      continue;
+    }
     const float* data = static_cast<const float*>(buffer.host_data());
     for (int64_t i = 0, n = buffer.size(); i < n; ++i) {
       if (!std::isfinite(data[i])) return false;
@@ -177,7 +183,9 @@ Array MultiNodeSynchronizer::bucket_buffer(size_t b) {
   Array& cached = cache[b];
   // use_count 1: only the cache holds the storage (no transfer, task or installed gradient view).
   if (!cached.defined() || cached.storage().use_count() > 1 || cached.size() != buckets_->buckets()[b].elements) {
-    cached = Array::empty({buckets_->buckets()[b].elements}, Dtype::float32, Device::cpu());
+    // On the parameters' device: a GPU's gradients are packed and all-reduced there (through NCCL).
+    const Device device = buckets_->slots()[buckets_->buckets()[b].first].param.data().device();
+    cached = Array::empty({buckets_->buckets()[b].elements}, Dtype::float32, device);
   }
   return cached;
 }
