@@ -66,7 +66,8 @@ inline double train_benchmark(const std::string& name, const std::shared_ptr<lin
     optimizer.use_fp32_update();
   }
   optimizer.setup(model);
-  const Variable input(images.astype(dtype), false), target(labels.to(device), false);
+  const MemoryOrder order = options.channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major;
+  const Variable input(in_order(images.astype(dtype), order), false), target(labels.to(device), false);
   const auto step = [&] {
     optimizer.update([&] { return functions::softmax_cross_entropy(model->forward(input), target); });
     if (device.type == DeviceType::cuda) cuda::synchronize(device.index);

@@ -59,22 +59,27 @@ run() {
   python3 -c "import tarfile, sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$carry/bundle.tar.xz" "$here"
   # CUDA's libraries: the toolkit's, and the nvidia-* wheels beside PyTorch.
   local wheels
-  wheels=$(python3 -c "import glob, os, site; print(':'.join(sorted(glob.glob(os.path.join(site.getsitepackages()[0], 'nvidia', '*', 'lib')))))" 2>/dev/null || true)
-  export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${wheels}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1 || true
+  wheels=$(python3 -c "import glob, os, nvidia; print(':'.join(sorted(d for p in nvidia.__path__ for d in glob.glob(os.path.join(p, '*', 'lib')))))" 2>/dev/null || true)
+  # Only kusari's programs get the bundled libraries (python3 keeps its own libz, libgomp, ...).
+  local library_path="$here/lib:/usr/local/cuda/lib64:${wheels}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    echo "CUDA libraries searched: $library_path"; } > "$out/gpu.txt" 2>&1 || true
   local passed=0 failed=0 missing logs="$here/logs"
   mkdir -p "$logs"
-  missing=$(ldd "$here"/bin/* 2>/dev/null | grep "not found" | sort -u || true)
+  # The logs come back even when a step hangs into the device tool's limit.
+  trap "tar -C '$here' -czf '$out/logs.tar.gz' logs; rm -rf '$here'" EXIT
+  missing=$(LD_LIBRARY_PATH="$library_path" ldd "$here"/bin/* 2>/dev/null | grep "not found" | sort -u || true)
   if [ -n "$missing" ]; then
     echo "libraries not found: $missing" | tee "$out/missing.txt"
     echo "0 passed, 1 failed"
     return 1
   fi
-  # Runs one step (a name, then its command), its output into $logs/<name>.log.
+  # Runs one step (a name, then its command) for at most STEP_SECONDS (default 240), its output into
+  # $logs/<name>.log; kusari's programs run with the bundled libraries.
   step() {
     local name=$1
     shift
-    if "$@" > "$logs/$name.log" 2>&1; then
+    if LD_LIBRARY_PATH="$library_path" timeout -k 10 "${STEP_SECONDS:-240}" "$@" > "$logs/$name.log" 2>&1; then
       passed=$((passed + 1))
       echo "$name: passed"
     else
@@ -82,6 +87,13 @@ run() {
       echo "$name: failed; the end of its output:"
       tail -40 "$logs/$name.log"
     fi
+  }
+  # step for a python3 program: the system's libraries, not the bundle's.
+  step_python() {
+    local saved=$library_path
+    library_path=${LD_LIBRARY_PATH:-}
+    step "$1" python3 "${@:2}"
+    library_path=$saved
   }
   step cuda_device "$here/bin/test_cuda_device" --duration=true
   tail -3 "$logs/cuda_device.log"
@@ -95,7 +107,7 @@ run() {
                 --threads 4 --no-progress)
   step recipe_cpu "${recipe[@]}" --device cpu --out "$here/recipe_cpu"
   step recipe_cuda "${recipe[@]}" --device cuda:0 --out "$here/recipe_cuda"
-  step recipe_agreement python3 - "$here/recipe_cpu/log" "$here/recipe_cuda/log" <<'PY'
+  step_python recipe_agreement - "$here/recipe_cpu/log" "$here/recipe_cuda/log" <<'PY'
 import json, sys
 cpu, gpu = (json.load(open(p)) for p in sys.argv[1:3])
 assert len(cpu) == len(gpu) == 2, (len(cpu), len(gpu))
@@ -108,10 +120,8 @@ PY
   step bench_float32 "$here/bin/resnet50" --device cuda:0 --dtype float32 --warmup 3 --steps 10 --seconds 0
   step bench_float16 "$here/bin/resnet50" --device cuda:0 --dtype float16 --channels-last 1 --warmup 3 --steps 10 \
     --seconds 0
-  step bench_torch python3 "$here/bin/torch_resnet50_gpu.py" float32 amp --warmup 3 --steps 10
+  STEP_SECONDS=300 step_python bench_torch "$here/bin/torch_resnet50_gpu.py" float32 amp --warmup 3 --steps 10
   cat "$logs/bench_float32.log" "$logs/bench_float16.log" "$logs/bench_torch.log" | grep "ms/step" | tee "$out/bench.txt"
-  tar -C "$here" -czf "$out/logs.tar.gz" logs
-  rm -rf "$here"
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 }

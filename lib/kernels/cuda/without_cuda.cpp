@@ -1,6 +1,8 @@
-// kusari::cuda in a build without the CUDA backend: no devices, and a reason that says how to get them.
+// kusari::cuda in a build without the CUDA backend: no devices, and a reason that says how to get them;
+// no NCCL group either.
 
 #include <kusari/core/error.h>
+#include <kusari/kernels/cuda/detail/nccl_group.h>
 #include <kusari/kernels/cuda/runtime.h>
 
 namespace kusari::cuda {
@@ -28,3 +30,23 @@ void set_cudnn_benchmark(bool enabled) { benchmark = enabled; }
 bool cudnn_benchmark() { return benchmark; }
 
 }  // namespace kusari::cuda
+
+namespace kusari::kernels::cuda {
+
+bool nccl_available() { return false; }
+
+struct NcclGroup::State {};
+
+NcclGroup::NcclGroup(int, int, int device, const std::function<void(void*, size_t)>&) {
+  throw DeviceError(cat("NCCL communicator for cuda:", device, ": ", kusari::cuda::unavailable_reason()));
+}
+
+NcclGroup::~NcclGroup() = default;
+
+void NcclGroup::allreduce_sum(const Array&, const Array&) {
+  throw DeviceError(cat("NCCL allreduce: ", kusari::cuda::unavailable_reason()));
+}
+
+int NcclGroup::device() const { return -1; }
+
+}  // namespace kusari::kernels::cuda
