@@ -71,6 +71,9 @@ std::optional<int> agreed_nccl_device(Communicator::Impl& impl, const std::vecto
   if (!kernels::cuda::nccl_available()) return std::nullopt;
   const std::optional<int> device = common_cuda_device(arrays);
   const int64_t moved = device && impl.nccl && impl.nccl->device() != *device;
+  // A collective like the rest: the stall inspector watches it (a rank that never comes is reported and,
+  // past KUSARI_STALL_TIMEOUT, ends the job).
+  const CollectiveScope scope(impl.channel, op, " (agreeing on the NCCL or MPI path)");
   require_same_values(impl.groups.all(), {device ? 1 : 0, moved},
                       {"whether the arrays are on one GPU (the NCCL path)",
                        "whether the arrays moved to another GPU than the communicator's NCCL group"},
