@@ -5,20 +5,12 @@ expected form and what came: bench/predict_seeds (--recommend and its flags) and
 --recommend ranks the candidates.
 Usage: bench_flags.py PREDICT_SEEDS ALLREDUCE_CALIBRATE"""
 import os
-import subprocess
 import sys
 import tempfile
 
+from command_check import check
+
 predict_seeds, calibrate = sys.argv[1:3]
-
-
-def check(command, status, words):
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    output = result.stdout + result.stderr
-    assert result.returncode == status, f"{command}: expected exit {status}, got {result.returncode}\n{output}"
-    missing = [w for w in words if w not in output]
-    assert not missing, f"{command}: the output lacks {missing}:\n{output}"
-    return output
 
 
 with tempfile.TemporaryDirectory() as work:

@@ -4,8 +4,9 @@ the flag, the expected form and what came; --help lists the flags with their def
 global batch the ranks cannot share evenly is refused under mpiexec -n 3.
 Usage: recipe_flags.py MPIEXEC RECIPE [RECIPE ...]"""
 import os
-import subprocess
 import sys
+
+from command_check import check
 
 mpiexec, recipes = sys.argv[1], sys.argv[2:]
 BAD = [
@@ -25,15 +26,6 @@ BAD = [
     (["--model", "resnet50"], ["--model resnet50", "imagenet preset", "fashion_mnist"]),
     (["--bn", "multi_node", "--bn-batch", "32"], ["--bn multi_node", "--bn-batch 0", "32"]),
 ]
-
-
-def check(command, status, words):
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    output = result.stdout + result.stderr
-    assert result.returncode == status, f"{command}: expected exit {status}, got {result.returncode}\n{output}"
-    missing = [w for w in words if w not in output]
-    assert not missing, f"{command}: the output lacks {missing}:\n{output}"
-    return output
 
 
 for recipe in recipes:

@@ -1,8 +1,7 @@
 // The CUDA backend on a GPU: transfers of every dtype (through the staging buffers, in several chunks),
 // copies with conversion and any strides, fill, and the allocator's reuse, each against the CPU. Exits
 // 77 (meson's "skipped") with the reason where the process sees no CUDA device.
-#define DOCTEST_CONFIG_IMPLEMENT
-#include <doctest/doctest.h>
+#include "cuda_main.h"
 
 #include <algorithm>
 #include <cmath>
@@ -139,13 +138,4 @@ TEST_CASE("freed device memory is reused by the next step's allocation of that s
   CHECK(after.pooled_allocations - before.pooled_allocations == 2);
   cuda::empty_cache();
   CHECK(allocator.stats().bytes_cached == 0);
-}
-
-int main(int argc, char** argv) {
-  if (cuda::device_count() == 0) {
-    std::printf("skipped: %s\n", cuda::unavailable_reason().c_str());
-    return 77;
-  }
-  doctest::Context context(argc, argv);
-  return context.run();
 }

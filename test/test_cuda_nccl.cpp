@@ -2,8 +2,7 @@
 // allreduce_grad of float32, float64 and float16 arrays (strided ones too) over a float32 and a float16
 // wire, written back in place on the device. Runs under mpiexec (one rank per GPU: NCCL refuses two ranks
 // on one device); exits 77 (skipped) where the process sees no CUDA device.
-#define DOCTEST_CONFIG_IMPLEMENT
-#include <doctest/doctest.h>
+#include "cuda_main.h"
 
 #include <cstdio>
 #include <vector>
@@ -47,13 +46,4 @@ TEST_CASE("allreduce_grad of one GPU's arrays through NCCL equals the MPI path's
       CHECK(device[i].to(Device::cpu()).to_vector<double>() == host[i].to_vector<double>());
     }
   }
-}
-
-int main(int argc, char** argv) {
-  if (cuda::device_count() == 0) {
-    std::printf("skipped: %s\n", cuda::unavailable_reason().c_str());
-    return 77;
-  }
-  doctest::Context context(argc, argv);
-  return context.run();
 }

@@ -1,0 +1,13 @@
+#!/usr/bin/python3
+"""What the command-line tests share: run a program and check its exit status and the words of its output."""
+import subprocess
+
+
+def check(command, status, words):
+    """Runs command; asserts it exits with `status` and prints every one of `words`; returns its output."""
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    output = result.stdout + result.stderr
+    assert result.returncode == status, f"{command}: expected exit {status}, got {result.returncode}\n{output}"
+    missing = [w for w in words if w not in output]
+    assert not missing, f"{command}: the output lacks {missing}:\n{output}"
+    return output

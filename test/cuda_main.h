@@ -1,0 +1,18 @@
+#pragma once
+// The entry point of the CUDA test programs: runs doctest where the process sees a CUDA device, else
+// prints why not and exits 77 (meson's "skipped"). Include once, in the program's main file.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdio>
+
+#include <kusari/kernels/cuda/runtime.h>
+
+int main(int argc, char** argv) {
+  if (kusari::cuda::device_count() == 0) {
+    std::printf("skipped: %s\n", kusari::cuda::unavailable_reason().c_str());
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}
