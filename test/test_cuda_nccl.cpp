@@ -1,15 +1,18 @@
 // The communicator's NCCL path for CUDA arrays against its MPI path for the same values on the host:
 // allreduce_grad of float32, float64 and float16 arrays (strided ones too) over a float32 and a float16
-// wire, written back in place on the device. Runs under mpiexec (one rank per GPU: NCCL refuses two ranks
+// wire, by NCCL's all-reduce and by the two-level algorithms' NCCL groups, written back in place on the
+// device (an odd element count, so two_dimensional pads where a node has several ranks); and the multi-node optimizer on a GPU, its buckets
+// all-reduced on the communication stream during backward, against the same training on the CPU. Runs under mpiexec (one rank per GPU: NCCL refuses two ranks
 // on one device); exits 77 (skipped) where the process sees no CUDA device.
 #include "cuda_main.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
-#include <kusari/core/array.h>
-#include <kusari/distributed/communicator.h>
-#include <kusari/kernels/cuda/runtime.h>
+#include <kusari/kusari.h>
 
 using namespace kusari;
 using namespace kusari::distributed;
@@ -23,15 +26,96 @@ Array contribution(const Shape& shape, int rank, Dtype dtype) {
   return Array::from_vector(v, shape).astype(dtype);
 }
 
+// linear -> relu -> linear -> relu -> linear, wide enough that backward outlasts the first buckets'
+// all-reduces.
+class Mlp : public links::Chain {
+ public:
+  Mlp() {
+    add_link("l1", l1);
+    add_link("l2", l2);
+    add_link("l3", l3);
+  }
+  Variable forward(const Variable& x) override {
+    return l3->forward(functions::relu(l2->forward(functions::relu(l1->forward(x)))));
+  }
+  std::shared_ptr<links::Linear> l1 = std::make_shared<links::Linear>(64, 512);
+  std::shared_ptr<links::Linear> l2 = std::make_shared<links::Linear>(512, 512);
+  std::shared_ptr<links::Linear> l3 = std::make_shared<links::Linear>(512, 10);
+};
+
+// Inputs and targets of step `step` (every rank's own rows), on `device`.
+std::pair<Array, Array> batch_of(int step, int rank, const Device& device) {
+  const int64_t rows = 32;
+  std::vector<double> x(static_cast<size_t>(rows * 64)), t(static_cast<size_t>(rows * 10));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * static_cast<double>(i) + step + 7 * rank);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = std::cos(0.11 * static_cast<double>(i) - step + 3 * rank);
+  return {Array::from_vector(x, {rows, 64}).astype(Dtype::float32).to(device),
+          Array::from_vector(t, {rows, 10}).astype(Dtype::float32).to(device)};
+}
+
 }  // namespace
 
+TEST_CASE("multi-node optimizer on a GPU: buckets averaged on the communication stream equal the CPU's training") {
+  const Communicator comm = create_communicator();
+  const Device gpu = Device::cuda(comm.intra_rank() % cuda::device_count());
+  const std::vector<distributed::MultiNodeOptions> settings = {
+      {}, {.bucket_bytes = 4096}, {.bucket_bytes = 4096, .overlap = false}};
+  for (const distributed::MultiNodeOptions& options : settings) {
+    CAPTURE(options.bucket_bytes);
+    CAPTURE(options.overlap);
+    constexpr int kSteps = 4;
+    default_generator().set_state(17, 0);
+    auto net = std::make_shared<Mlp>();
+    net->to_device(gpu);
+    auto optimizer = create_multi_node_optimizer(std::make_shared<optimizers::MomentumSGD>(0.05, 0.9), comm, options);
+    optimizer->setup(net);
+    // Every rank starts from the same parameters, so the first update is a step.
+    for (int step = 1; step <= kSteps; ++step) {
+      const auto [x, t] = batch_of(step, comm.rank(), gpu);
+      CHECK(optimizer->update([&] {
+        return functions::mean_squared_error((*net)(Variable(x, false)), Variable(t, false));
+      }));
+    }
+    // One process on every rank's rows.
+    default_generator().set_state(17, 0);
+    auto reference = std::make_shared<Mlp>();
+    optimizers::MomentumSGD plain(0.05, 0.9);
+    plain.setup(reference);
+    for (int step = 1; step <= kSteps; ++step) {
+      std::vector<Array> xs, ts;
+      for (int r = 0; r < comm.size(); ++r) {
+        const auto [x, t] = batch_of(step, r, Device::cpu());
+        xs.push_back(x);
+        ts.push_back(t);
+      }
+      const Array x = ops::concatenate(xs, 0), t = ops::concatenate(ts, 0);
+      plain.update([&] { return functions::mean_squared_error((*reference)(Variable(x, false)), Variable(t, false)); });
+    }
+    const auto got = net->namedparams(), want = reference->namedparams();
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(got[i].first);
+      CHECK(got[i].second.data().device() == gpu);
+      const std::vector<double> a = got[i].second.data().to(Device::cpu()).to_vector<double>();
+      const std::vector<double> b = want[i].second.data().to_vector<double>();
+      REQUIRE(a.size() == b.size());
+      double worst = 0;
+      for (size_t k = 0; k < a.size(); ++k) worst = std::max(worst, std::abs(a[k] - b[k]) / (1e-3 + std::abs(b[k])));
+      CHECK(worst < 1e-3);
+    }
+  }
+}
+
 TEST_CASE("allreduce_grad of one GPU's arrays through NCCL equals the MPI path's on the host") {
+  // ring: NCCL's own all-reduce; hierarchical and two_dimensional: intra- and inter-node NCCL groups.
+  for (const char* algorithm : {"ring", "hierarchical", "two_dimensional"})
   for (const Dtype wire : {Dtype::float32, Dtype::float16}) {
+    CAPTURE(algorithm);
     CAPTURE(wire);
-    const Communicator comm = create_communicator("ring", {.wire_dtype = wire});
+    const Communicator comm = create_communicator(algorithm, {.wire_dtype = wire});
     const Device gpu = Device::cuda(comm.intra_rank() % cuda::device_count());
     const std::vector<std::pair<Shape, Dtype>> specs = {{{3, 4}, Dtype::float32}, {{5}, Dtype::float64},
-                                                        {{7}, Dtype::float16}, {{4, 6}, Dtype::float32}};
+                                                        {{7}, Dtype::float16}, {{5, 5}, Dtype::float32}};
     std::vector<Array> host, device;
     for (const auto& [shape, dtype] : specs) {
       host.push_back(contribution(shape, comm.rank(), dtype));

@@ -1,6 +1,7 @@
 // The CUDA pooling against the CPU's: max pooling (values, the winners through scatter and gather,
 // ties and NaN), average pooling and both gradients, for windows with strides and padding (a window
-// wholly in padding too), row-major and channels-last inputs, every floating dtype.
+// wholly in padding too), row-major and channels-last inputs (results in the input's order), every
+// floating dtype.
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
 
@@ -46,6 +47,9 @@ TEST_CASE("max and average pooling and their gradients equal the CPU's") {
         const MaxPool2dResult host = ops::max_pooling_2d(x, g, y_shape);
         const MaxPool2dResult device = ops::max_pooling_2d(on_gpu(x), g, y_shape);
         check_close(device.y, host.y, 0, "max, " + what);
+        // Channels-last stays channels-last, read and written in place (no row-major copy on the device).
+        CHECK(memory_order_of(device.y) == memory_order_of(x));
+        CHECK(memory_order_of(ops::average_pooling_2d(on_gpu(x), g, y_shape)) == memory_order_of(x));
         check_close(ops::max_pooling_2d_scatter(on_gpu(gy), *device.winners, x.shape()),
                     ops::max_pooling_2d_scatter(gy, *host.winners, x.shape()), 1e-6, "max scatter, " + what);
         const Array other = Array::normal(x.shape(), 0, 1, 63, dtype);

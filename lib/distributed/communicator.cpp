@@ -16,8 +16,6 @@
 #include <kusari/distributed/detail/wire_scaling.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <optional>
 
 #include <kusari/kernels/routines.h>
@@ -53,87 +51,12 @@ float agreed_max_abs(const std::vector<Array>& arrays, MPI_Comm comm) {
   return largest;
 }
 
-// The CUDA device every array is on, when they all are on one and this build has NCCL.
-std::optional<int> common_cuda_device(const std::vector<Array>& arrays) {
-  if (!kernels::cuda::nccl_available() || arrays.empty()) return std::nullopt;
-  const Device device = arrays[0].defined() ? arrays[0].device() : Device::cpu();
-  if (device.type != DeviceType::cuda) return std::nullopt;
-  for (const Array& a : arrays) {
-    if (!a.defined() || !(a.device() == device)) return std::nullopt;
-  }
-  return device.index;
-}
-
-// In a build with NCCL, makes every rank take the same path (NCCL for one GPU's arrays, MPI otherwise)
-// and, on the NCCL path, the device its group serves and the same element count: ValueError or
-// ShapeError on every rank otherwise. Returns the device when the path is NCCL's.
-std::optional<int> agreed_nccl_device(Communicator::Impl& impl, const std::vector<Array>& arrays, const char* op) {
-  if (!kernels::cuda::nccl_available()) return std::nullopt;
-  const std::optional<int> device = common_cuda_device(arrays);
-  const int64_t moved = device && impl.nccl && impl.nccl->device() != *device;
-  // A collective like the rest: the stall inspector watches it (a rank that never comes is reported and,
-  // past KUSARI_STALL_TIMEOUT, ends the job).
-  const CollectiveScope scope(impl.channel, op, " (agreeing on the NCCL or MPI path)");
-  require_same_values(impl.groups.all(), {device ? 1 : 0, moved},
-                      {"whether the arrays are on one GPU (the NCCL path)",
-                       "whether the arrays moved to another GPU than the communicator's NCCL group"},
-                      op, [](size_t, int64_t v) { return std::string(v ? "yes" : "no"); });
-  if (!device) return device;
-  int64_t total = 0;
-  for (const Array& a : arrays) total += a.size();
-  require_same_count(impl.groups.all(), 0, total, op, "buffer sizes (elements)");  // NCCL would overrun
-  if (moved) {
-    throw DeviceError(cat(op, ": this communicator's NCCL group serves cuda:", impl.nccl->device(),
-                          ", got arrays on cuda:", *device, " (one device per rank and communicator)"));
-  }
-  return device;
-}
-
-// fused_allreduce of one CUDA device's floating arrays through NCCL: packed into one float32 buffer on
-// the device, scaled as the MPI path scales (the automatic policy's largest magnitude agreed over MPI),
-// rounded to the wire dtype, summed by NCCL into a second buffer, widened, scaled and written back.
-void nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
-                          std::optional<WireScaling> scaling, int device, const char* op) {
-  std::vector<Array> flat;
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    if (!is_floating(arrays[i].dtype())) {
-      throw DtypeError(cat(op, ": expected floating arrays, got ", arrays[i].dtype(), " at index ", i));
-    }
-    flat.push_back(arrays[i].reshape({arrays[i].size()}).astype(Dtype::float32));
-  }
-  const CollectiveScope scope(impl.channel, op, " of ", arrays.size(), " arrays through NCCL");
-  Array fused = ops::concatenate(flat, 0);
-  const Dtype wire = impl.options.wire_dtype;
-  if (!scaling) {
-    const AveragingPolicy policy = impl.options.averaging;
-    float largest = 0;
-    if (needs_max_abs(policy, wire) && fused.size() > 0) {
-      const double local = ops::amax(ops::abs(fused)).item<double>();
-      largest = std::isfinite(local) ? static_cast<float>(local) : std::numeric_limits<float>::infinity();
-    }
-    if (needs_max_abs(policy, wire)) allreduce_elements(&largest, 1, Dtype::float32, ReduceOp::max, impl.groups.all());
-    scaling = averaging_scaling(policy, wire, impl.groups.topology().size, largest);
-  }
-  const Array on_wire = (scaling->prescale == 1 ? fused : fused * static_cast<double>(scaling->prescale)).astype(wire);
-  const Array summed = Array::empty(on_wire.shape(), wire, on_wire.device());
-  if (on_wire.size() > 0) nccl_for(impl, device).allreduce_sum(on_wire, summed);
-  fused = summed.astype(Dtype::float32);
-  if (scaling->postscale != 1) fused = fused * static_cast<double>(scaling->postscale);
-  int64_t at = 0;
-  for (const Array& array : arrays) {
-    array.assign(fused.get_item({Slice{at, at + array.size()}}).reshape(array.shape()));
-    at += array.size();
-  }
-}
-
 // Sums arrays across ranks with the communicator's algorithm, scaled by `scaling` or, when it is
 // not given, averaged under the options' policy; `op` names the caller. One CUDA device's arrays go
 // through NCCL instead.
 void fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays, std::optional<WireScaling> scaling,
                      const char* op) {
-  if (const std::optional<int> device = agreed_nccl_device(impl, arrays, op)) {
-    return nccl_fused_allreduce(impl, arrays, scaling, *device, op);
-  }
+  if (nccl_fused_allreduce(impl, arrays, scaling, op)) return;
   std::vector<Array> work;
   work.reserve(arrays.size());
   int64_t total = 0;
@@ -245,38 +168,6 @@ void Communicator::allreduce_sum(const std::vector<Array>& arrays, double presca
 
 Array Communicator::allreduce(const Array& array, ReduceOp op) const {
   return reduce_across_ranks(*impl_, array, op, impl_->options.check_sizes);
-}
-
-kernels::cuda::NcclGroup& nccl_for(Communicator::Impl& impl, int device) {
-  if (impl.nccl) return *impl.nccl;
-  const MPI_Comm all = impl.groups.all();
-  // NCCL needs one GPU per rank: the ranks of each node (those sharing memory) compare their devices.
-  CommHandle node_handle;
-  check_mpi(MPI_Comm_split_type(all, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node_handle.out()),
-            "MPI_Comm_split_type");
-  const MPI_Comm node = node_handle.get();
-  int node_size = 0;
-  check_mpi(MPI_Comm_size(node, &node_size), "MPI_Comm_size");
-  std::vector<int> devices(static_cast<size_t>(node_size));
-  check_mpi(MPI_Allgather(&device, 1, MPI_INT, devices.data(), 1, MPI_INT, node), "MPI_Allgather");
-  std::vector<int> sorted = devices;
-  std::sort(sorted.begin(), sorted.end());
-  int shared = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ? 1 : 0;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, all), "MPI_Allreduce");
-  if (shared) {
-    std::string used;
-    for (const int d : devices) used += cat(used.empty() ? "" : ", ", "cuda:", d);
-    throw ValueError(cat("allreduce_grad: ranks of one node share a GPU (this node's ranks use ", used,
-                         "; every rank sees the same verdict); NCCL needs one GPU per rank: start at most as many "
-                         "ranks per node as it has GPUs"));
-  }
-  int rank = 0, size = 0;
-  check_mpi(MPI_Comm_rank(all, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(all, &size), "MPI_Comm_size");
-  impl.nccl = std::make_unique<kernels::cuda::NcclGroup>(rank, size, device, [&](void* bytes, size_t n) {
-    check_mpi(MPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, all), "MPI_Bcast (NCCL unique id)");
-  });
-  return *impl.nccl;
 }
 
 Array reduce_across_ranks(Communicator::Impl& impl, const Array& array, ReduceOp op, bool compare_layout) {

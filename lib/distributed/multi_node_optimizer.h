@@ -53,6 +53,8 @@ struct KUSARI_API OverlapReport {
                                // bucket starts after backward and travels during the next step)
   double exposed_seconds = 0; // the communication backward did not hide: update()'s wait for the
                                // communication thread, or without one the time of every all-reduce
+                               // (host time: a GPU's all-reduces are queued on its communication
+                               // stream, and the device's own wait for them is not in it)
 };
 // The report of the last step whose averaged gradients `optimizer` installed (all zero before one,
 // and after setup() onto another model); throws ValueError unless create_multi_node_optimizer made

@@ -2,15 +2,27 @@
 // Communicator::Impl: the MPI state behind a Communicator. Internal header (includes <mpi.h>).
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <kusari/distributed/detail/allreduce_algorithm.h>
 #include <kusari/distributed/detail/comm_groups.h>
 #include <kusari/kernels/cuda/detail/nccl_group.h>
 #include <kusari/distributed/communicator.h>
 #include <kusari/distributed/detail/stall_inspector.h>
+#include <kusari/distributed/detail/wire_scaling.h>
 
 namespace kusari::distributed {
+
+// A communicator's NCCL groups for the GPU its ranks' arrays are on: one over every rank, or for the
+// two-level algorithms one inside the node and one across the nodes.
+struct NcclGroups {
+  int device = 0;
+  std::unique_ptr<kernels::cuda::NcclGroup> all;
+  std::unique_ptr<kernels::cuda::NcclGroup> intra;
+  std::unique_ptr<kernels::cuda::NcclGroup> inter;
+};
 
 struct Communicator::Impl {
   // Collective over comm; comm is duplicated.
@@ -23,16 +35,18 @@ struct Communicator::Impl {
   CommHandle point_to_point;  // a duplicate of groups.all() for send and recv, apart from the collectives
   int max_tag = 0;            // MPI's tag upper bound on point_to_point
   CollectiveChannel channel;  // how the stall inspector names this communicator's collectives
-  std::unique_ptr<kernels::cuda::NcclGroup> nccl;  // made by the first collective of CUDA arrays (nccl_for)
+  std::unique_ptr<NcclGroups> nccl;  // made by the first collective of CUDA arrays (nccl_fused_allreduce)
 
   // The stall inspector's record of a collective of this communicator, named `op`.
   CollectiveScope scope(const char* op) { return CollectiveScope(channel, op); }
 };
 
-// The NCCL group for CUDA device `device`, made on the first call (collective: every rank makes it at
-// the same collective), after checking that no two ranks of a node share a GPU (ValueError on every
-// rank otherwise: NCCL refuses that).
-kernels::cuda::NcclGroup& nccl_for(Communicator::Impl& impl, int device);
+// fused_allreduce (the communicator's sum of `arrays`, scaled by `scaling` or else averaged under its
+// options' policy; `op` names the caller) through NCCL when every rank's arrays are on one GPU; returns
+// false, having done nothing, when they are not or the build has no NCCL (every rank agrees on which).
+// The first call on a GPU makes the NCCL groups: ValueError on every rank if ranks of a node share a GPU.
+bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
+                          std::optional<WireScaling> scaling, const char* op);
 
 // Communicator::allreduce, comparing the element count and dtype across ranks first (one allgather)
 // only when compare_layout is set: callers that agreed on them once (multi-node batch normalization)

@@ -170,6 +170,7 @@ MultiNodeSynchronizer::Transfer MultiNodeSynchronizer::new_transfer() const {
   t.buffers.resize(buckets_->buckets().size());
   for (const Bucket& b : buckets_->buckets()) t.missing.push_back(static_cast<int64_t>(b.last - b.first));
   t.tasks = std::make_shared<std::vector<std::pair<Clock::time_point, Clock::time_point>>>(t.buffers.size());
+  t.averaged = std::make_shared<std::vector<kernels::cuda::StreamMark>>(t.buffers.size());
   return t;
 }
 
@@ -196,9 +197,13 @@ void MultiNodeSynchronizer::send_bucket(Transfer& t, size_t b) {
   t.buffers[b] = buffer;
   std::vector<Array> sources(t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.first),
                              t.sources.begin() + static_cast<std::ptrdiff_t>(bucket.last));
+  // The gradients are final in the compute stream's queue here (nothing to wait for on the host).
+  kernels::cuda::StreamMark gradients_final = kernels::cuda::mark_stream(buffer.device());
   t.ticket = thread_.submit([buckets = buckets_.get(), comm = comm_, b, sources = std::move(sources), buffer,
-                             tasks = t.tasks] {
+                             gradients_final = std::move(gradients_final), tasks = t.tasks, averaged = t.averaged] {
     (*tasks)[b].first = Clock::now();
+    const kernels::cuda::CommunicationStreamScope on_communication_stream(buffer.device());
+    kernels::cuda::wait_for(buffer.device(), gradients_final);
     {
       const timeline::Span span("bucket ", b + 1, " pack");
       buckets->pack(b, sources, buffer);
@@ -206,6 +211,7 @@ void MultiNodeSynchronizer::send_bucket(Transfer& t, size_t b) {
     const timeline::Span span("bucket ", b + 1, " allreduce");
     const CollectiveLabel named(buckets->buckets()[b].label);
     comm.allreduce_grad({buffer});
+    (*averaged)[b] = kernels::cuda::mark_stream(buffer.device());
     (*tasks)[b].second = Clock::now();
   });
 }
@@ -223,6 +229,9 @@ void MultiNodeSynchronizer::send_rest(Transfer& t) {
   send_ready(t);
   if (!needs_finite_check_()) return;
   t.ticket = thread_.submit([comm = comm_, buffers = t.buffers, finite = t.finite] {
+    // After the buckets' all-reduces in the communication stream's queue.
+    const kernels::cuda::CommunicationStreamScope on_communication_stream(
+        buffers.empty() ? Device::cpu() : buffers[0].device());
     const Array flag = Array::empty({1}, Dtype::float32, Device::cpu());
     flag.data<float>()[0] = buffers_finite(buffers) ? 0.0f : 1.0f;
     static const std::string label = "whether every rank's gradients are finite";
@@ -246,6 +255,7 @@ double MultiNodeSynchronizer::install(const Transfer& t) {
                    static_cast<int>(std::count_if(t.tasks->begin(), t.tasks->end(), began_in_backward)), exposed};
   for (size_t b = 0; b < t.buffers.size(); ++b) {
     const timeline::Span span("bucket ", b + 1, " install");
+    kernels::cuda::wait_for(t.buffers[b].device(), (*t.averaged)[b]);
     buckets_->install(b, t.buffers[b]);
   }
   installed_finite_ = *t.finite;

@@ -14,12 +14,16 @@
 #include <kusari/distributed/communicator.h>
 #include <kusari/distributed/detail/gradient_buckets.h>
 #include <kusari/distributed/multi_node_optimizer.h>
+#include <kusari/kernels/cuda/detail/stream_order.h>
 #include <kusari/optimizers/gradient_synchronizer.h>
 
 namespace kusari::distributed {
 
 // Averages an optimizer's gradients over the ranks (see create_multi_node_optimizer). Every MPI call
-// it makes runs on its communication thread, over a communicator no one else uses.
+// it makes runs on its communication thread, over a communicator no one else uses. A GPU's buckets are
+// packed and all-reduced on the device's communication stream, each after a mark of the compute stream
+// made when its last gradient became final, so they overlap the rest of backward on the device too;
+// the compute stream waits for them only when update() installs the averages.
 class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
  public:
   using Clock = std::chrono::steady_clock;  // the clock of the overlap report
@@ -57,6 +61,8 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
     std::shared_ptr<bool> finite = std::make_shared<bool>(true);  // agreed by the step's last task
     // Per bucket: when its task (packing, then all-reduce) began and ended.
     std::shared_ptr<std::vector<std::pair<Clock::time_point, Clock::time_point>>> tasks;
+    // Per bucket: on a GPU, where its averaged values are final in the communication stream's queue.
+    std::shared_ptr<std::vector<kernels::cuda::StreamMark>> averaged;
     Clock::time_point backward_end;                               // when update() took over
   };
 

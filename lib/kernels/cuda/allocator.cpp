@@ -1,5 +1,6 @@
-// The CUDA allocator: one BlockCache per device over cudaMalloc and cudaFree, blocks queued for the
-// device's compute stream.
+// The CUDA allocator: one BlockCache per device over cudaMalloc and cudaFree, each block tied to the
+// stream the allocating thread queues on (the compute stream, or the communication stream inside a
+// CommunicationStreamScope).
 
 #include <kusari/kernels/cuda/detail/allocator.h>
 
@@ -73,7 +74,7 @@ class CudaAllocator final : public Allocator {
  public:
   void* allocate(const Device& device, size_t nbytes) override {
     require_device(device, "allocate");
-    return cache_of(device.index).take(nbytes, compute_stream(device.index));
+    return cache_of(device.index).take(nbytes, current_stream(device.index));
   }
   // Called from ~Storage, so it cannot throw: a block the device could not take back (its context lost,
   // an event not recorded) is reported and left unused.

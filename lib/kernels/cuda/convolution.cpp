@@ -63,7 +63,7 @@ DeviceDnn& dnn_of(int index) {
   std::call_once(d.once, [&] {
     DeviceGuard guard(index);
     check_dnn(cudnnCreate(&d.handle), "cudnnCreate");
-    check_dnn(cudnnSetStream(d.handle, compute_stream(index)), "cudnnSetStream");
+    check_dnn(cudnnSetStream(d.handle, current_stream(index)), "cudnnSetStream");
   });
   return d;
 }

@@ -80,7 +80,7 @@ void host_to_device(const char* src, char* dst, size_t bytes, int index) {
   Staging& s = staging_of(index);
   std::lock_guard lock(s.mutex);
   make_staging(s);
-  const cudaStream_t stream = compute_stream(index);
+  const cudaStream_t stream = current_stream(index);
   for (size_t done = 0, chunk = 0; done < bytes; done += kStagingBytes, ++chunk) {
     const size_t n = std::min(kStagingBytes, bytes - done);
     const int b = static_cast<int>(chunk % 2);
@@ -95,7 +95,7 @@ void device_to_host(const char* src, char* dst, size_t bytes, int index) {
   Staging& s = staging_of(index);
   std::lock_guard lock(s.mutex);
   make_staging(s);
-  const cudaStream_t stream = compute_stream(index);
+  const cudaStream_t stream = current_stream(index);
   const size_t chunks = (bytes + kStagingBytes - 1) / kStagingBytes;
   const auto start = [&](size_t chunk) {
     const size_t at = chunk * kStagingBytes, n = std::min(kStagingBytes, bytes - at);
@@ -138,9 +138,9 @@ void transfer_kernel(const Array& src, const Array& dst) {
     DeviceGuard guard(s);
     // The source's stream copies after the destination's earlier work on that memory, and the
     // destination's later work waits for the copy.
-    order_after(compute_stream(s), d, compute_stream(d));
-    check(cudaMemcpyPeerAsync(to, d, from, s, bytes, compute_stream(s)), "cudaMemcpyPeerAsync");
-    order_after(compute_stream(d), s, compute_stream(s));
+    order_after(current_stream(s), d, current_stream(d));
+    check(cudaMemcpyPeerAsync(to, d, from, s, bytes, current_stream(s)), "cudaMemcpyPeerAsync");
+    order_after(current_stream(d), s, current_stream(s));
   }
 }
 

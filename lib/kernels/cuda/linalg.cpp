@@ -211,7 +211,7 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
       cublasLtMatmul(blas.handle, plan.operation, wide ? static_cast<const void*>(&alpha) : &alpha32,
                      first.array.raw_data(), plan.first, second.array.raw_data(), plan.second,
                      wide ? static_cast<const void*>(&beta) : &beta32, c.raw_data(), plan.result, c.raw_data(),
-                     plan.result, &plan.algorithm, blas.workspace, kWorkspaceBytes, compute_stream(device.index)),
+                     plan.result, &plan.algorithm, blas.workspace, kWorkspaceBytes, current_stream(device.index)),
       "cublasLtMatmul");
   if (!direct) out.assign(c);
 }

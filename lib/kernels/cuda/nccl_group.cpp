@@ -4,9 +4,15 @@
 
 #include <nccl.h>
 
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+
 #include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/allocator.h>
 #include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/collective_watch.h>
 #include <kusari/kernels/cuda/detail/streams.h>
 
 namespace kusari::kernels::cuda {
@@ -39,11 +45,15 @@ bool nccl_available() { return true; }
 struct NcclGroup::State {
   ncclComm_t comm = nullptr;
   int device = 0;
+  int size = 0;
+  std::unique_ptr<CollectiveWatch> watch;  // stopped before the communicator is destroyed
 };
 
-NcclGroup::NcclGroup(int rank, int size, int device, const std::function<void(void*, size_t)>& broadcast)
+NcclGroup::NcclGroup(int rank, int size, int device, const std::function<void(void*, size_t)>& broadcast,
+                     const WatchSettings& watch, const std::function<void(const std::string&)>& end_job)
     : state_(std::make_unique<State>()) {
   state_->device = device;
+  state_->size = size;
   Invitation invitation;
   ncclResult_t made = ncclSuccess;
   if (rank == 0) {
@@ -57,37 +67,122 @@ NcclGroup::NcclGroup(int rank, int size, int device, const std::function<void(vo
   }
   const DeviceGuard guard(device);
   check_nccl(ncclCommInitRank(&state_->comm, size, invitation.id, rank), "ncclCommInitRank");
+  state_->watch = std::make_unique<CollectiveWatch>(watch, end_job);
 }
 
 NcclGroup::~NcclGroup() {
   if (!state_ || !state_->comm) return;
+  state_->watch.reset();
   const DeviceGuard guard(state_->device);
   ncclCommDestroy(state_->comm);
 }
 
-void NcclGroup::allreduce_sum(const Array& sent, const Array& received) {
-  const int device = state_->device;
-  for (const Array* a : {&sent, &received}) {
-    if (!(a->device() == Device::cuda(device)) || !a->is_contiguous() || a->dtype() != sent.dtype()) {
-      throw ValueError(cat("NCCL allreduce: expected contiguous ", sent.dtype(), " arrays on cuda:", device,
-                           ", got a ", a->dtype(), " array on ", a->device()));
+namespace {
+
+// Throws unless every array is contiguous, of `sent`'s dtype and on `device`.
+void require_operands(std::initializer_list<const Array*> arrays, int device, const char* what) {
+  const Array& first = **arrays.begin();
+  for (const Array* a : arrays) {
+    if (!(a->device() == Device::cuda(device)) || !a->is_contiguous() || a->dtype() != first.dtype()) {
+      throw ValueError(cat(what, ": expected contiguous ", first.dtype(), " arrays on cuda:", device, ", got a ",
+                           a->dtype(), " array on ", a->device()));
     }
   }
-  if (sent.size() != received.size()) {
-    throw ShapeError(cat("NCCL allreduce: expected arrays of one size, got ", sent.size(), " and ", received.size()));
-  }
+}
+
+// Throws ShapeError unless `got` elements are the `expected` the collective needs.
+void require_size(int64_t got, int64_t expected, const char* what, const char* which) {
+  if (got != expected) throw ShapeError(cat(what, ": expected ", expected, " elements in ", which, ", got ", got));
+}
+
+// Asks `watch` to follow the collective just queued on `stream` until it completes on the device.
+void watch_completion(CollectiveWatch& watch, cudaStream_t stream, int device, std::string what) {
+  if (!watch.watching()) return;
+  cudaEvent_t event;
+  check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  std::shared_ptr<void> owned(event, [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
+  check(cudaEventRecord(event, stream), "cudaEventRecord");
+  watch.add(std::move(what), [owned, device] {
+    const DeviceGuard guard(device);
+    const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(owned.get()));
+    if (status == cudaErrorNotReady) cudaGetLastError();  // the watch thread's own error state
+    return status != cudaErrorNotReady;
+  });
+}
+
+// Queues `call` (one NCCL collective over `arrays`) on device's communication stream, in order with the
+// caller's stream, under `watch`.
+void enqueue(int device, int ranks, CollectiveWatch& watch, std::initializer_list<const Array*> arrays,
+             const char* what, const std::function<ncclResult_t(cudaStream_t)>& call) {
   const DeviceGuard guard(device);
-  const cudaStream_t communication = communication_stream(device), compute = compute_stream(device);
-  order_after(communication, device, compute);
-  check_nccl(ncclAllReduce(sent.raw_data(), received.raw_data(), static_cast<size_t>(sent.size()),
-                           nccl_type(sent.dtype()), ncclSum, state_->comm, communication),
-             "ncclAllReduce");
-  // Their blocks are not reused before the all-reduce is done, whatever waits on the compute stream.
-  mark_used_on(sent, communication);
-  mark_used_on(received, communication);
-  order_after(compute, device, communication);
+  const cudaStream_t communication = communication_stream(device), caller = current_stream(device);
+  // Inside a CommunicationStreamScope the caller's work is already on the communication stream, and so is
+  // what follows; otherwise the collective waits for the caller's stream and that stream for it.
+  const bool on_caller_stream = caller == communication;
+  if (!on_caller_stream) order_after(communication, device, caller);
+  check_nccl(call(communication), what);
+  const Array& first = **arrays.begin();
+  watch_completion(watch, communication, device,
+                   cat(what, " of ", first.size(), " ", first.dtype(), " elements on cuda:", device, " (NCCL group of ",
+                       ranks, " ranks)"));
+  // Their blocks are not reused before the collective is done, whatever stream they were allocated on.
+  for (const Array* a : arrays) mark_used_on(*a, communication);
+  if (!on_caller_stream) order_after(caller, device, communication);
+}
+
+}  // namespace
+
+void NcclGroup::allreduce_sum(const Array& sent, const Array& received) {
+  constexpr const char* what = "ncclAllReduce";
+  require_operands({&sent, &received}, state_->device, what);
+  require_size(received.size(), sent.size(), what, "the result");
+  enqueue(state_->device, state_->size, *state_->watch, {&sent, &received}, what, [&](cudaStream_t stream) {
+    return ncclAllReduce(sent.raw_data(), received.raw_data(), static_cast<size_t>(sent.size()),
+                         nccl_type(sent.dtype()), ncclSum, state_->comm, stream);
+  });
+}
+
+void NcclGroup::reduce_sum(const Array& sent, const Array& received, int root) {
+  constexpr const char* what = "ncclReduce";
+  require_operands({&sent, &received}, state_->device, what);
+  require_size(received.size(), sent.size(), what, "the result");
+  enqueue(state_->device, state_->size, *state_->watch, {&sent, &received}, what, [&](cudaStream_t stream) {
+    return ncclReduce(sent.raw_data(), received.raw_data(), static_cast<size_t>(sent.size()),
+                      nccl_type(sent.dtype()), ncclSum, root, state_->comm, stream);
+  });
+}
+
+void NcclGroup::broadcast(const Array& array, int root) {
+  constexpr const char* what = "ncclBroadcast";
+  require_operands({&array}, state_->device, what);
+  enqueue(state_->device, state_->size, *state_->watch, {&array}, what, [&](cudaStream_t stream) {
+    return ncclBroadcast(array.raw_data(), array.raw_data(), static_cast<size_t>(array.size()),
+                         nccl_type(array.dtype()), root, state_->comm, stream);
+  });
+}
+
+void NcclGroup::reduce_scatter_sum(const Array& sent, const Array& received) {
+  constexpr const char* what = "ncclReduceScatter";
+  require_operands({&sent, &received}, state_->device, what);
+  require_size(received.size() * state_->size, sent.size(), what, "the sent array (ranks times the slice)");
+  enqueue(state_->device, state_->size, *state_->watch, {&sent, &received}, what, [&](cudaStream_t stream) {
+    return ncclReduceScatter(sent.raw_data(), received.raw_data(), static_cast<size_t>(received.size()),
+                             nccl_type(sent.dtype()), ncclSum, state_->comm, stream);
+  });
+}
+
+void NcclGroup::allgather(const Array& sent, const Array& received) {
+  constexpr const char* what = "ncclAllGather";
+  require_operands({&sent, &received}, state_->device, what);
+  require_size(received.size(), sent.size() * state_->size, what, "the result (ranks times the sent array)");
+  enqueue(state_->device, state_->size, *state_->watch, {&sent, &received}, what, [&](cudaStream_t stream) {
+    return ncclAllGather(sent.raw_data(), received.raw_data(), static_cast<size_t>(sent.size()),
+                         nccl_type(sent.dtype()), state_->comm, stream);
+  });
 }
 
 int NcclGroup::device() const { return state_->device; }
+
+int NcclGroup::size() const { return state_->size; }
 
 }  // namespace kusari::kernels::cuda

@@ -84,7 +84,7 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
     DeviceGuard guard(index);
     visit_floating_dtype(x.dtype(), "channel_sums kernel", [&]<class T>() {
       channel_slice_sums<T><<<dim3(static_cast<unsigned>(channels), static_cast<unsigned>(slices)), kSumThreads, 0,
-                              compute_stream(index)>>>(layout, channels, plane, slices, gated, data_of(gate_scale),
+                              current_stream(index)>>>(layout, channels, plane, slices, gated, data_of(gate_scale),
                                                        data_of(gate_shift), static_cast<double*>(partial.raw_data()));
     });
     check(cudaGetLastError(), "channel_sums kernel");
@@ -127,7 +127,7 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   const KernelLayout<4> layout = logical_kernel_layout<4>({&x, &second, &gate_input, &out}, "channel_affine kernel");
   DeviceGuard guard(index);
   visit_floating_dtype(x.dtype(), "channel_affine kernel", [&]<class T>() {
-    channel_affine_elements<T><<<blocks_for(layout.size), kThreads, 0, compute_stream(index)>>>(
+    channel_affine_elements<T><<<blocks_for(layout.size), kThreads, 0, current_stream(index)>>>(
         layout, channels, plane, data_of(ca), y.defined() ? data_of(cb) : nullptr, data_of(cd),
         gated ? data_of(gate_scale) : nullptr, gated ? data_of(gate_shift) : nullptr, relu);
   });

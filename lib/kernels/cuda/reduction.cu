@@ -136,7 +136,7 @@ void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes
   DeviceGuard guard(index);
   const ReduceLayout layout = reduce_layout(x, axes, out);
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(layout.kept_count, 65535));
-  const cudaStream_t stream = compute_stream(index);
+  const cudaStream_t stream = current_stream(index);
   visit_dtype(x.dtype(), [&]<class T>() {
     if constexpr (std::is_same_v<T, bool>) {
       throw DtypeError("reduce kernel: bool arrays are reduced after a cast to an integer dtype");
@@ -178,7 +178,7 @@ void top_k_hits_kernel(const Array& x, const Array& t, int64_t k, const Array& h
   DeviceGuard guard(index);
   const int64_t hit_stride = hits.ndim() > 0 ? hits.strides()[0] : 0;
   visit_floating_dtype(x.dtype(), "top_k_hits kernel", [&]<class T>() {
-    top_k_elements<T><<<blocks_for(samples), kThreads, 0, compute_stream(index)>>>(
+    top_k_elements<T><<<blocks_for(samples), kThreads, 0, current_stream(index)>>>(
         static_cast<const T*>(x.raw_data()), x.strides()[0], x.strides()[1], samples, classes,
         static_cast<const int64_t*>(t.raw_data()), k, static_cast<bool*>(hits.raw_data()), hit_stride);
   });

@@ -7,6 +7,7 @@
 
 #include <kusari/core/allocator.h>
 #include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/stream_order.h>
 #include <kusari/kernels/cuda/detail/streams.h>
 
 namespace kusari::kernels::cuda {
@@ -55,6 +56,9 @@ DeviceStreams& streams_of(int index) {
   return s;
 }
 
+// The device whose work this thread queues on the communication stream (CommunicationStreamScope), or -1.
+thread_local int communicating_device = -1;
+
 }  // namespace
 
 void require_device(const Device& device, const char* what) {
@@ -82,6 +86,36 @@ DeviceGuard::~DeviceGuard() {
 cudaStream_t compute_stream(int index) { return streams_of(index).compute; }
 
 cudaStream_t communication_stream(int index) { return streams_of(index).communication; }
+
+cudaStream_t current_stream(int index) {
+  return index == communicating_device ? communication_stream(index) : compute_stream(index);
+}
+
+CommunicationStreamScope::CommunicationStreamScope(const Device& device) : previous_(communicating_device) {
+  if (device.type == DeviceType::cuda) {
+    require_device(device, "CommunicationStreamScope");
+    communicating_device = device.index;
+  }
+}
+
+CommunicationStreamScope::~CommunicationStreamScope() { communicating_device = previous_; }
+
+StreamMark mark_stream(const Device& device) {
+  if (device.type != DeviceType::cuda) return {};
+  const cudaStream_t stream = current_stream(device.index);
+  const DeviceGuard guard(device.index);
+  cudaEvent_t event;
+  check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  std::shared_ptr<void> owned(event, [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
+  check(cudaEventRecord(event, stream), "cudaEventRecord");
+  return {std::move(owned), device.index};
+}
+
+void wait_for(const Device& device, const StreamMark& mark) {
+  if (device.type != DeviceType::cuda || !mark.event) return;
+  check(cudaStreamWaitEvent(current_stream(device.index), static_cast<cudaEvent_t>(mark.event.get()), 0),
+        "cudaStreamWaitEvent");
+}
 
 void order_after(cudaStream_t waiting, int done_device, cudaStream_t done) {
   // An event belongs to the device current when it is made and is recorded only on that device's

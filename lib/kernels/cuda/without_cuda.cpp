@@ -1,8 +1,9 @@
 // kusari::cuda in a build without the CUDA backend: no devices, and a reason that says how to get them;
-// no NCCL group either.
+// no NCCL group either, and stream marks that have always passed.
 
 #include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/nccl_group.h>
+#include <kusari/kernels/cuda/detail/stream_order.h>
 #include <kusari/kernels/cuda/runtime.h>
 
 namespace kusari::cuda {
@@ -37,16 +38,43 @@ bool nccl_available() { return false; }
 
 struct NcclGroup::State {};
 
-NcclGroup::NcclGroup(int, int, int device, const std::function<void(void*, size_t)>&) {
+NcclGroup::NcclGroup(int, int, int device, const std::function<void(void*, size_t)>&, const WatchSettings&,
+                     const std::function<void(const std::string&)>&) {
   throw DeviceError(cat("NCCL communicator for cuda:", device, ": ", kusari::cuda::unavailable_reason()));
 }
 
 NcclGroup::~NcclGroup() = default;
 
 void NcclGroup::allreduce_sum(const Array&, const Array&) {
-  throw DeviceError(cat("NCCL allreduce: ", kusari::cuda::unavailable_reason()));
+  throw DeviceError(cat("ncclAllReduce: ", kusari::cuda::unavailable_reason()));
+}
+
+void NcclGroup::reduce_sum(const Array&, const Array&, int) {
+  throw DeviceError(cat("ncclReduce: ", kusari::cuda::unavailable_reason()));
+}
+
+void NcclGroup::broadcast(const Array&, int) {
+  throw DeviceError(cat("ncclBroadcast: ", kusari::cuda::unavailable_reason()));
+}
+
+void NcclGroup::reduce_scatter_sum(const Array&, const Array&) {
+  throw DeviceError(cat("ncclReduceScatter: ", kusari::cuda::unavailable_reason()));
+}
+
+void NcclGroup::allgather(const Array&, const Array&) {
+  throw DeviceError(cat("ncclAllGather: ", kusari::cuda::unavailable_reason()));
 }
 
 int NcclGroup::device() const { return -1; }
+
+int NcclGroup::size() const { return 0; }
+
+StreamMark mark_stream(const Device&) { return {}; }
+
+void wait_for(const Device&, const StreamMark&) {}
+
+CommunicationStreamScope::CommunicationStreamScope(const Device&) : previous_(-1) {}
+
+CommunicationStreamScope::~CommunicationStreamScope() = default;
 
 }  // namespace kusari::kernels::cuda

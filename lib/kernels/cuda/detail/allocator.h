@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the CUDA backend: its allocator (a BlockCache per device over cudaMalloc, every block
-// tied to the device's compute stream) and the record_stream of arrays that other streams use.
+// tied to the stream it was allocated on: current_stream) and the record_stream of arrays that other
+// streams use.
 
 #include <cuda_runtime_api.h>
 

@@ -39,7 +39,7 @@ void run_elementwise(const char* op, const std::array<const Array*, N>& arrays, 
   if (arrays[0]->size() == 0) return;
   DeviceGuard guard(index);
   const KernelLayout<N> layout = logical ? logical_kernel_layout<N>(arrays, op) : kernel_layout<N>(arrays, op);
-  kernel<<<blocks_for(layout.size), kThreads, 0, compute_stream(index)>>>(layout, args...);
+  kernel<<<blocks_for(layout.size), kThreads, 0, current_stream(index)>>>(layout, args...);
   check(cudaGetLastError(), op);
 }
 

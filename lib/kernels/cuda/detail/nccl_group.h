@@ -2,15 +2,18 @@
 // Internal to the library: the CUDA backend's NCCL communicator over the ranks of a job, for the arrays
 // of one CUDA device on this rank; kusari::distributed's communicators make one on the first collective
 // of CUDA arrays. It knows no MPI: the caller passes the broadcast that carries rank 0's unique id.
-// Collectives run on the device's communication stream, after the work queued on its compute stream and
-// before the compute stream's later work, so the caller sees them as ordinary stream-ordered kernels.
+// Collectives run on the device's communication stream, after the work queued on the caller's stream
+// and before that stream's later work, so the caller sees them as ordinary stream-ordered kernels
+// (inside a CommunicationStreamScope the caller's stream is the communication stream itself).
 // In a build without CUDA there is none (nccl_available() is false; the constructor throws).
 
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include <kusari/core/array.h>
+#include <kusari/kernels/cuda/detail/collective_watch.h>
 
 namespace kusari::kernels::cuda {
 
@@ -22,17 +25,33 @@ class NcclGroup {
  public:
   // Collective: every rank makes its group at the same point; `broadcast(bytes, n)` must give every
   // rank rank 0's n bytes. Throws DeviceError on every rank when rank 0 cannot make the unique id, and
-  // on a rank where NCCL cannot join (NCCL's message).
-  NcclGroup(int rank, int size, int device, const std::function<void(void*, size_t)>& broadcast);
+  // on a rank where NCCL cannot join (NCCL's message). Its collectives are followed on the device by a
+  // CollectiveWatch with `watch` and `end_job` (a collective a rank never joins is reported, then ends
+  // the job).
+  NcclGroup(int rank, int size, int device, const std::function<void(void*, size_t)>& broadcast,
+            const WatchSettings& watch, const std::function<void(const std::string&)>& end_job);
   ~NcclGroup();
   NcclGroup(const NcclGroup&) = delete;
   NcclGroup& operator=(const NcclGroup&) = delete;
 
-  // received = the sum over the ranks of `sent` (contiguous float32, float16 or bfloat16 arrays of one
-  // size and dtype on this group's device; distinct storage).
+  // Every collective takes contiguous float32, float16 or bfloat16 arrays of one dtype on this group's
+  // device (sent and received may be one array, in place); ShapeError for sizes that do not fit.
+
+  // received = the sum over the ranks of `sent` (one size).
   void allreduce_sum(const Array& sent, const Array& received);
+  // received, on `root` only, = the sum over the ranks of `sent` (one size; other ranks' `received` is
+  // left alone).
+  void reduce_sum(const Array& sent, const Array& received, int root);
+  // `array` on every rank = root's.
+  void broadcast(const Array& array, int root);
+  // received = this rank's slice (size/ranks elements, in rank order) of the sum over the ranks of `sent`.
+  void reduce_scatter_sum(const Array& sent, const Array& received);
+  // received = every rank's `sent` end to end, in rank order.
+  void allgather(const Array& sent, const Array& received);
   // The device this group serves.
   int device() const;
+  // Its number of ranks.
+  int size() const;
 
  private:
   struct State;

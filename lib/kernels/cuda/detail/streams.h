@@ -1,7 +1,8 @@
 #pragma once
 // Internal to the CUDA backend: the two streams of each device, created on first use and kept for the
-// process's life. Kernels, copies and library calls queue on the compute stream; the NCCL communicator
-// queues on the communication stream and orders itself after the compute stream with events.
+// process's life. Kernels, copies, library calls and allocations queue on current_stream: the compute
+// stream, or the communication stream inside a CommunicationStreamScope (detail/stream_order.h); the
+// NCCL communicator runs on the communication stream, ordered after the caller's stream with events.
 
 #include <cuda_runtime_api.h>
 
@@ -11,6 +12,9 @@ namespace kusari::kernels::cuda {
 cudaStream_t compute_stream(int index);
 // The stream collective communication of device `index` runs on.
 cudaStream_t communication_stream(int index);
+// The stream this thread queues device `index`'s work on: its communication stream inside a
+// CommunicationStreamScope for that device, else its compute stream.
+cudaStream_t current_stream(int index);
 // Makes `waiting` (a stream of any device) wait, on the device and without blocking the host, for the
 // work queued so far on `done`, a stream of device `done_device`.
 void order_after(cudaStream_t waiting, int done_device, cudaStream_t done);

@@ -1,0 +1,199 @@
+// The communicator's NCCL path: one GPU's arrays on every rank summed by NCCL on the device, with the
+// communicator's algorithm mapped onto NCCL groups (NCCL's own all-reduce over every rank, or, for the
+// hierarchical and two-dimensional algorithms, the same two-level message pattern as their MPI versions
+// over an intra-node and an inter-node NCCL group).
+
+#include <kusari/distributed/detail/communicator_impl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+
+#include <kusari/distributed/detail/collectives.h>
+#include <kusari/distributed/detail/mpi_util.h>
+#include <kusari/distributed/detail/rank_agreement.h>
+#include <kusari/distributed/detail/stall_inspector.h>
+#include <kusari/distributed/detail/wire_scaling.h>
+#include <kusari/kernels/routines.h>
+
+namespace kusari::distributed {
+namespace {
+
+// The CUDA device every array is on, when they all are on one and this build has NCCL.
+std::optional<int> common_cuda_device(const std::vector<Array>& arrays) {
+  if (!kernels::cuda::nccl_available() || arrays.empty()) return std::nullopt;
+  const Device device = arrays[0].defined() ? arrays[0].device() : Device::cpu();
+  if (device.type != DeviceType::cuda) return std::nullopt;
+  for (const Array& a : arrays) {
+    if (!a.defined() || !(a.device() == device)) return std::nullopt;
+  }
+  return device.index;
+}
+
+// In a build with NCCL, makes every rank take the same path (NCCL for one GPU's arrays, MPI otherwise)
+// and, on the NCCL path, the device its groups serve and the same element count: ValueError or
+// ShapeError on every rank otherwise. Returns the device when the path is NCCL's.
+std::optional<int> agreed_nccl_device(Communicator::Impl& impl, const std::vector<Array>& arrays, const char* op) {
+  if (!kernels::cuda::nccl_available()) return std::nullopt;
+  const std::optional<int> device = common_cuda_device(arrays);
+  const int64_t moved = device && impl.nccl && impl.nccl->device != *device;
+  // A collective like the rest: the stall inspector watches it (a rank that never comes is reported and,
+  // past KUSARI_STALL_TIMEOUT, ends the job).
+  const CollectiveScope scope(impl.channel, op, " (agreeing on the NCCL or MPI path)");
+  require_same_values(impl.groups.all(), {device ? 1 : 0, moved},
+                      {"whether the arrays are on one GPU (the NCCL path)",
+                       "whether the arrays moved to another GPU than the communicator's NCCL group"},
+                      op, [](size_t, int64_t v) { return std::string(v ? "yes" : "no"); });
+  if (!device) return device;
+  int64_t total = 0;
+  for (const Array& a : arrays) total += a.size();
+  require_same_count(impl.groups.all(), 0, total, op, "buffer sizes (elements)");  // NCCL would overrun
+  if (moved) {
+    throw DeviceError(cat(op, ": this communicator's NCCL groups serve cuda:", impl.nccl->device, ", got arrays on cuda:",
+                          *device, " (one device per rank and communicator)"));
+  }
+  return device;
+}
+
+// Throws ValueError on every rank of `comm` when two of its ranks on one node use one GPU (NCCL refuses
+// that), naming the node's devices.
+void require_own_gpus(MPI_Comm comm, int device) {
+  CommHandle node_handle;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node_handle.out()),
+            "MPI_Comm_split_type");
+  const MPI_Comm node = node_handle.get();
+  int node_size = 0;
+  check_mpi(MPI_Comm_size(node, &node_size), "MPI_Comm_size");
+  std::vector<int> devices(static_cast<size_t>(node_size));
+  check_mpi(MPI_Allgather(&device, 1, MPI_INT, devices.data(), 1, MPI_INT, node), "MPI_Allgather");
+  std::vector<int> sorted = devices;
+  std::sort(sorted.begin(), sorted.end());
+  int shared = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (!shared) return;
+  std::string used;
+  for (const int d : devices) used += cat(used.empty() ? "" : ", ", "cuda:", d);
+  throw ValueError(cat("allreduce_grad: ranks of one node share a GPU (this node's ranks use ", used,
+                       "; every rank sees the same verdict); NCCL needs one GPU per rank: start at most as many "
+                       "ranks per node as it has GPUs"));
+}
+
+// An NCCL group over the ranks of `comm` (collective over comm), for `device`, its collectives watched
+// on the device with the stall inspector's settings: a late one is reported, and past
+// KUSARI_STALL_TIMEOUT the job ends as the inspector ends it.
+std::unique_ptr<kernels::cuda::NcclGroup> nccl_group_over(MPI_Comm comm, int device) {
+  int rank = 0, size = 0, world_rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
+  const StallSettings stall = stall_settings_from_environment();
+  const auto end_job = [](const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  };
+  return std::make_unique<kernels::cuda::NcclGroup>(
+      rank, size, device,
+      [&](void* bytes, size_t n) {
+        check_mpi(MPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, comm), "MPI_Bcast (NCCL unique id)");
+      },
+      kernels::cuda::WatchSettings{stall.warning_seconds, stall.timeout_seconds, cat("rank ", world_rank)}, end_job);
+}
+
+// Whether the communicator's algorithm sums in two levels, inside each node and then across nodes.
+bool two_level(const Communicator::Impl& impl) {
+  return impl.name == "hierarchical" || impl.name == "two_dimensional";
+}
+
+// The NCCL groups of the communicator for `device`, made on the first call (collective: every rank makes
+// them at the same collective) after checking that no two ranks of a node share a GPU.
+NcclGroups& nccl_groups_for(Communicator::Impl& impl, int device) {
+  if (impl.nccl) return *impl.nccl;
+  require_own_gpus(impl.groups.all(), device);
+  auto groups = std::make_unique<NcclGroups>();
+  groups->device = device;
+  if (two_level(impl)) {
+    groups->intra = nccl_group_over(impl.groups.intra(), device);
+    groups->inter = nccl_group_over(impl.groups.inter(), device);
+  } else {
+    groups->all = nccl_group_over(impl.groups.all(), device);
+  }
+  impl.nccl = std::move(groups);
+  return *impl.nccl;
+}
+
+// summed = the sum over every rank of on_wire, by the communicator's algorithm's message pattern:
+// hierarchical reduces inside the node to its first rank, sums across the nodes' first ranks and
+// broadcasts inside the node; two_dimensional reduce-scatters inside the node, sums each slice across
+// the nodes and gathers the slices inside the node (on_wire padded to a multiple of the node's ranks);
+// every other algorithm is NCCL's own all-reduce over every rank.
+void sum_on_wire(Communicator::Impl& impl, NcclGroups& groups, const Array& on_wire, const Array& summed) {
+  if (!two_level(impl)) return groups.all->allreduce_sum(on_wire, summed);
+  kernels::cuda::NcclGroup& intra = *groups.intra;
+  kernels::cuda::NcclGroup& inter = *groups.inter;
+  if (impl.name == "hierarchical") {
+    intra.reduce_sum(on_wire, summed, 0);
+    if (impl.groups.topology().intra_rank == 0) inter.allreduce_sum(summed, summed);
+    intra.broadcast(summed, 0);
+    return;
+  }
+  const int64_t n = on_wire.size(), ranks = intra.size();
+  const int64_t slice = (n + ranks - 1) / ranks;
+  const Array padded = slice * ranks == n ? on_wire
+                                          : ops::concatenate({on_wire, Array::zeros({slice * ranks - n}, on_wire.dtype(),
+                                                                                    on_wire.device())},
+                                                             0);
+  const Array mine = Array::empty({slice}, on_wire.dtype(), on_wire.device());
+  intra.reduce_scatter_sum(padded, mine);
+  inter.allreduce_sum(mine, mine);
+  if (slice * ranks == n) return intra.allgather(mine, summed);
+  const Array gathered = Array::empty({slice * ranks}, on_wire.dtype(), on_wire.device());
+  intra.allgather(mine, gathered);
+  summed.assign(gathered.get_item({Slice{0, n}}));
+}
+
+}  // namespace
+
+bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
+                          std::optional<WireScaling> scaling, const char* op) {
+  const std::optional<int> device = agreed_nccl_device(impl, arrays, op);
+  if (!device) return false;
+  std::vector<Array> flat;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (!is_floating(arrays[i].dtype())) {
+      throw DtypeError(cat(op, ": expected floating arrays, got ", arrays[i].dtype(), " at index ", i));
+    }
+    flat.push_back(arrays[i].reshape({arrays[i].size()}).astype(Dtype::float32));
+  }
+  const CollectiveScope scope(impl.channel, op, " of ", arrays.size(), " arrays through NCCL");
+  // One contiguous float32 array (the multi-node optimizer's bucket) is summed in its own memory.
+  const bool in_place = arrays.size() == 1 && arrays[0].dtype() == Dtype::float32 && arrays[0].is_contiguous();
+  Array fused = in_place ? flat[0] : ops::concatenate(flat, 0);
+  const Dtype wire = impl.options.wire_dtype;
+  if (!scaling) {
+    const AveragingPolicy policy = impl.options.averaging;
+    float largest = 0;
+    if (needs_max_abs(policy, wire) && fused.size() > 0) {
+      const double local = ops::amax(ops::abs(fused)).item<double>();
+      largest = std::isfinite(local) ? static_cast<float>(local) : std::numeric_limits<float>::infinity();
+    }
+    if (needs_max_abs(policy, wire)) allreduce_elements(&largest, 1, Dtype::float32, ReduceOp::max, impl.groups.all());
+    scaling = averaging_scaling(policy, wire, impl.groups.topology().size, largest);
+  }
+  Array on_wire = scaling->prescale == 1 ? fused : fused * static_cast<double>(scaling->prescale);
+  if (on_wire.dtype() != wire) on_wire = on_wire.astype(wire);
+  if (on_wire.size() > 0) sum_on_wire(impl, nccl_groups_for(impl, *device), on_wire, on_wire);  // NCCL sums in place
+  fused = on_wire.dtype() == Dtype::float32 ? on_wire : on_wire.astype(Dtype::float32);
+  if (scaling->postscale != 1) fused = fused * static_cast<double>(scaling->postscale);
+  if (in_place && fused.storage() == arrays[0].storage()) return true;
+  int64_t at = 0;
+  for (const Array& array : arrays) {
+    array.assign(fused.get_item({Slice{at, at + array.size()}}).reshape(array.shape()));
+    at += array.size();
+  }
+  return true;
+}
+
+}  // namespace kusari::distributed
