@@ -116,7 +116,11 @@ NcclGroups& nccl_groups_for(Communicator::Impl& impl, int device) {
   groups->device = device;
   if (two_level(impl)) {
     groups->intra = nccl_group_over(impl.groups.intra(), device);
-    groups->inter = nccl_group_over(impl.groups.inter(), device);
+    // hierarchical sums across nodes on the nodes' first ranks only; each inter-node group is whole ranks
+    // of one intra-node index, so a group is made by all of its ranks or by none.
+    if (impl.name == "two_dimensional" || impl.groups.topology().intra_rank == 0) {
+      groups->inter = nccl_group_over(impl.groups.inter(), device);
+    }
   } else {
     groups->all = nccl_group_over(impl.groups.all(), device);
   }
@@ -128,17 +132,18 @@ NcclGroups& nccl_groups_for(Communicator::Impl& impl, int device) {
 // hierarchical reduces inside the node to its first rank, sums across the nodes' first ranks and
 // broadcasts inside the node; two_dimensional reduce-scatters inside the node, sums each slice across
 // the nodes and gathers the slices inside the node (on_wire padded to a multiple of the node's ranks);
-// every other algorithm is NCCL's own all-reduce over every rank.
+// every other algorithm (naive, flat, ring, multi_color, hybrid) is NCCL's own all-reduce over every
+// rank, which picks its ring or tree itself. A failure between the stages leaves partial sums in summed.
 void sum_on_wire(Communicator::Impl& impl, NcclGroups& groups, const Array& on_wire, const Array& summed) {
   if (!two_level(impl)) return groups.all->allreduce_sum(on_wire, summed);
   kernels::cuda::NcclGroup& intra = *groups.intra;
-  kernels::cuda::NcclGroup& inter = *groups.inter;
   if (impl.name == "hierarchical") {
     intra.reduce_sum(on_wire, summed, 0);
-    if (impl.groups.topology().intra_rank == 0) inter.allreduce_sum(summed, summed);
+    if (groups.inter) groups.inter->allreduce_sum(summed, summed);  // the node's first rank
     intra.broadcast(summed, 0);
     return;
   }
+  kernels::cuda::NcclGroup& inter = *groups.inter;
   const int64_t n = on_wire.size(), ranks = intra.size();
   const int64_t slice = (n + ranks - 1) / ranks;
   const Array padded = slice * ranks == n ? on_wire
@@ -168,7 +173,8 @@ bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& ar
     flat.push_back(arrays[i].reshape({arrays[i].size()}).astype(Dtype::float32));
   }
   const CollectiveScope scope(impl.channel, op, " of ", arrays.size(), " arrays through NCCL");
-  // One contiguous float32 array (the multi-node optimizer's bucket) is summed in its own memory.
+  // One contiguous float32 array (the multi-node optimizer's bucket) on a float32 wire without a
+  // prescale is summed in its own memory; otherwise NCCL sums a scaled or narrowed copy.
   const bool in_place = arrays.size() == 1 && arrays[0].dtype() == Dtype::float32 && arrays[0].is_contiguous();
   Array fused = in_place ? flat[0] : ops::concatenate(flat, 0);
   const Dtype wire = impl.options.wire_dtype;

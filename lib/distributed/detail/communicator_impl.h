@@ -16,12 +16,15 @@
 namespace kusari::distributed {
 
 // A communicator's NCCL groups for the GPU its ranks' arrays are on: one over every rank, or for the
-// two-level algorithms one inside the node and one across the nodes.
+// two-level algorithms one inside the node and one across the nodes. Every group of a device queues
+// on its one communication stream, so two communicators must not run device collectives from two
+// threads at once (their order could differ between ranks); the multi-node optimizer's own
+// communicator runs them only on its thread.
 struct NcclGroups {
-  int device = 0;
-  std::unique_ptr<kernels::cuda::NcclGroup> all;
-  std::unique_ptr<kernels::cuda::NcclGroup> intra;
-  std::unique_ptr<kernels::cuda::NcclGroup> inter;
+  int device = 0;                                  // the GPU the groups serve
+  std::unique_ptr<kernels::cuda::NcclGroup> all;    // every rank (the flat algorithms)
+  std::unique_ptr<kernels::cuda::NcclGroup> intra;  // this node's ranks (two-level algorithms)
+  std::unique_ptr<kernels::cuda::NcclGroup> inter;  // one rank per node (two_dimensional; hierarchical: leaders)
 };
 
 struct Communicator::Impl {
@@ -43,7 +46,8 @@ struct Communicator::Impl {
 
 // fused_allreduce (the communicator's sum of `arrays`, scaled by `scaling` or else averaged under its
 // options' policy; `op` names the caller) through NCCL when every rank's arrays are on one GPU; returns
-// false, having done nothing, when they are not or the build has no NCCL (every rank agrees on which).
+// false, having summed nothing, when they are not or the build has no NCCL (in a build with NCCL every
+// rank agrees on which, in one MPI collective).
 // The first call on a GPU makes the NCCL groups: ValueError on every rank if ranks of a node share a GPU.
 bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
                           std::optional<WireScaling> scaling, const char* op);

@@ -204,6 +204,10 @@ void MultiNodeSynchronizer::send_bucket(Transfer& t, size_t b) {
     (*tasks)[b].first = Clock::now();
     const kernels::cuda::CommunicationStreamScope on_communication_stream(buffer.device());
     kernels::cuda::wait_for(buffer.device(), gradients_final);
+    // Blocks of the compute stream written or read here: not reused before this stream is done with them,
+    // even when the optimizer drops them without installing (detach, an exception).
+    kernels::cuda::mark_used_here(buffer);
+    for (const Array& source : sources) kernels::cuda::mark_used_here(source);
     {
       const timeline::Span span("bucket ", b + 1, " pack");
       buckets->pack(b, sources, buffer);

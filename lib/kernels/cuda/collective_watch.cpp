@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 
 #include <kusari/core/error.h>
 
 namespace kusari::kernels::cuda {
 namespace {
 
-// "<origin>: <what> has not completed ... after <age> s ...": the line of a late collective.
+// "kusari: <origin>: <what> has not completed on the device after <age> s: ...": a late collective's line.
 std::string late_line(const std::string& origin, const std::string& what, double age) {
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%.1f", age);
@@ -76,10 +77,18 @@ void CollectiveWatch::run() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
-    const PendingCollectives::Verdict verdict = pending_.check(PendingCollectives::Clock::now(), settings_);
-    for (const std::string& line : verdict.warnings) warn_(line);
-    if (verdict.expired) {
-      end_job_(cat(*verdict.expired, "; ending the job (KUSARI_STALL_TIMEOUT=", settings_.timeout_seconds, ")"));
+    try {
+      const PendingCollectives::Verdict verdict = pending_.check(PendingCollectives::Clock::now(), settings_);
+      for (const std::string& line : verdict.warnings) warn_(line);
+      if (verdict.expired) {
+        ended_ = true;
+        end_job_(cat(*verdict.expired, "; ending the job (KUSARI_STALL_TIMEOUT=", settings_.timeout_seconds, ")"));
+        return;
+      }
+    } catch (const std::exception& e) {  // the watch stops; the collectives go on unwatched
+      ended_ = true;
+      warn_(cat("kusari: ", settings_.origin, settings_.origin.empty() ? "" : ": ",
+                "the watch over device collectives stopped: ", e.what()));
       return;
     }
     lock.lock();

@@ -49,7 +49,8 @@ struct Plan {
   size_t workspace = 0;
 };
 
-// A device's cuDNN handle (on its compute stream) and plans, made on first use.
+// A device's cuDNN handle and plans, made on first use (each call sets the handle's stream to the
+// calling thread's current stream, under the mutex).
 struct DeviceDnn {
   std::once_flag once;
   cudnnHandle_t handle = nullptr;
@@ -63,7 +64,6 @@ DeviceDnn& dnn_of(int index) {
   std::call_once(d.once, [&] {
     DeviceGuard guard(index);
     check_dnn(cudnnCreate(&d.handle), "cudnnCreate");
-    check_dnn(cudnnSetStream(d.handle, current_stream(index)), "cudnnSetStream");
   });
   return d;
 }
@@ -258,6 +258,7 @@ void run_pass(Pass pass, const Array& x, const Array& w, const Array& y, const C
   const Operands o{x, w, y, x_desc, w_desc, y_desc, conv};
   // One handle is not to be used by two threads at once: the lock covers the plan and the calls.
   std::lock_guard lock(dnn.mutex);
+  check_dnn(cudnnSetStream(dnn.handle, current_stream(device.index)), "cudnnSetStream");
   const PlanKey key{pass, dtype, layout_key(x), layout_key(w), layout_key(y), w_channels_last,
                     {g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, g.groups}};
   auto it = dnn.plans.find(key);

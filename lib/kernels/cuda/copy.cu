@@ -1,6 +1,6 @@
 // CUDA copy (with dtype conversion, any strides), fill, and transfers: host to device through pinned
 // staging buffers (the host's array is free again when the call returns, the device copy runs on),
-// device to host through the same buffers, device to device on the compute streams.
+// device to host through the same buffers, device to device on the current streams (detail/streams.h).
 
 #include <algorithm>
 #include <cstring>

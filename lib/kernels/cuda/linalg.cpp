@@ -40,11 +40,11 @@ struct Plan {
   cublasLtMatmulAlgo_t algorithm{};
 };
 
-// A device's cuBLASLt handle, workspace and plans, made on first use and kept for the process's life.
+// A device's cuBLASLt handle and plans, made on first use and kept for the process's life (each call's
+// workspace comes from the caching allocator, on the stream the call runs on).
 struct DeviceBlas {
   std::once_flag once;
   cublasLtHandle_t handle = nullptr;
-  void* workspace = nullptr;
   std::mutex mutex;
   std::map<PlanKey, Plan> plans;
 };
@@ -55,12 +55,6 @@ DeviceBlas& blas_of(int index) {
   std::call_once(b.once, [&] {
     DeviceGuard guard(index);
     check_blas(cublasLtCreate(&b.handle), "cublasLtCreate");
-    const cudaError_t status = cudaMalloc(&b.workspace, kWorkspaceBytes);
-    if (status != cudaSuccess) {
-      cublasLtDestroy(b.handle);  // call_once runs again on the next call: no handle left behind
-      b.handle = nullptr;
-      check(status, "cudaMalloc (cuBLASLt workspace)");
-    }
   });
   return b;
 }
@@ -205,13 +199,14 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
     it = blas.plans.emplace(key, make_plan(blas, dtype, second, first, m, n, k, ldc, alignments)).first;
   }
   const Plan& plan = it->second;
+  const Array workspace = Array::empty({static_cast<int64_t>(kWorkspaceBytes)}, Dtype::uint8, device);
   const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
   const bool wide = dtype == Dtype::float64;
   check_blas(
       cublasLtMatmul(blas.handle, plan.operation, wide ? static_cast<const void*>(&alpha) : &alpha32,
                      first.array.raw_data(), plan.first, second.array.raw_data(), plan.second,
                      wide ? static_cast<const void*>(&beta) : &beta32, c.raw_data(), plan.result, c.raw_data(),
-                     plan.result, &plan.algorithm, blas.workspace, kWorkspaceBytes, current_stream(device.index)),
+                     plan.result, &plan.algorithm, workspace.raw_data(), kWorkspaceBytes, current_stream(device.index)),
       "cublasLtMatmul");
   if (!direct) out.assign(c);
 }

@@ -4,6 +4,7 @@
 
 #include <nccl.h>
 
+#include <cstdio>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -28,7 +29,7 @@ ncclDataType_t nccl_type(Dtype dtype) {
     case Dtype::float32: return ncclFloat32;
     case Dtype::float16: return ncclFloat16;
     case Dtype::bfloat16: return ncclBfloat16;
-    default: throw DtypeError(cat("NCCL allreduce: expected a float32, float16 or bfloat16 wire, got ", dtype));
+    default: throw DtypeError(cat("NCCL: expected float32, float16 or bfloat16 arrays, got ", dtype));
   }
 }
 
@@ -65,9 +66,9 @@ NcclGroup::NcclGroup(int rank, int size, int device, const std::function<void(vo
     throw DeviceError(cat("ncclGetUniqueId on rank 0: ",
                           rank == 0 ? ncclGetErrorString(made) : "failed (rank 0 reports why)"));
   }
+  state_->watch = std::make_unique<CollectiveWatch>(watch, end_job);  // first: nothing to leak if it throws
   const DeviceGuard guard(device);
   check_nccl(ncclCommInitRank(&state_->comm, size, invitation.id, rank), "ncclCommInitRank");
-  state_->watch = std::make_unique<CollectiveWatch>(watch, end_job);
 }
 
 NcclGroup::~NcclGroup() {
@@ -95,17 +96,26 @@ void require_size(int64_t got, int64_t expected, const char* what, const char* w
   if (got != expected) throw ShapeError(cat(what, ": expected ", expected, " elements in ", which, ", got ", got));
 }
 
-// Asks `watch` to follow the collective just queued on `stream` until it completes on the device.
-void watch_completion(CollectiveWatch& watch, cudaStream_t stream, int device, std::string what) {
+// Asks `watch` to follow the collective just queued on `stream` until it completes on the device. A
+// failure to record its event only leaves it unwatched (said on stderr): the collective itself is queued.
+void watch_completion(CollectiveWatch& watch, cudaStream_t stream, std::string what) {
   if (!watch.watching()) return;
   cudaEvent_t event;
-  check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) {
+    std::fprintf(stderr, "kusari: %s is not watched: cudaEventCreateWithFlags failed\n", what.c_str());
+    cudaGetLastError();
+    return;
+  }
   std::shared_ptr<void> owned(event, [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
-  check(cudaEventRecord(event, stream), "cudaEventRecord");
-  watch.add(std::move(what), [owned, device] {
-    const DeviceGuard guard(device);
+  if (cudaEventRecord(event, stream) != cudaSuccess) {
+    std::fprintf(stderr, "kusari: %s is not watched: cudaEventRecord failed\n", what.c_str());
+    cudaGetLastError();
+    return;
+  }
+  // cudaEventQuery needs no current device; an error there (a failed device) ends the wait as well.
+  watch.add(std::move(what), [owned] {
     const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(owned.get()));
-    if (status == cudaErrorNotReady) cudaGetLastError();  // the watch thread's own error state
+    if (status != cudaSuccess) cudaGetLastError();  // the watch thread's own error state
     return status != cudaErrorNotReady;
   });
 }
@@ -121,13 +131,13 @@ void enqueue(int device, int ranks, CollectiveWatch& watch, std::initializer_lis
   const bool on_caller_stream = caller == communication;
   if (!on_caller_stream) order_after(communication, device, caller);
   check_nccl(call(communication), what);
-  const Array& first = **arrays.begin();
-  watch_completion(watch, communication, device,
-                   cat(what, " of ", first.size(), " ", first.dtype(), " elements on cuda:", device, " (NCCL group of ",
-                       ranks, " ranks)"));
   // Their blocks are not reused before the collective is done, whatever stream they were allocated on.
   for (const Array* a : arrays) mark_used_on(*a, communication);
   if (!on_caller_stream) order_after(caller, device, communication);
+  const Array& first = **arrays.begin();
+  watch_completion(watch, communication,
+                   cat(what, " of ", first.size(), " ", first.dtype(), " elements on cuda:", device, " (NCCL group of ",
+                       ranks, " ranks)"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include <kusari/core/allocator.h>
+#include <kusari/kernels/cuda/detail/allocator.h>
 #include <kusari/kernels/cuda/detail/check.h>
 #include <kusari/kernels/cuda/detail/stream_order.h>
 #include <kusari/kernels/cuda/detail/streams.h>
@@ -56,8 +57,10 @@ DeviceStreams& streams_of(int index) {
   return s;
 }
 
-// The device whose work this thread queues on the communication stream (CommunicationStreamScope), or -1.
-thread_local int communicating_device = -1;
+// The devices whose work this thread queues on their communication streams (CommunicationStreamScope),
+// one bit per device index.
+thread_local uint64_t communicating_devices = 0;
+static_assert(kMaxDevices <= 64, "one bit per device");
 
 }  // namespace
 
@@ -88,17 +91,18 @@ cudaStream_t compute_stream(int index) { return streams_of(index).compute; }
 cudaStream_t communication_stream(int index) { return streams_of(index).communication; }
 
 cudaStream_t current_stream(int index) {
-  return index == communicating_device ? communication_stream(index) : compute_stream(index);
+  const bool communicating = index >= 0 && index < kMaxDevices && (communicating_devices >> index & 1) != 0;
+  return communicating ? communication_stream(index) : compute_stream(index);
 }
 
-CommunicationStreamScope::CommunicationStreamScope(const Device& device) : previous_(communicating_device) {
+CommunicationStreamScope::CommunicationStreamScope(const Device& device) : previous_(communicating_devices) {
   if (device.type == DeviceType::cuda) {
     require_device(device, "CommunicationStreamScope");
-    communicating_device = device.index;
+    communicating_devices |= uint64_t{1} << device.index;
   }
 }
 
-CommunicationStreamScope::~CommunicationStreamScope() { communicating_device = previous_; }
+CommunicationStreamScope::~CommunicationStreamScope() { communicating_devices = previous_; }
 
 StreamMark mark_stream(const Device& device) {
   if (device.type != DeviceType::cuda) return {};
@@ -108,13 +112,18 @@ StreamMark mark_stream(const Device& device) {
   check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   std::shared_ptr<void> owned(event, [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
   check(cudaEventRecord(event, stream), "cudaEventRecord");
-  return {std::move(owned), device.index};
+  return {std::move(owned)};
 }
 
 void wait_for(const Device& device, const StreamMark& mark) {
   if (device.type != DeviceType::cuda || !mark.event) return;
   check(cudaStreamWaitEvent(current_stream(device.index), static_cast<cudaEvent_t>(mark.event.get()), 0),
         "cudaStreamWaitEvent");
+}
+
+void mark_used_here(const Array& array) {
+  if (!array.defined() || array.device().type != DeviceType::cuda) return;
+  mark_used_on(array, current_stream(array.device().index));
 }
 
 void order_after(cudaStream_t waiting, int done_device, cudaStream_t done) {

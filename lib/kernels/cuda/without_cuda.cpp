@@ -73,7 +73,9 @@ StreamMark mark_stream(const Device&) { return {}; }
 
 void wait_for(const Device&, const StreamMark&) {}
 
-CommunicationStreamScope::CommunicationStreamScope(const Device&) : previous_(-1) {}
+void mark_used_here(const Array&) {}
+
+CommunicationStreamScope::CommunicationStreamScope(const Device&) : previous_(0) {}
 
 CommunicationStreamScope::~CommunicationStreamScope() = default;
 

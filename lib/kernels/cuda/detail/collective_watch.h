@@ -6,7 +6,10 @@
 // collective: past the stall warning (KUSARI_STALL_WARNING) it prints which collective is late, on which
 // device and since when, and past the stall timeout (KUSARI_STALL_TIMEOUT) it ends the job through the
 // callback its owner gave (the communicator's MPI_Abort), so a stalled rank is reported, never a hang.
+// A collective's age counts from when the host queued it, so it includes the device work queued before
+// it on its stream: KUSARI_STALL_TIMEOUT must exceed the longest step, as for the stall inspector.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -29,7 +32,7 @@ struct WatchSettings {
 // The collectives queued and not yet seen complete; thread-safe, with no thread of its own.
 class PendingCollectives {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;  // the clock of queue times and ages
 
   // What check() found at one time.
   struct Verdict {
@@ -71,8 +74,8 @@ class CollectiveWatch {
 
   // Watches collective `what`, queued now, until done() reports it complete (nothing without a thread).
   void add(std::string what, std::function<bool()> done);
-  // Whether a thread watches.
-  bool watching() const { return thread_.joinable(); }
+  // Whether a thread watches (not after it ended the job or stopped on an error).
+  bool watching() const { return thread_.joinable() && !ended_; }
 
  private:
   void run();
@@ -85,6 +88,7 @@ class CollectiveWatch {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  std::atomic<bool> ended_{false};
   std::thread thread_;
 };
 

@@ -35,7 +35,8 @@ class NcclGroup {
   NcclGroup& operator=(const NcclGroup&) = delete;
 
   // Every collective takes contiguous float32, float16 or bfloat16 arrays of one dtype on this group's
-  // device (sent and received may be one array, in place); ShapeError for sizes that do not fit.
+  // device (for allreduce_sum and reduce_sum, sent and received may be one array: in place); ShapeError
+  // for sizes that do not fit.
 
   // received = the sum over the ranks of `sent` (one size).
   void allreduce_sum(const Array& sent, const Array& received);

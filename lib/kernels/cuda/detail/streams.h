@@ -8,7 +8,7 @@
 
 namespace kusari::kernels::cuda {
 
-// The stream every kernel of device `index` runs on.
+// The stream kernels of device `index` run on outside a CommunicationStreamScope.
 cudaStream_t compute_stream(int index);
 // The stream collective communication of device `index` runs on.
 cudaStream_t communication_stream(int index);
