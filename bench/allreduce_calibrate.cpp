@@ -10,6 +10,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -52,22 +54,34 @@ double median_seconds(Body body) {
   return t;
 }
 
-// The link between this rank and `partner` (-1: this rank only waits): exchanges of 8 B ... 16 MiB,
-// every pair at once, fitted. The exchanges reuse their buffers as the ring engine reuses its transfer
-// buffers; the local passes (measure_local) and MPI's large collectives (measure_mpi_factors) pay for
-// reading the gradients from memory.
+// The link between this rank and `partner` (-1: this rank only waits), every pair at once: α and β from
+// exchanges of 8 B ... 8 MiB that reuse their buffers, as the ring engine reuses its pooled chunk
+// buffers; β_memory from exchanges of 256 KiB ... 4 MiB whose sends walk through 128 MB, as the ring's
+// steps that start from or land in the owned slice do. The local passes (measure_local) and MPI's large
+// collectives (measure_mpi_factors) pay for reading the gradients from memory themselves.
 cost::Link measure_link(int partner) {
-  std::vector<char> out(16 << 20, 1), in(16 << 20, 0);
-  std::vector<cost::Timing> timings;
-  for (int64_t bytes = 8; bytes <= (16 << 20); bytes *= 4) {
-    const double t = median_seconds([&] {
-      if (partner < 0) return;
-      MPI_Sendrecv(out.data(), static_cast<int>(bytes), MPI_BYTE, partner, 0, in.data(), static_cast<int>(bytes),
-                   MPI_BYTE, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    });
-    timings.push_back({static_cast<double>(bytes), t});
+  constexpr int64_t kStream = int64_t{128} << 20;
+  std::vector<char> out(static_cast<size_t>(kStream), 1), in(16 << 20, 0);
+  const auto exchange = [&](int64_t bytes, int64_t offset) {
+    if (partner < 0) return;
+    MPI_Sendrecv(out.data() + offset, static_cast<int>(bytes), MPI_BYTE, partner, 0, in.data(), static_cast<int>(bytes),
+                 MPI_BYTE, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  };
+  std::vector<cost::Timing> cached, streamed;
+  for (int64_t bytes = 8; bytes <= (8 << 20); bytes *= 4) {
+    cached.push_back({static_cast<double>(bytes), median_seconds([&] { exchange(bytes, 0); })});
   }
-  return cost::fit_link(timings);
+  for (int64_t bytes = 256 << 10; bytes <= (4 << 20); bytes *= 2) {
+    // One timed body walks through all 128 MB, so every send reads memory the caches do not hold.
+    const int64_t count = kStream / bytes;
+    const double t = median_seconds([&] {
+      for (int64_t i = 0; i < count; ++i) exchange(bytes, i * bytes);
+    });
+    streamed.push_back({static_cast<double>(bytes), t / static_cast<double>(count)});
+  }
+  cost::Link link = cost::fit_link(cached);
+  link.beta_memory = std::max(link.beta, cost::fit_link(streamed).beta);
+  return link;
 }
 
 // Seconds per element of every local pass of `wire` on buffers larger than the caches (128 MB of float32,
@@ -161,8 +175,10 @@ void run(int rounds, const std::string& save) {
   std::printf("# %d ranks in nodes of %d; median of %d rounds of ResNet-50's %lld gradient values\n", size, k, rounds,
               static_cast<long long>(set.total));
   const auto link_line = [](const char* name, const cost::Link& link) {
-    std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s)\n", name, link.alpha * 1e6, link.beta * 1e9,
-                link.beta > 0 ? 1e-9 / link.beta : 0.0);
+    const double memory = cost::memory_beta(link);
+    std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s) beta_memory=%.4f ns/B (%.2f GB/s)\n", name,
+                link.alpha * 1e6, link.beta * 1e9, link.beta > 0 ? 1e-9 / link.beta : 0.0, memory * 1e9,
+                memory > 0 ? 1e-9 / memory : 0.0);
   };
   link_line("intra", cluster.intra);
   if (where.inter_size > 1) link_line("inter", cluster.inter);

@@ -58,6 +58,15 @@ TEST_CASE("the ring's phases: messages per step, the reduce-scatter and the all-
   CHECK(cost::ring_reduce_scatter_seconds(1000, 4, 4, 100, link, 2e-9) == doctest::Approx(13.5e-6));
   CHECK(cost::ring_allgather_seconds(1000, 4, 4, 100, link) == doctest::Approx(12e-6));
   CHECK(cost::ring_reduce_scatter_seconds(1000, 1, 4, 100, link, 2e-9) == 0);
+  // A slower copy through memory for the step with an end in the owned slice: of the 3 steps of 1000 bytes,
+  // 2 at 1 ns a byte and 1 at 3 ns.
+  const cost::Link streaming{1e-6, 1e-9, 3e-9};
+  CHECK(cost::memory_beta(streaming) == 3e-9);
+  CHECK(cost::memory_beta(link) == 1e-9);  // unset: β
+  CHECK(cost::ring_reduce_scatter_seconds(1000, 4, 4, 100, streaming, 2e-9) == doctest::Approx(15.5e-6));
+  CHECK(cost::ring_allgather_seconds(1000, 4, 4, 100, streaming) == doctest::Approx(14e-6));
+  // On 2 ranks the one step has an end in memory: 5 messages (500 elements in chunks of 100), 2000 bytes.
+  CHECK(cost::ring_allgather_seconds(1000, 2, 4, 100, streaming) == doctest::Approx(5e-6 + 2000 * 3e-9));
   // ring on one node of 4: + 250 own elements packed and 1000 unpacked (1 ns each).
   CHECK(cost::allreduce_seconds(one_node(4), "ring", plain(400), {600, 400}) == doctest::Approx(26.75e-6));
 }
@@ -117,6 +126,9 @@ TEST_CASE("the node phases charge each pass its own cost, and colors share the n
   bad = cluster;
   bad.inter.beta = -1;
   expect_error<ValueError>([&] { cost::allreduce_seconds(bad, "ring", plain(), {10}); }, {"β", "-1"});
+  bad = cluster;
+  bad.intra.beta_memory = std::nan("");
+  expect_error<ValueError>([&] { cost::allreduce_seconds(bad, "ring", plain(), {10}); }, {"β_memory", "nan"});
 }
 
 TEST_CASE("the algorithms by hand on two nodes of two ranks, and the checks every call adds") {
@@ -264,6 +276,7 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   cluster.links_per_node = 3;
   cluster.float16.accumulate = 1.25e-10;
   cluster.mpi.reduce_half = 4.5;
+  cluster.intra.beta_memory = 3.5e-10;
   const TempDir dir;
   const std::string path = dir.file("cluster.txt");
   cost::save_cluster(cluster, path);
@@ -272,6 +285,7 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   CHECK(back.ranks_per_node == 2);
   CHECK(back.links_per_node == 3);
   CHECK(back.inter.beta == cluster.inter.beta);
+  CHECK(back.intra.beta_memory == cluster.intra.beta_memory);
   CHECK(back.float16.accumulate == cluster.float16.accumulate);
   CHECK(back.mpi.reduce_half == 4.5);
   const auto write = [&](const std::string& text) {

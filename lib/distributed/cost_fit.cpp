@@ -39,8 +39,10 @@ std::map<std::string, std::function<double&(Cluster&)>> cluster_fields() {
   std::map<std::string, std::function<double&(Cluster&)>> fields{
       {"intra_alpha", [](Cluster& c) -> double& { return c.intra.alpha; }},
       {"intra_beta", [](Cluster& c) -> double& { return c.intra.beta; }},
+      {"intra_beta_memory", [](Cluster& c) -> double& { return c.intra.beta_memory; }},
       {"inter_alpha", [](Cluster& c) -> double& { return c.inter.alpha; }},
       {"inter_beta", [](Cluster& c) -> double& { return c.inter.beta; }},
+      {"inter_beta_memory", [](Cluster& c) -> double& { return c.inter.beta_memory; }},
   };
   const std::pair<const char*, WireCosts Cluster::*> wires[] = {
       {"float32", &Cluster::float32}, {"float16", &Cluster::float16}, {"bfloat16", &Cluster::bfloat16}};

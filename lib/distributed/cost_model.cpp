@@ -154,8 +154,9 @@ void Cluster::check() const {
   if (links_per_node < 1) throw ValueError(cat("Cluster: expected links_per_node ≥ 1, got ", links_per_node));
   const auto finite = [](double v) { return std::isfinite(v) && v >= 0; };
   for (const Link* link : {&intra, &inter}) {
-    if (!finite(link->alpha) || !finite(link->beta)) {
-      throw ValueError(cat("Cluster: expected finite α and β ≥ 0, got α = ", link->alpha, ", β = ", link->beta));
+    if (!finite(link->alpha) || !finite(link->beta) || !finite(link->beta_memory)) {
+      throw ValueError(cat("Cluster: expected finite α, β and β_memory ≥ 0, got α = ", link->alpha, ", β = ",
+                           link->beta, ", β_memory = ", link->beta_memory));
     }
   }
   for (const WireCosts* w : {&float32, &float16, &bfloat16}) {
@@ -183,18 +184,30 @@ int64_t ring_messages_per_step(int64_t elements, int ranks, int64_t chunk_elemen
   return std::max<int64_t>(1, (segment + chunk_elements - 1) / std::max<int64_t>(1, chunk_elements));
 }
 
+double memory_beta(const Link& link) { return link.beta_memory > 0 ? link.beta_memory : link.beta; }
+
+namespace {
+
+// The messages of one ring phase: S-1 steps of m messages, n/S·w bytes a step, one step with an end in
+// the owned slice's buffer (see ring_reduce_scatter_seconds).
+double ring_phase_message_seconds(int64_t n, int ranks, int wire_bytes, int64_t chunk_elements, const Link& link) {
+  const double step_bytes = double(n) / ranks * wire_bytes;
+  return double(ranks - 1) * double(ring_messages_per_step(n, ranks, chunk_elements)) * link.alpha +
+         step_bytes * (double(ranks - 2) * link.beta + memory_beta(link));
+}
+
+}  // namespace
+
 double ring_reduce_scatter_seconds(int64_t n, int ranks, int wire_bytes, int64_t chunk_elements, const Link& link,
                                    double accumulate) {
   if (ranks <= 1) return 0;
-  const double share = double(ranks - 1) / ranks * double(n);
-  return double(ranks - 1) * double(ring_messages_per_step(n, ranks, chunk_elements)) * link.alpha +
-         share * wire_bytes * link.beta + share * accumulate;
+  return ring_phase_message_seconds(n, ranks, wire_bytes, chunk_elements, link) +
+         double(ranks - 1) / ranks * double(n) * accumulate;
 }
 
 double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, int64_t chunk_elements, const Link& link) {
   if (ranks <= 1) return 0;
-  return double(ranks - 1) * double(ring_messages_per_step(n, ranks, chunk_elements)) * link.alpha +
-         double(ranks - 1) / ranks * double(n) * wire_bytes * link.beta;
+  return ring_phase_message_seconds(n, ranks, wire_bytes, chunk_elements, link);
 }
 
 namespace {

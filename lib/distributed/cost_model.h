@@ -15,11 +15,16 @@
 
 namespace kusari::distributed::cost {
 
-// One kind of link: a message of b bytes takes alpha + beta·b seconds.
+// One kind of link: a message of b bytes takes alpha + beta·b seconds, or alpha + beta_memory·b when one
+// of its ends is a buffer beyond the caches (on a CPU a copy through memory is slower than between
+// buffers the caches hold; a NIC's or a GPU's DMA makes them equal).
 struct KUSARI_API Link {
-  double alpha = 0;  // seconds per message
-  double beta = 0;   // seconds per byte
+  double alpha = 0;        // seconds per message
+  double beta = 0;         // seconds per byte, between buffers in cache
+  double beta_memory = 0;  // seconds per byte with one end in memory (0: beta)
 };
+// The per-byte time of a message with one end in memory: beta_memory, or beta where that is 0.
+KUSARI_API double memory_beta(const Link& link);
 
 // How many times the links' β MPICH's collectives on large buffers (from_bytes up, beyond the caches)
 // take per byte: the temporary buffers and copies inside MPI beyond the messages the formulas count, by
@@ -75,10 +80,13 @@ struct KUSARI_API Cluster {
 KUSARI_API int64_t ring_messages_per_step(int64_t elements, int ranks, int64_t chunk_elements);
 
 // The phases of kusari's ring engine over S ranks on one link, for n elements of w wire bytes, in
-// seconds (multi_color runs several such rings side by side: the slowest color's time). Reduce-scatter: S-1 steps of m messages of the segment each, α per message, β per byte,
-// every received element accumulated: (S-1)·m·α + (S-1)/S·n·w·β + (S-1)/S·n·accumulate. The all-gather
-// forwards what it receives: (S-1)·m·α + (S-1)/S·n·w·β. A chunk flows on as soon as it is summed, so
-// the phases add without a barrier; on one core the copies and the adds do not overlap.
+// seconds (multi_color runs several such rings side by side: the slowest color's time). Reduce-scatter:
+// S-1 steps of m messages of the segment (n/S elements) each, α per message, every received element
+// accumulated; the steps between pooled chunk buffers cost β per byte, the last lands in the owned
+// slice's buffer, beyond the caches (β_memory): (S-1)·m·α + n/S·w·((S-2)·β + β_memory) +
+// (S-1)/S·n·accumulate. The all-gather forwards what it receives, its first step straight from the owned
+// slice: (S-1)·m·α + n/S·w·((S-2)·β + β_memory). A chunk flows on as soon as it is summed, so the phases
+// add without a barrier; on one core the copies and the adds do not overlap.
 KUSARI_API double ring_reduce_scatter_seconds(int64_t n, int ranks, int wire_bytes, int64_t chunk_elements,
                                               const Link& link, double accumulate);
 // The all-gather half of the ring engine (see ring_reduce_scatter_seconds).
