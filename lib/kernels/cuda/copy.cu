@@ -49,7 +49,8 @@ void fill_kernel(const Array& dst, double value) {
   visit_dtype(dst.dtype(), [&]<class T>() { launch<1>("fill", {&dst}, fill_elements<T>, host_value<T>(value)); });
 }
 
-// Bytes per staging buffer; two per device let the host copy one chunk while the device copies the other.
+// Bytes per staging buffer; two per device and stream let the host copy one chunk while the device copies
+// the other.
 constexpr size_t kStagingBytes = size_t{8} << 20;
 
 // A device's two pinned buffers and the events that say when the device is done with each.
@@ -60,9 +61,11 @@ struct Staging {
   cudaEvent_t free_again[2] = {nullptr, nullptr};
 };
 
-Staging& staging_of(int index) {
-  static std::array<Staging, kMaxDevices> all;
-  return all[static_cast<size_t>(index)];
+// The staging buffers of device `index` for transfers queued on `stream`: one set for its compute stream,
+// one for its communication stream, so that a transfer never waits for the other stream's work.
+Staging& staging_of(int index, cudaStream_t stream) {
+  static std::array<std::array<Staging, 2>, kMaxDevices> all;
+  return all[static_cast<size_t>(index)][stream == communication_stream(index) ? 1 : 0];
 }
 
 // Makes the buffers on first use; called with the staging mutex held.
@@ -77,10 +80,10 @@ void make_staging(Staging& s) {
 }
 
 void host_to_device(const char* src, char* dst, size_t bytes, int index) {
-  Staging& s = staging_of(index);
+  const cudaStream_t stream = current_stream(index);
+  Staging& s = staging_of(index, stream);
   std::lock_guard lock(s.mutex);
   make_staging(s);
-  const cudaStream_t stream = current_stream(index);
   for (size_t done = 0, chunk = 0; done < bytes; done += kStagingBytes, ++chunk) {
     const size_t n = std::min(kStagingBytes, bytes - done);
     const int b = static_cast<int>(chunk % 2);
@@ -92,10 +95,10 @@ void host_to_device(const char* src, char* dst, size_t bytes, int index) {
 }
 
 void device_to_host(const char* src, char* dst, size_t bytes, int index) {
-  Staging& s = staging_of(index);
+  const cudaStream_t stream = current_stream(index);
+  Staging& s = staging_of(index, stream);
   std::lock_guard lock(s.mutex);
   make_staging(s);
-  const cudaStream_t stream = current_stream(index);
   const size_t chunks = (bytes + kStagingBytes - 1) / kStagingBytes;
   const auto start = [&](size_t chunk) {
     const size_t at = chunk * kStagingBytes, n = std::min(kStagingBytes, bytes - at);
