@@ -336,15 +336,14 @@ void run_rings(const std::vector<RingPlan>& plans, ReduceBuffer& buffer) {
 void reduce_within_nodes(ReduceBuffer& buffer, const CommGroups& groups, const CommunicatorOptions& options,
                          const std::function<void(ReduceBuffer& slice)>& across) {
   RingPlan node_ring = natural_ring(groups.intra(), 0, buffer.size(), options);
+  if (groups.topology().inter_size == 1) return run_rings({node_ring}, buffer);
   const ElementRange slice = owned_range(node_ring);
   const Array slice_sum = scratch(buffer.wire_bytes(slice.end - slice.begin));
   node_ring.owned = slice_sum.host_data();
   node_ring.phases = RingPhases::reduce_scatter;
   run_rings({node_ring}, buffer);
-  if (groups.topology().inter_size > 1) {
-    WireBuffer wire_slice(slice_sum.host_data(), slice.end - slice.begin, buffer.wire_dtype());
-    across(wire_slice);
-  }
+  WireBuffer wire_slice(slice_sum.host_data(), slice.end - slice.begin, buffer.wire_dtype());
+  across(wire_slice);
   node_ring.phases = RingPhases::allgather;
   run_rings({node_ring}, buffer);
 }

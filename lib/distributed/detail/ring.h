@@ -48,8 +48,10 @@ void run_rings(const std::vector<RingPlan>& plans, ReduceBuffer& buffer);
 
 // Sums `buffer` over every rank in three steps: a ring reduce-scatter inside each node leaves every
 // rank one slice of its node's sum, `across` sums that slice (a buffer of wire values) with the ranks
-// holding the same slice on the other nodes (not called with one node), and a ring all-gather inside
-// the node returns the whole buffer. The node-aware half of two_dimensional and multi_color.
+// holding the same slice on the other nodes, and a ring all-gather inside
+// the node returns the whole buffer. With one node that is the node's ring all-reduce, run as one ring
+// whose all-gather starts on each chunk as soon as it is summed. The node-aware half of two_dimensional
+// and multi_color.
 void reduce_within_nodes(ReduceBuffer& buffer, const CommGroups& groups, const CommunicatorOptions& options,
                          const std::function<void(ReduceBuffer& slice)>& across);
 
