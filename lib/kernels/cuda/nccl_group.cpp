@@ -39,47 +39,6 @@ struct Invitation {
   ncclUniqueId id{};
 };
 
-}  // namespace
-
-bool nccl_available() { return true; }
-
-struct NcclGroup::State {
-  ncclComm_t comm = nullptr;
-  int device = 0;
-  int size = 0;
-  std::unique_ptr<CollectiveWatch> watch;  // stopped before the communicator is destroyed
-};
-
-NcclGroup::NcclGroup(int rank, int size, int device, const std::function<void(void*, size_t)>& broadcast,
-                     const WatchSettings& watch, const std::function<void(const std::string&)>& end_job)
-    : state_(std::make_unique<State>()) {
-  state_->device = device;
-  state_->size = size;
-  Invitation invitation;
-  ncclResult_t made = ncclSuccess;
-  if (rank == 0) {
-    made = ncclGetUniqueId(&invitation.id);
-    invitation.made = made == ncclSuccess;
-  }
-  broadcast(&invitation, sizeof(invitation));  // every rank takes part, so none is left waiting
-  if (!invitation.made) {
-    throw DeviceError(cat("ncclGetUniqueId on rank 0: ",
-                          rank == 0 ? ncclGetErrorString(made) : "failed (rank 0 reports why)"));
-  }
-  state_->watch = std::make_unique<CollectiveWatch>(watch, end_job);  // first: nothing to leak if it throws
-  const DeviceGuard guard(device);
-  check_nccl(ncclCommInitRank(&state_->comm, size, invitation.id, rank), "ncclCommInitRank");
-}
-
-NcclGroup::~NcclGroup() {
-  if (!state_ || !state_->comm) return;
-  state_->watch.reset();
-  const DeviceGuard guard(state_->device);
-  ncclCommDestroy(state_->comm);
-}
-
-namespace {
-
 // Throws unless every array is contiguous, of `sent`'s dtype and on `device`.
 void require_operands(std::initializer_list<const Array*> arrays, int device, const char* what) {
   const Array& first = **arrays.begin();
@@ -141,6 +100,44 @@ void enqueue(int device, int ranks, CollectiveWatch& watch, std::initializer_lis
 }
 
 }  // namespace
+
+bool nccl_available() { return true; }
+
+struct NcclGroup::State {
+  ncclComm_t comm = nullptr;
+  int device = 0;
+  int size = 0;
+  std::unique_ptr<CollectiveWatch> watch;  // stopped before the communicator is destroyed
+};
+
+NcclGroup::NcclGroup(int rank, int size, int device, const std::function<void(void*, size_t)>& broadcast,
+                     const WatchSettings& watch, const std::function<void(const std::string&)>& end_job)
+    : state_(std::make_unique<State>()) {
+  state_->device = device;
+  state_->size = size;
+  Invitation invitation;
+  ncclResult_t made = ncclSuccess;
+  if (rank == 0) {
+    made = ncclGetUniqueId(&invitation.id);
+    invitation.made = made == ncclSuccess;
+  }
+  broadcast(&invitation, sizeof(invitation));  // every rank takes part, so none is left waiting
+  if (!invitation.made) {
+    throw DeviceError(cat("ncclGetUniqueId on rank 0: ",
+                          rank == 0 ? ncclGetErrorString(made) : "failed (rank 0 reports why)"));
+  }
+  state_->watch = std::make_unique<CollectiveWatch>(watch, end_job);  // first: nothing to leak if it throws
+  const DeviceGuard guard(device);
+  check_nccl(ncclCommInitRank(&state_->comm, size, invitation.id, rank), "ncclCommInitRank");
+}
+
+NcclGroup::~NcclGroup() {
+  if (!state_ || !state_->comm) return;
+  state_->watch.reset();
+  const DeviceGuard guard(state_->device);
+  ncclCommDestroy(state_->comm);
+}
+
 
 void NcclGroup::allreduce_sum(const Array& sent, const Array& received) {
   constexpr const char* what = "ncclAllReduce";
