@@ -1,7 +1,7 @@
 // The CUDA batch normalization against the CPU's: forward (statistics, output) and backward (gx, ggamma,
 // gbeta) with and without the ReLU and a residual, in every floating dtype, for row-major and
-// channels-last inputs and 2-D (N, C) ones. Sums run in another order on the device, so values agree to
-// the rounding of their dtype.
+// channels-last inputs and 2-D (N, C) ones, and which cases go through cuDNN's fused batch normalization.
+// Sums run in another order on the device, so values agree to the rounding of their dtype.
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
 
@@ -73,4 +73,48 @@ TEST_CASE("2-D batch normalization (N, C) and a channel of one element equal the
   check_close(ops::batch_normalization(on_gpu(single), on_gpu(g3), on_gpu(b3), Array(), 1e-5, true).y,
               ops::batch_normalization(single, g3, b3, Array(), 1e-5, true).y, 1e-6, "one element per channel",
               Relative::to_largest);
+}
+
+TEST_CASE("half-precision batch normalization runs cuDNN's fused kernels where they apply, equal to the CPU's") {
+  // cuDNN keeps a record for its backward in the statistics' state; the channel passes keep none.
+  struct Case {
+    Dtype dtype;
+    bool channels_last, relu, residual, through_dnn;
+  };
+  const Case cases[] = {
+      {Dtype::float16, true, false, false, true},   {Dtype::float16, true, true, false, true},
+      {Dtype::float16, true, true, true, true},     {Dtype::float16, true, false, true, false},
+      {Dtype::float16, false, false, false, true},  {Dtype::float16, false, true, false, false},
+      {Dtype::float32, true, true, true, false},    {Dtype::float64, false, false, false, false},
+  };
+  for (const Case& c : cases) {
+    const std::string what = dtype_name(c.dtype) + (c.channels_last ? ", channels-last" : ", row-major") +
+                             (c.relu ? ", relu" : "") + (c.residual ? ", residual" : "");
+    INFO(what);
+    const Shape shape{4, 8, 6, 5};
+    Array x = Array::normal(shape, -0.25, 1.5, 61, c.dtype);
+    if (c.channels_last) x = in_order(x, MemoryOrder::channels_last);
+    const Array gamma = Array::uniform({8}, 0.5, 1.5, 62, Dtype::float32);
+    const Array beta = Array::uniform({8}, -0.5, 0.5, 63, Dtype::float32);
+    const Array r = c.residual ? Array::normal(shape, 0, 1, 64, c.dtype) : Array();
+    const Array gy = Array::normal(shape, 0, 1, 65, c.dtype);
+    const BatchNormForwardResult host = ops::batch_normalization(x, gamma, beta, r, 1e-5, c.relu);
+    const BatchNormForwardResult device =
+        ops::batch_normalization(on_gpu(x), on_gpu(gamma), on_gpu(beta), c.residual ? on_gpu(r) : Array(), 1e-5, c.relu);
+    CHECK((device.statistics.state != nullptr) == c.through_dnn);
+    CHECK(memory_order_of(device.y) == memory_order_of(x));
+    check_close(device.y, host.y, tolerance(c.dtype), "y", Relative::to_largest);
+    check_close(device.statistics.mean, host.statistics.mean, tolerance(c.dtype), "mean", Relative::to_largest);
+    check_close(device.statistics.var, host.statistics.var, tolerance(c.dtype), "var", Relative::to_largest);
+    check_close(device.statistics.shift, host.statistics.shift, tolerance(c.dtype), "shift", Relative::to_largest);
+    for (const bool need_gx : {true, false}) {
+      const BatchNormGradients host_g =
+          ops::batch_normalization_backward(x, gamma, gy, host.y, host.statistics, c.relu, need_gx);
+      const BatchNormGradients device_g = ops::batch_normalization_backward(on_gpu(x), on_gpu(gamma), on_gpu(gy),
+                                                                            device.y, device.statistics, c.relu, need_gx);
+      check_close(device_g.gx, host_g.gx, 10 * tolerance(c.dtype), "gx", Relative::to_largest);
+      check_close(device_g.ggamma, host_g.ggamma, 10 * tolerance(c.dtype), "ggamma", Relative::to_largest);
+      check_close(device_g.gbeta, host_g.gbeta, 10 * tolerance(c.dtype), "gbeta", Relative::to_largest);
+    }
+  }
 }

@@ -6,21 +6,17 @@
 // device, by cuDNN's heuristics or, with cuda::set_cudnn_benchmark(true), by timing them
 // (cudnnFind...Ex), and kept.
 
-#include <cudnn.h>
-
 #include <array>
 #include <atomic>
-#include <limits>
 #include <map>
-#include <mutex>
 #include <tuple>
 #include <vector>
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/dnn.h>
 #include <kusari/kernels/cuda/detail/registration.h>
-#include <kusari/kernels/cuda/detail/streams.h>
 #include <kusari/kernels/cuda/runtime.h>
 #include <kusari/kernels/ops/convolution.h>
 #include <kusari/kernels/routines.h>
@@ -29,11 +25,6 @@ namespace kusari::kernels::cuda {
 namespace {
 
 constexpr const char* kOp = "conv2d";
-
-// Throws DeviceError "<what>: <cuDNN's message>" unless status is CUDNN_STATUS_SUCCESS.
-void check_dnn(cudnnStatus_t status, const char* what) {
-  if (status != CUDNN_STATUS_SUCCESS) throw DeviceError(cat(what, ": ", cudnnGetErrorString(status)));
-}
 
 // The three computations a plan is for.
 enum class Pass { forward, backward_data, backward_filter };
@@ -49,46 +40,10 @@ struct Plan {
   size_t workspace = 0;
 };
 
-// A device's cuDNN handle and plans, made on first use (each call sets the handle's stream to the
-// calling thread's current stream, under the mutex).
-struct DeviceDnn {
-  std::once_flag once;
-  cudnnHandle_t handle = nullptr;
-  std::mutex mutex;
-  std::map<PlanKey, Plan> plans;
-};
-
-DeviceDnn& dnn_of(int index) {
-  static std::array<DeviceDnn, kMaxDevices> all;
-  DeviceDnn& d = all[static_cast<size_t>(index)];
-  std::call_once(d.once, [&] {
-    DeviceGuard guard(index);
-    check_dnn(cudnnCreate(&d.handle), "cudnnCreate");
-  });
-  return d;
-}
-
-cudnnDataType_t dnn_type(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::float32:
-      return CUDNN_DATA_FLOAT;
-    case Dtype::float64:
-      return CUDNN_DATA_DOUBLE;
-    case Dtype::float16:
-      return CUDNN_DATA_HALF;
-    case Dtype::bfloat16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      throw DtypeError(cat(kOp, ": expected a floating dtype, got ", dtype));
-  }
-}
-
-// An extent or stride as cuDNN's int; throws ShapeError for one beyond it.
-int as_int(int64_t value, const Shape& shape) {
-  if (value > std::numeric_limits<int>::max()) {
-    throw ShapeError(cat(kOp, ": cuDNN takes extents and strides below 2^31, got an array of shape ", shape));
-  }
-  return static_cast<int>(value);
+// Each device's plans, read and written under its DnnLock.
+std::map<PlanKey, Plan>& plans_of(int index) {
+  static std::array<std::map<PlanKey, Plan>, kMaxDevices> all;
+  return all[static_cast<size_t>(index)];
 }
 
 // The memory order a pass runs in: its image operand's when that is channels-last, else row-major. The
@@ -97,22 +52,6 @@ MemoryOrder pass_order(const Array& image) {
   return memory_order_of(image) == MemoryOrder::channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major;
 }
 
-// The descriptor of an image-shaped array (its extents and strides); destroyed with it.
-struct TensorDescriptor {
-  cudnnTensorDescriptor_t d = nullptr;
-  TensorDescriptor(const Array& a, cudnnDataType_t type) {
-    check_dnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
-    const Shape& s = a.shape();
-    const auto& st = a.strides();
-    check_dnn(cudnnSetTensor4dDescriptorEx(d, type, as_int(s[0], s), as_int(s[1], s), as_int(s[2], s), as_int(s[3], s),
-                                           as_int(st[0], s), as_int(st[1], s), as_int(st[2], s), as_int(st[3], s)),
-              "cudnnSetTensor4dDescriptorEx");
-  }
-  ~TensorDescriptor() { cudnnDestroyTensorDescriptor(d); }
-  TensorDescriptor(const TensorDescriptor&) = delete;
-  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
-};
-
 // The descriptor of a packed filter, NCHW or NHWC; destroyed with it.
 struct FilterDescriptor {
   cudnnFilterDescriptor_t d = nullptr;
@@ -120,7 +59,8 @@ struct FilterDescriptor {
     check_dnn(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor");
     const Shape& s = w.shape();
     check_dnn(cudnnSetFilter4dDescriptor(d, type, channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-                                         as_int(s[0], s), as_int(s[1], s), as_int(s[2], s), as_int(s[3], s)),
+                                         dnn_int(s[0], s, kOp), dnn_int(s[1], s, kOp), dnn_int(s[2], s, kOp),
+                                         dnn_int(s[3], s, kOp)),
               "cudnnSetFilter4dDescriptor");
   }
   ~FilterDescriptor() { cudnnDestroyFilterDescriptor(d); }
@@ -134,12 +74,12 @@ struct ConvolutionDescriptor {
   ConvolutionDescriptor(const Conv2dGeometry& g, Dtype dtype) {
     check_dnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
     const Shape none{};
-    check_dnn(cudnnSetConvolution2dDescriptor(d, as_int(g.pad_h, none), as_int(g.pad_w, none), as_int(g.stride_h, none),
-                                              as_int(g.stride_w, none), as_int(g.dilation_h, none),
-                                              as_int(g.dilation_w, none), CUDNN_CROSS_CORRELATION,
-                                              dtype == Dtype::float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT),
+    check_dnn(cudnnSetConvolution2dDescriptor(
+                  d, dnn_int(g.pad_h, none, kOp), dnn_int(g.pad_w, none, kOp), dnn_int(g.stride_h, none, kOp),
+                  dnn_int(g.stride_w, none, kOp), dnn_int(g.dilation_h, none, kOp), dnn_int(g.dilation_w, none, kOp),
+                  CUDNN_CROSS_CORRELATION, dtype == Dtype::float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT),
               "cudnnSetConvolution2dDescriptor");
-    check_dnn(cudnnSetConvolutionGroupCount(d, as_int(g.groups, none)), "cudnnSetConvolutionGroupCount");
+    check_dnn(cudnnSetConvolutionGroupCount(d, dnn_int(g.groups, none, kOp)), "cudnnSetConvolutionGroupCount");
     // The half types on the tensor cores; float32 with plain FMAs, so that TF32 is never used unasked.
     const bool half = dtype == Dtype::float16 || dtype == Dtype::bfloat16;
     check_dnn(cudnnSetConvolutionMathType(d, half ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
@@ -175,8 +115,8 @@ Plan first_usable(const Result* results, int count, size_t limit, const char* wh
       return {static_cast<int>(results[i].algo), results[i].memory};
     }
   }
-  throw DeviceError(cat(what, ": cuDNN found no algorithm for this shape and layout within ", limit,
-                        " bytes of workspace"));
+  throw DeviceError(
+      cat(what, ": cuDNN found no algorithm for this shape and layout within ", limit, " bytes of workspace"));
 }
 
 // Half the device memory free now: the most workspace a plan may take.
@@ -249,20 +189,19 @@ void run_pass(Pass pass, const Array& x, const Array& w, const Array& y, const C
               bool w_channels_last) {
   const Device device = x.device();
   const Dtype dtype = x.dtype();
-  const cudnnDataType_t type = dnn_type(dtype);
+  const cudnnDataType_t type = dnn_type(dtype, kOp);
   DeviceGuard guard(device.index);
-  DeviceDnn& dnn = dnn_of(device.index);
-  const TensorDescriptor x_desc(x, type), y_desc(y, type);
+  const TensorDescriptor x_desc(x, type, kOp), y_desc(y, type, kOp);
   const FilterDescriptor w_desc(w, type, w_channels_last);
   const ConvolutionDescriptor conv(g, dtype);
   const Operands o{x, w, y, x_desc, w_desc, y_desc, conv};
   // One handle is not to be used by two threads at once: the lock covers the plan and the calls.
-  std::lock_guard lock(dnn.mutex);
-  check_dnn(cudnnSetStream(dnn.handle, current_stream(device.index)), "cudnnSetStream");
+  const DnnLock dnn(device.index);
+  std::map<PlanKey, Plan>& plans = plans_of(device.index);
   const PlanKey key{pass, dtype, layout_key(x), layout_key(w), layout_key(y), w_channels_last,
                     {g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, g.groups}};
-  auto it = dnn.plans.find(key);
-  if (it == dnn.plans.end()) it = dnn.plans.emplace(key, choose(dnn.handle, pass, o, benchmark_flag().load())).first;
+  auto it = plans.find(key);
+  if (it == plans.end()) it = plans.emplace(key, choose(dnn.handle(), pass, o, benchmark_flag().load())).first;
   const Plan plan = it->second;
   const Array workspace =
       Array::empty({static_cast<int64_t>(std::max<size_t>(plan.workspace, 1))}, Dtype::uint8, device);
@@ -273,20 +212,20 @@ void run_pass(Pass pass, const Array& x, const Array& w, const Array& y, const C
   const void* zero = wide ? static_cast<const void*>(&zero64) : &zero32;
   switch (pass) {
     case Pass::forward:
-      check_dnn(cudnnConvolutionForward(dnn.handle, one, x_desc.d, x.raw_data(), w_desc.d, w.raw_data(), conv.d,
+      check_dnn(cudnnConvolutionForward(dnn.handle(), one, x_desc.d, x.raw_data(), w_desc.d, w.raw_data(), conv.d,
                                         static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm), workspace.raw_data(),
                                         plan.workspace, zero, y_desc.d, y.raw_data()),
                 "cudnnConvolutionForward");
       break;
     case Pass::backward_data:
-      check_dnn(cudnnConvolutionBackwardData(dnn.handle, one, w_desc.d, w.raw_data(), x_desc.d, x.raw_data(), conv.d,
+      check_dnn(cudnnConvolutionBackwardData(dnn.handle(), one, w_desc.d, w.raw_data(), x_desc.d, x.raw_data(), conv.d,
                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm),
                                              workspace.raw_data(), plan.workspace, zero, y_desc.d, y.raw_data()),
                 "cudnnConvolutionBackwardData");
       break;
     case Pass::backward_filter:
-      check_dnn(cudnnConvolutionBackwardFilter(dnn.handle, one, x_desc.d, x.raw_data(), y_desc.d, y.raw_data(), conv.d,
-                                               static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm),
+      check_dnn(cudnnConvolutionBackwardFilter(dnn.handle(), one, x_desc.d, x.raw_data(), y_desc.d, y.raw_data(),
+                                               conv.d, static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm),
                                                workspace.raw_data(), plan.workspace, zero, w_desc.d, w.raw_data()),
                 "cudnnConvolutionBackwardFilter");
       break;

@@ -1,15 +1,14 @@
 // CUDA per-channel kernels of batch normalization, for (N, C, ...) arrays of any strides (row-major,
 // channels-last or views): sums over every axis but the channel axis (each channel's elements split
 // into slices that blocks sum in float64, the slices then added in order), and the per-channel affine
-// map, one thread per element. Batch normalization's forward and backward are the two passes, as on
-// the CPU (batch_norm_passes.h).
+// map, one thread per element: the passes of batch_norm_passes.h, which batch_norm.cpp runs where
+// cuDNN's fused batch normalization does not.
 
 #include <algorithm>
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
-#include <kusari/kernels/detail/batch_norm_passes.h>
 #include <kusari/kernels/detail/channel_functions.h>
 #include <kusari/kernels/ops/normalization.h>
 #include <kusari/kernels/routines.h>
@@ -139,9 +138,6 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
 void register_normalization_kernels() {
   install_kernel<kernel_ops::ChannelSums>(DeviceType::cuda, "cuda", channel_sums_kernel);
   install_kernel<kernel_ops::ChannelAffine>(DeviceType::cuda, "cuda", channel_affine_kernel);
-  install_kernel<kernel_ops::BatchNormForward>(DeviceType::cuda, "cuda", ops::detail::batch_norm_forward_kernel);
-  install_kernel<kernel_ops::BatchNormBackward>(DeviceType::cuda, "cuda",
-                                               ops::detail::batch_norm_backward_kernel);
 }
 
 }  // namespace kusari::kernels::cuda

@@ -15,6 +15,7 @@ void register_cuda_backend() {
   register_random_kernels();
   register_loss_kernels();
   register_normalization_kernels();
+  register_batch_norm_kernels();
   register_pooling_kernels();
   register_convolution_kernels();
 }

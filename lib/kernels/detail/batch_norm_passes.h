@@ -22,7 +22,7 @@ BatchNormGradients batch_normalization_backward_in_passes(const Array& x, const 
                                                           bool relu, bool need_gx, const PartSum& part_sum);
 
 // BatchNormForward and BatchNormBackward as the two passes over one batch: the kernels of a backend that
-// has no fused batch normalization of its own (the CPU's; CUDA's until cuDNN's).
+// has no fused batch normalization of its own (the CPU's), or for the cases its own does not take (CUDA's).
 BatchNormForwardResult batch_norm_forward_kernel(const Array& x, const Array& gamma, const Array& beta,
                                                  const Array& residual, double eps, bool relu);
 BatchNormGradients batch_norm_backward_kernel(const Array& x, const Array& gamma, const Array& gy, const Array& y,

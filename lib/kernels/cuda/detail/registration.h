@@ -17,8 +17,11 @@ void register_linalg_kernels();
 void register_random_kernels();
 // Softmax cross-entropy and its gradient (loss.cu).
 void register_loss_kernels();
-// Batch normalization's channel sums and affine map, and its forward and backward (normalization.cu).
+// Batch normalization's channel sums and affine map (normalization.cu).
 void register_normalization_kernels();
+// Batch normalization of a whole batch, forward and backward: cuDNN's fused kernels or the channel
+// passes (batch_norm.cpp).
+void register_batch_norm_kernels();
 // Max and average pooling with their gradients (pooling.cu).
 void register_pooling_kernels();
 // Convolution forward, data and filter gradients through cuDNN (convolution.cpp).

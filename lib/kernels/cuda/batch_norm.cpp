@@ -1,0 +1,252 @@
+// CUDA training-mode batch normalization of one whole batch. float16 and bfloat16 inputs go through
+// cuDNN's fused batch normalization (cudnnBatchNormalizationForwardTrainingEx and BackwardEx), which
+// accumulates in float32 as their statistics dtype asks: channels-last 4-D inputs in cuDNN's persistent
+// NHWC kernels, row-major ones of any rank as (N, C, rest, 1); the ReLU, and the residual added before
+// it, fused in for channels-last float16 with a multiple of 4 channels (the layout cuDNN fuses). Every
+// other case (float32 and float64, whose statistics the channel passes give in float64 as the CPU's; a
+// residual without a ReLU; a layout or configuration cuDNN reports as unsupported) runs the two channel
+// passes of batch_norm_passes.h. The backward uses cuDNN's when its forward did, and the passes
+// otherwise (also after a fused ReLU without a residual: its output is not kept, the passes recompute
+// the gate from x).
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/core/memory_order.h>
+#include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/dnn.h>
+#include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/detail/batch_norm_passes.h>
+#include <kusari/kernels/ops/normalization.h>
+#include <kusari/kernels/routines.h>
+
+namespace kusari::kernels::cuda {
+namespace {
+
+constexpr const char* kOp = "batch_normalization";
+
+// How cuDNN runs one batch normalization: its mode, the operations fused, and whether x is viewed
+// as (N, C, rest, 1) (a row-major input) or described as it is (a channels-last 4-D one).
+struct Fusion {
+  cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
+  cudnnBatchNormOps_t ops = CUDNN_BATCHNORM_OPS_BN;
+  bool channels_last = false;
+};
+
+// What cuDNN's forward keeps for its backward: the fusion, float32 (C,) arrays of the saved mean and
+// inverse standard deviation and of beta as the forward used it, its reserve space and eps.
+struct DnnBatchNormState final : KernelState {
+  Fusion fusion;
+  Array saved_mean, saved_inv_std, beta, reserve;
+  size_t reserve_bytes = 0;
+  double eps = 0;
+};
+
+// The fusion cuDNN runs for this call, or none when the channel passes do.
+std::optional<Fusion> fusion_for(const Array& x, const Array& residual, bool relu) {
+  if (x.dtype() != Dtype::float16 && x.dtype() != Dtype::bfloat16) return std::nullopt;
+  const int64_t channels = x.shape()[1];
+  if (x.size() == 0 || x.size() / channels < 2) return std::nullopt;
+  Fusion f;
+  f.channels_last = x.ndim() == 4 && memory_order_of(x) == MemoryOrder::channels_last;
+  if (!f.channels_last && !x.is_contiguous()) return std::nullopt;
+  if (f.channels_last) f.mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+  if (residual.defined() && !relu) return std::nullopt;
+  if (relu) {
+    if (!f.channels_last || x.dtype() != Dtype::float16 || channels % 4 != 0) return std::nullopt;
+    f.ops = residual.defined() ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+  }
+  return f;
+}
+
+// a as the 4-D array cuDNN is given: itself when channels-last, else (N, C, rest, 1) of its row-major data.
+Array as_described(const Array& a, const Fusion& f) {
+  if (f.channels_last) return in_order(a, MemoryOrder::channels_last);
+  const Array dense = a.contiguous();
+  return dense.reshape({dense.shape()[0], dense.shape()[1], dense.size() / (dense.shape()[0] * dense.shape()[1]), 1});
+}
+
+// An empty array shaped and ordered like the described x.
+Array empty_like_described(const Array& described, const Fusion& f) {
+  return empty_in_order(described.shape(), f.channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major,
+                        described.dtype(), described.device());
+}
+
+// A (C,) operand as contiguous float32 on its device.
+Array float32_channels(const Array& a) { return a.astype(Dtype::float32).contiguous(); }
+
+// The descriptor of cuDNN's ReLU (NaN passed through, as the channel passes' ReLU keeps it); destroyed with it.
+struct ReluDescriptor {
+  cudnnActivationDescriptor_t d = nullptr;
+  ReluDescriptor() {
+    check_dnn(cudnnCreateActivationDescriptor(&d), "cudnnCreateActivationDescriptor");
+    const cudnnStatus_t status = cudnnSetActivationDescriptor(d, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0);
+    if (status != CUDNN_STATUS_SUCCESS) {
+      cudnnDestroyActivationDescriptor(d);
+      check_dnn(status, "cudnnSetActivationDescriptor");
+    }
+  }
+  ~ReluDescriptor() { cudnnDestroyActivationDescriptor(d); }
+  ReluDescriptor(const ReluDescriptor&) = delete;
+  ReluDescriptor& operator=(const ReluDescriptor&) = delete;
+};
+
+// The descriptor of the (C,) scale, bias, mean and variance operands cuDNN derives from x's.
+struct ChannelDescriptor {
+  cudnnTensorDescriptor_t d = nullptr;
+  ChannelDescriptor(const TensorDescriptor& x, cudnnBatchNormMode_t mode) {
+    check_dnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
+    const cudnnStatus_t status = cudnnDeriveBNTensorDescriptor(d, x.d, mode);
+    if (status != CUDNN_STATUS_SUCCESS) {
+      cudnnDestroyTensorDescriptor(d);
+      check_dnn(status, "cudnnDeriveBNTensorDescriptor");
+    }
+  }
+  ~ChannelDescriptor() { cudnnDestroyTensorDescriptor(d); }
+  ChannelDescriptor(const ChannelDescriptor&) = delete;
+  ChannelDescriptor& operator=(const ChannelDescriptor&) = delete;
+};
+
+// Whether cuDNN declined the configuration (the passes then run) rather than failed; throws otherwise.
+bool declined(cudnnStatus_t status, const char* what) {
+  const int category = CUDNN_STATUS_CATEGORY(status);
+  if (category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM) return true;
+  check_dnn(status, what);
+  return false;
+}
+
+// A device scratch buffer of `bytes` bytes (at least one).
+Array scratch(size_t bytes, const Device& device) {
+  return Array::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))}, Dtype::uint8, device);
+}
+
+// The statistics of the contract from cuDNN's saved float32 mean and inverse standard deviation.
+BatchNormStatistics statistics_from(const Array& x, const Array& gamma, const Array& beta, bool residual,
+                                    std::shared_ptr<DnnBatchNormState> state) {
+  using namespace ops;
+  BatchNormStatistics s;
+  s.count = x.size() / x.shape()[1];
+  s.mean = state->saved_mean.astype(Dtype::float64);
+  s.inv_std = state->saved_inv_std.astype(Dtype::float64);
+  s.var = maximum(sub(reciprocal(square(s.inv_std)), scalar_like(state->eps, s.inv_std)), scalar_like(0.0, s.mean));
+  s.scale = mul(gamma.astype(Dtype::float64), s.inv_std);
+  s.shift = sub(beta.astype(Dtype::float64), mul(s.mean, s.scale));
+  s.residual = residual;
+  s.state = std::move(state);
+  return s;
+}
+
+BatchNormForwardResult forward(const Array& x, const Array& gamma, const Array& beta, const Array& residual,
+                               double eps, bool relu) {
+  const std::optional<Fusion> fusion = fusion_for(x, residual, relu);
+  if (!fusion) return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
+  const Fusion& f = *fusion;
+  const Device device = x.device();
+  require_device(device, kOp);
+  DeviceGuard guard(device.index);
+  const Array input = as_described(x, f);
+  const Array z = residual.defined() ? as_described(residual, f) : Array();
+  const Array y = empty_like_described(input, f);
+  auto state = std::make_shared<DnnBatchNormState>();
+  state->fusion = f;
+  state->eps = eps;
+  const Array gamma32 = float32_channels(gamma);
+  state->beta = float32_channels(beta);
+  const int64_t channels = x.shape()[1];
+  state->saved_mean = Array::empty({channels}, Dtype::float32, device);
+  state->saved_inv_std = Array::empty({channels}, Dtype::float32, device);
+  const cudnnDataType_t type = dnn_type(x.dtype(), kOp);
+  const TensorDescriptor x_desc(input, type, kOp), y_desc(y, type, kOp);
+  const ChannelDescriptor channel_desc(x_desc, f.mode);
+  const ReluDescriptor relu_desc;
+  const cudnnActivationDescriptor_t activation = f.ops == CUDNN_BATCHNORM_OPS_BN ? nullptr : relu_desc.d;
+  const cudnnTensorDescriptor_t z_desc = z.defined() ? x_desc.d : nullptr;
+  const DnnLock dnn(device.index);
+  size_t workspace_bytes = 0, reserve_bytes = 0;
+  if (declined(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(dnn.handle(), f.mode, f.ops, x_desc.d, z_desc,
+                                                                        y_desc.d, channel_desc.d, activation,
+                                                                        &workspace_bytes),
+               "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize") ||
+      declined(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(dnn.handle(), f.mode, f.ops, activation, x_desc.d,
+                                                                    &reserve_bytes),
+               "cudnnGetBatchNormalizationTrainingExReserveSpaceSize")) {
+    return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
+  }
+  const Array workspace = scratch(workspace_bytes, device);
+  state->reserve = scratch(reserve_bytes, device);
+  state->reserve_bytes = reserve_bytes;
+  const float one = 1, zero = 0;
+  // No running averages here (the link keeps its own from the statistics): both pointers null.
+  if (declined(cudnnBatchNormalizationForwardTrainingEx(
+                   dnn.handle(), f.mode, f.ops, &one, &zero, x_desc.d, input.raw_data(), z_desc,
+                   z.defined() ? z.raw_data() : nullptr, y_desc.d, y.raw_data(), channel_desc.d,
+                   gamma32.raw_data(), state->beta.raw_data(), 0.0, nullptr, nullptr, eps,
+                   state->saved_mean.raw_data(), state->saved_inv_std.raw_data(), activation, workspace.raw_data(),
+                   workspace_bytes, state->reserve.raw_data(), reserve_bytes),
+               "cudnnBatchNormalizationForwardTrainingEx")) {
+    return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
+  }
+  return {f.channels_last ? y : y.reshape(x.shape()), statistics_from(x, gamma, beta, residual.defined(), state)};
+}
+
+BatchNormGradients backward(const Array& x, const Array& gamma, const Array& gy, const Array& y,
+                            const BatchNormStatistics& statistics, bool relu, bool need_gx) {
+  const auto* state = dynamic_cast<const DnnBatchNormState*>(statistics.state.get());
+  const bool usable = state != nullptr && state->fusion.ops != CUDNN_BATCHNORM_OPS_BN_ACTIVATION &&
+                      relu == (state->fusion.ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION);
+  if (!usable) return ops::detail::batch_norm_backward_kernel(x, gamma, gy, y, statistics, relu, need_gx);
+  const Fusion& f = state->fusion;
+  const Device device = x.device();
+  require_device(device, "batch_normalization_backward");
+  DeviceGuard guard(device.index);
+  const Array input = as_described(x, f), grad = as_described(gy, f);
+  const Array output = relu ? as_described(y, f) : Array();
+  const Array gx = empty_like_described(input, f);
+  const Array gz = relu ? empty_like_described(input, f) : Array();  // the residual's gradient, not asked for
+  const int64_t channels = x.shape()[1];
+  const Array ggamma = Array::empty({channels}, Dtype::float32, device);
+  const Array gbeta = Array::empty({channels}, Dtype::float32, device);
+  const Array gamma32 = float32_channels(gamma);
+  const cudnnDataType_t type = dnn_type(x.dtype(), "batch_normalization_backward");
+  const TensorDescriptor x_desc(input, type, kOp), gy_desc(grad, type, kOp), gx_desc(gx, type, kOp);
+  const ChannelDescriptor channel_desc(x_desc, f.mode);
+  const ReluDescriptor relu_desc;
+  const cudnnActivationDescriptor_t activation = relu ? relu_desc.d : nullptr;
+  const cudnnTensorDescriptor_t y_desc = relu ? x_desc.d : nullptr, gz_desc = relu ? x_desc.d : nullptr;
+  const DnnLock dnn(device.index);
+  size_t workspace_bytes = 0;
+  if (declined(cudnnGetBatchNormalizationBackwardExWorkspaceSize(dnn.handle(), f.mode, f.ops, x_desc.d, y_desc,
+                                                                 gy_desc.d, gz_desc, gx_desc.d, channel_desc.d,
+                                                                 activation, &workspace_bytes),
+               "cudnnGetBatchNormalizationBackwardExWorkspaceSize")) {
+    return ops::detail::batch_norm_backward_kernel(x, gamma, gy, y, statistics, relu, need_gx);
+  }
+  const Array workspace = scratch(workspace_bytes, device);
+  const float one = 1, zero = 0;
+  if (declined(cudnnBatchNormalizationBackwardEx(
+                   dnn.handle(), f.mode, f.ops, &one, &zero, &one, &zero, x_desc.d, input.raw_data(), y_desc,
+                   relu ? output.raw_data() : nullptr, gy_desc.d, grad.raw_data(), gz_desc,
+                   relu ? gz.raw_data() : nullptr, gx_desc.d, gx.raw_data(), channel_desc.d, gamma32.raw_data(),
+                   state->beta.raw_data(), ggamma.raw_data(), gbeta.raw_data(), state->eps,
+                   state->saved_mean.raw_data(), state->saved_inv_std.raw_data(), activation, workspace.raw_data(),
+                   workspace_bytes, state->reserve.raw_data(), state->reserve_bytes),
+               "cudnnBatchNormalizationBackwardEx")) {
+    return ops::detail::batch_norm_backward_kernel(x, gamma, gy, y, statistics, relu, need_gx);
+  }
+  BatchNormGradients g;
+  if (need_gx) g.gx = f.channels_last ? gx : gx.reshape(x.shape());
+  g.ggamma = ggamma.astype(Dtype::float64);
+  g.gbeta = gbeta.astype(Dtype::float64);
+  return g;
+}
+
+}  // namespace
+
+void register_batch_norm_kernels() {
+  install_kernel<kernel_ops::BatchNormForward>(DeviceType::cuda, "cuda", forward);
+  install_kernel<kernel_ops::BatchNormBackward>(DeviceType::cuda, "cuda", backward);
+}
+
+}  // namespace kusari::kernels::cuda
