@@ -1,11 +1,11 @@
 // CUDA training-mode batch normalization of one whole batch. float16 and bfloat16 inputs go through
 // cuDNN's fused batch normalization (cudnnBatchNormalizationForwardTrainingEx and BackwardEx), which
-// accumulates in float32 as their statistics dtype asks: channels-last 4-D inputs in cuDNN's persistent
-// NHWC kernels, row-major ones of any rank as (N, C, rest, 1); the ReLU, and the residual added before
-// it, fused in for channels-last float16 with a multiple of 4 channels (the layout cuDNN fuses). Every
-// other case (float32 and float64, whose statistics the channel passes give in float64 as the CPU's; a
-// residual without a ReLU; a layout or configuration cuDNN reports as unsupported) runs the two channel
-// passes of batch_norm_passes.h. The backward uses cuDNN's when its forward did, and the passes
+// accumulates in float32 as their statistics dtype asks: channels-last 4-D inputs as NHWC (float16 in
+// cuDNN's persistent kernels), row-major ones of any rank as (N, C, rest, 1); the ReLU, and the residual
+// added before it, fused in for channels-last float16 with a multiple of 4 channels (the layout cuDNN
+// fuses). Every other case runs the two channel passes of batch_norm_passes.h: float32 and float64,
+// whose statistics they give in float64 as the CPU's; a residual without a ReLU; inputs beyond cuDNN's
+// 32-bit indexing (2^31 elements or more) or its batch limit; any configuration cuDNN declines. The backward uses cuDNN's when its forward did, and the passes
 // otherwise (also after a fused ReLU without a residual: its output is not kept, the passes recompute
 // the gate from x).
 
@@ -26,6 +26,11 @@ namespace kusari::kernels::cuda {
 namespace {
 
 constexpr const char* kOp = "batch_normalization";
+
+// The largest inputs given to cuDNN: its kernels index elements in 32 bits, and its training-mode
+// kernels decline (or fail on) batches beyond 880801 samples.
+constexpr int64_t kMostElements = int64_t{1} << 31;
+constexpr int64_t kMostBatch = 880801;
 
 // How cuDNN runs one batch normalization: its mode, the operations fused, and whether x is viewed
 // as (N, C, rest, 1) (a row-major input) or described as it is (a channels-last 4-D one).
@@ -49,10 +54,11 @@ std::optional<Fusion> fusion_for(const Array& x, const Array& residual, bool rel
   if (x.dtype() != Dtype::float16 && x.dtype() != Dtype::bfloat16) return std::nullopt;
   const int64_t channels = x.shape()[1];
   if (x.size() == 0 || x.size() / channels < 2) return std::nullopt;
+  if (x.size() >= kMostElements || x.shape()[0] > kMostBatch) return std::nullopt;
   Fusion f;
   f.channels_last = x.ndim() == 4 && memory_order_of(x) == MemoryOrder::channels_last;
   if (!f.channels_last && !x.is_contiguous()) return std::nullopt;
-  if (f.channels_last) f.mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+  if (f.channels_last && x.dtype() == Dtype::float16) f.mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
   if (residual.defined() && !relu) return std::nullopt;
   if (relu) {
     if (!f.channels_last || x.dtype() != Dtype::float16 || channels % 4 != 0) return std::nullopt;
@@ -61,9 +67,13 @@ std::optional<Fusion> fusion_for(const Array& x, const Array& residual, bool rel
   return f;
 }
 
-// a as the 4-D array cuDNN is given: itself when channels-last, else (N, C, rest, 1) of its row-major data.
+// a as the 4-D array cuDNN is given: dense channels-last (with the strides of a packed NHWC array, also
+// on axes of extent 1, which address nothing), else (N, C, rest, 1) of its row-major data.
 Array as_described(const Array& a, const Fusion& f) {
-  if (f.channels_last) return in_order(a, MemoryOrder::channels_last);
+  if (f.channels_last) {
+    const Array dense = in_order(a, MemoryOrder::channels_last);
+    return dense.as_strided(dense.shape(), channels_last_strides(dense.shape()), dense.offset());
+  }
   const Array dense = a.contiguous();
   return dense.reshape({dense.shape()[0], dense.shape()[1], dense.size() / (dense.shape()[0] * dense.shape()[1]), 1});
 }
@@ -138,6 +148,41 @@ BatchNormStatistics statistics_from(const Array& x, const Array& gamma, const Ar
   return s;
 }
 
+// Runs cuDNN's forward of `input` (plus z when defined) into y and the state's saved statistics and
+// reserve space; false when cuDNN declined the configuration (nothing written).
+bool dnn_forward(const Array& input, const Array& z, const Array& y, const Array& gamma32, DnnBatchNormState& state) {
+  const Fusion& f = state.fusion;
+  const cudnnDataType_t type = dnn_type(input.dtype(), kOp);
+  const TensorDescriptor x_desc(input, type, kOp), y_desc(y, type, kOp);
+  const ChannelDescriptor channel_desc(x_desc, f.mode);
+  const ReluDescriptor relu_desc;
+  const cudnnActivationDescriptor_t activation = f.ops == CUDNN_BATCHNORM_OPS_BN ? nullptr : relu_desc.d;
+  const cudnnTensorDescriptor_t z_desc = z.defined() ? x_desc.d : nullptr;
+  const Device device = input.device();
+  const DnnLock dnn(device.index);
+  size_t workspace_bytes = 0;
+  if (declined(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(dnn.handle(), f.mode, f.ops, x_desc.d, z_desc,
+                                                                        y_desc.d, channel_desc.d, activation,
+                                                                        &workspace_bytes),
+               "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize") ||
+      declined(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(dnn.handle(), f.mode, f.ops, activation, x_desc.d,
+                                                                    &state.reserve_bytes),
+               "cudnnGetBatchNormalizationTrainingExReserveSpaceSize")) {
+    return false;
+  }
+  const Array workspace = scratch(workspace_bytes, device);
+  state.reserve = scratch(state.reserve_bytes, device);
+  const float one = 1, zero = 0;
+  // No running averages here (the link keeps its own from the statistics): both pointers null.
+  return !declined(cudnnBatchNormalizationForwardTrainingEx(
+                       dnn.handle(), f.mode, f.ops, &one, &zero, x_desc.d, input.raw_data(), z_desc,
+                       z.defined() ? z.raw_data() : nullptr, y_desc.d, y.raw_data(), channel_desc.d,
+                       gamma32.raw_data(), state.beta.raw_data(), 0.0, nullptr, nullptr, state.eps,
+                       state.saved_mean.raw_data(), state.saved_inv_std.raw_data(), activation, workspace.raw_data(),
+                       workspace_bytes, state.reserve.raw_data(), state.reserve_bytes),
+                   "cudnnBatchNormalizationForwardTrainingEx");
+}
+
 BatchNormForwardResult forward(const Array& x, const Array& gamma, const Array& beta, const Array& residual,
                                double eps, bool relu) {
   const std::optional<Fusion> fusion = fusion_for(x, residual, relu);
@@ -152,43 +197,57 @@ BatchNormForwardResult forward(const Array& x, const Array& gamma, const Array& 
   auto state = std::make_shared<DnnBatchNormState>();
   state->fusion = f;
   state->eps = eps;
-  const Array gamma32 = float32_channels(gamma);
   state->beta = float32_channels(beta);
   const int64_t channels = x.shape()[1];
   state->saved_mean = Array::empty({channels}, Dtype::float32, device);
   state->saved_inv_std = Array::empty({channels}, Dtype::float32, device);
-  const cudnnDataType_t type = dnn_type(x.dtype(), kOp);
-  const TensorDescriptor x_desc(input, type, kOp), y_desc(y, type, kOp);
-  const ChannelDescriptor channel_desc(x_desc, f.mode);
-  const ReluDescriptor relu_desc;
-  const cudnnActivationDescriptor_t activation = f.ops == CUDNN_BATCHNORM_OPS_BN ? nullptr : relu_desc.d;
-  const cudnnTensorDescriptor_t z_desc = z.defined() ? x_desc.d : nullptr;
-  const DnnLock dnn(device.index);
-  size_t workspace_bytes = 0, reserve_bytes = 0;
-  if (declined(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(dnn.handle(), f.mode, f.ops, x_desc.d, z_desc,
-                                                                        y_desc.d, channel_desc.d, activation,
-                                                                        &workspace_bytes),
-               "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize") ||
-      declined(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(dnn.handle(), f.mode, f.ops, activation, x_desc.d,
-                                                                    &reserve_bytes),
-               "cudnnGetBatchNormalizationTrainingExReserveSpaceSize")) {
+  if (!dnn_forward(input, z, y, float32_channels(gamma), *state)) {
     return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
   }
-  const Array workspace = scratch(workspace_bytes, device);
-  state->reserve = scratch(reserve_bytes, device);
-  state->reserve_bytes = reserve_bytes;
-  const float one = 1, zero = 0;
-  // No running averages here (the link keeps its own from the statistics): both pointers null.
-  if (declined(cudnnBatchNormalizationForwardTrainingEx(
-                   dnn.handle(), f.mode, f.ops, &one, &zero, x_desc.d, input.raw_data(), z_desc,
-                   z.defined() ? z.raw_data() : nullptr, y_desc.d, y.raw_data(), channel_desc.d,
-                   gamma32.raw_data(), state->beta.raw_data(), 0.0, nullptr, nullptr, eps,
-                   state->saved_mean.raw_data(), state->saved_inv_std.raw_data(), activation, workspace.raw_data(),
-                   workspace_bytes, state->reserve.raw_data(), reserve_bytes),
-               "cudnnBatchNormalizationForwardTrainingEx")) {
-    return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
+  // The backward of a fused ReLU without a residual runs the passes (its output is not kept): no reserve.
+  if (f.ops == CUDNN_BATCHNORM_OPS_BN_ACTIVATION) {
+    state->reserve = Array();
+    state->reserve_bytes = 0;
   }
   return {f.channels_last ? y : y.reshape(x.shape()), statistics_from(x, gamma, beta, residual.defined(), state)};
+}
+
+// The operands of cuDNN's backward, described: x, the forward's output (with a ReLU), gy, and where gx,
+// the residual's gradient (with a ReLU) and gamma's and beta's gradients (float32 (C,)) go.
+struct BackwardOperands {
+  Array x, y, gy, gx, gz, gamma32, ggamma, gbeta;
+};
+
+// Runs cuDNN's backward into o.gx, o.gz, o.ggamma and o.gbeta; false when cuDNN declined (nothing written).
+bool dnn_backward(const BackwardOperands& o, const DnnBatchNormState& state) {
+  const Fusion& f = state.fusion;
+  const bool relu = o.y.defined();
+  const char* op = "batch_normalization_backward";
+  const cudnnDataType_t type = dnn_type(o.x.dtype(), op);
+  const TensorDescriptor x_desc(o.x, type, op), gy_desc(o.gy, type, op), gx_desc(o.gx, type, op);
+  const ChannelDescriptor channel_desc(x_desc, f.mode);
+  const ReluDescriptor relu_desc;
+  const cudnnActivationDescriptor_t activation = relu ? relu_desc.d : nullptr;
+  const cudnnTensorDescriptor_t y_desc = relu ? x_desc.d : nullptr, gz_desc = relu ? x_desc.d : nullptr;
+  const Device device = o.x.device();
+  const DnnLock dnn(device.index);
+  size_t workspace_bytes = 0;
+  if (declined(cudnnGetBatchNormalizationBackwardExWorkspaceSize(dnn.handle(), f.mode, f.ops, x_desc.d, y_desc,
+                                                                 gy_desc.d, gz_desc, gx_desc.d, channel_desc.d,
+                                                                 activation, &workspace_bytes),
+               "cudnnGetBatchNormalizationBackwardExWorkspaceSize")) {
+    return false;
+  }
+  const Array workspace = scratch(workspace_bytes, device);
+  const float one = 1, zero = 0;
+  return !declined(cudnnBatchNormalizationBackwardEx(
+                       dnn.handle(), f.mode, f.ops, &one, &zero, &one, &zero, x_desc.d, o.x.raw_data(), y_desc,
+                       relu ? o.y.raw_data() : nullptr, gy_desc.d, o.gy.raw_data(), gz_desc,
+                       relu ? o.gz.raw_data() : nullptr, gx_desc.d, o.gx.raw_data(), channel_desc.d,
+                       o.gamma32.raw_data(), state.beta.raw_data(), o.ggamma.raw_data(), o.gbeta.raw_data(), state.eps,
+                       state.saved_mean.raw_data(), state.saved_inv_std.raw_data(), activation, workspace.raw_data(),
+                       workspace_bytes, state.reserve.raw_data(), state.reserve_bytes),
+                   "cudnnBatchNormalizationBackwardEx");
 }
 
 BatchNormGradients backward(const Array& x, const Array& gamma, const Array& gy, const Array& y,
@@ -201,44 +260,25 @@ BatchNormGradients backward(const Array& x, const Array& gamma, const Array& gy,
   const Device device = x.device();
   require_device(device, "batch_normalization_backward");
   DeviceGuard guard(device.index);
-  const Array input = as_described(x, f), grad = as_described(gy, f);
-  const Array output = relu ? as_described(y, f) : Array();
-  const Array gx = empty_like_described(input, f);
-  const Array gz = relu ? empty_like_described(input, f) : Array();  // the residual's gradient, not asked for
-  const int64_t channels = x.shape()[1];
-  const Array ggamma = Array::empty({channels}, Dtype::float32, device);
-  const Array gbeta = Array::empty({channels}, Dtype::float32, device);
-  const Array gamma32 = float32_channels(gamma);
-  const cudnnDataType_t type = dnn_type(x.dtype(), "batch_normalization_backward");
-  const TensorDescriptor x_desc(input, type, kOp), gy_desc(grad, type, kOp), gx_desc(gx, type, kOp);
-  const ChannelDescriptor channel_desc(x_desc, f.mode);
-  const ReluDescriptor relu_desc;
-  const cudnnActivationDescriptor_t activation = relu ? relu_desc.d : nullptr;
-  const cudnnTensorDescriptor_t y_desc = relu ? x_desc.d : nullptr, gz_desc = relu ? x_desc.d : nullptr;
-  const DnnLock dnn(device.index);
-  size_t workspace_bytes = 0;
-  if (declined(cudnnGetBatchNormalizationBackwardExWorkspaceSize(dnn.handle(), f.mode, f.ops, x_desc.d, y_desc,
-                                                                 gy_desc.d, gz_desc, gx_desc.d, channel_desc.d,
-                                                                 activation, &workspace_bytes),
-               "cudnnGetBatchNormalizationBackwardExWorkspaceSize")) {
-    return ops::detail::batch_norm_backward_kernel(x, gamma, gy, y, statistics, relu, need_gx);
+  BackwardOperands o;
+  o.x = as_described(x, f);
+  o.gy = as_described(gy, f);
+  o.gx = empty_like_described(o.x, f);
+  if (relu) {
+    o.y = as_described(y, f);
+    o.gz = empty_like_described(o.x, f);  // the residual's gradient: the caller computes its own
   }
-  const Array workspace = scratch(workspace_bytes, device);
-  const float one = 1, zero = 0;
-  if (declined(cudnnBatchNormalizationBackwardEx(
-                   dnn.handle(), f.mode, f.ops, &one, &zero, &one, &zero, x_desc.d, input.raw_data(), y_desc,
-                   relu ? output.raw_data() : nullptr, gy_desc.d, grad.raw_data(), gz_desc,
-                   relu ? gz.raw_data() : nullptr, gx_desc.d, gx.raw_data(), channel_desc.d, gamma32.raw_data(),
-                   state->beta.raw_data(), ggamma.raw_data(), gbeta.raw_data(), state->eps,
-                   state->saved_mean.raw_data(), state->saved_inv_std.raw_data(), activation, workspace.raw_data(),
-                   workspace_bytes, state->reserve.raw_data(), state->reserve_bytes),
-               "cudnnBatchNormalizationBackwardEx")) {
+  const int64_t channels = x.shape()[1];
+  o.gamma32 = float32_channels(gamma);
+  o.ggamma = Array::empty({channels}, Dtype::float32, device);
+  o.gbeta = Array::empty({channels}, Dtype::float32, device);
+  if (!dnn_backward(o, *state)) {
     return ops::detail::batch_norm_backward_kernel(x, gamma, gy, y, statistics, relu, need_gx);
   }
   BatchNormGradients g;
-  if (need_gx) g.gx = f.channels_last ? gx : gx.reshape(x.shape());
-  g.ggamma = ggamma.astype(Dtype::float64);
-  g.gbeta = gbeta.astype(Dtype::float64);
+  if (need_gx) g.gx = f.channels_last ? o.gx : o.gx.reshape(x.shape());
+  g.ggamma = o.ggamma.astype(Dtype::float64);
+  g.gbeta = o.gbeta.astype(Dtype::float64);
   return g;
 }
 
