@@ -1,13 +1,9 @@
-// CUDA training-mode batch normalization of one whole batch. float16 and bfloat16 inputs go through
-// cuDNN's fused batch normalization (cudnnBatchNormalizationForwardTrainingEx and BackwardEx), which
-// accumulates in float32 as their statistics dtype asks: channels-last 4-D inputs as NHWC (float16 in
-// cuDNN's persistent kernels), row-major ones of any rank as (N, C, rest, 1); the ReLU, and the residual
-// added before it, fused in for channels-last float16 with a multiple of 4 channels (the layout cuDNN
-// fuses). Every other case runs the two channel passes of batch_norm_passes.h: float32 and float64,
-// whose statistics they give in float64 as the CPU's; a residual without a ReLU; inputs beyond cuDNN's
-// 32-bit indexing (2^31 elements or more) or its batch limit; any configuration cuDNN declines. The backward uses cuDNN's when its forward did, and the passes
-// otherwise (also after a fused ReLU without a residual: its output is not kept, the passes recompute
-// the gate from x).
+// CUDA training-mode batch normalization of one whole batch: through cuDNN's fused batch normalization
+// (cudnnBatchNormalizationForwardTrainingEx and BackwardEx, accumulating in float32 as the statistics
+// dtype of float16 and bfloat16 asks) where batch_norm_fusion chooses it, else through the two channel
+// passes of batch_norm_passes.h, as also for any configuration cuDNN declines. The backward uses cuDNN's
+// when its forward did, and the passes otherwise (also after a fused ReLU without a residual: its output
+// is not kept, the passes recompute the gate from x).
 
 #include <algorithm>
 #include <memory>
@@ -15,6 +11,7 @@
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/core/memory_order.h>
+#include <kusari/kernels/cuda/detail/batch_norm_fusion.h>
 #include <kusari/kernels/cuda/detail/check.h>
 #include <kusari/kernels/cuda/detail/dnn.h>
 #include <kusari/kernels/cuda/detail/registration.h>
@@ -27,49 +24,33 @@ namespace {
 
 constexpr const char* kOp = "batch_normalization";
 
-// The largest inputs given to cuDNN: its kernels index elements in 32 bits, and its training-mode
-// kernels decline (or fail on) batches beyond 880801 samples.
-constexpr int64_t kMostElements = int64_t{1} << 31;
-constexpr int64_t kMostBatch = 880801;
-
-// How cuDNN runs one batch normalization: its mode, the operations fused, and whether x is viewed
-// as (N, C, rest, 1) (a row-major input) or described as it is (a channels-last 4-D one).
-struct Fusion {
-  cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
-  cudnnBatchNormOps_t ops = CUDNN_BATCHNORM_OPS_BN;
-  bool channels_last = false;
-};
+// cuDNN's mode and operations for a fusion.
+cudnnBatchNormMode_t dnn_mode(const BatchNormFusion& f) {
+  return f.persistent ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT : CUDNN_BATCHNORM_SPATIAL;
+}
+cudnnBatchNormOps_t dnn_ops(const BatchNormFusion& f) {
+  switch (f.ops) {
+    case FusedOps::batch_norm_relu:
+      return CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+    case FusedOps::batch_norm_add_relu:
+      return CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
+    default:
+      return CUDNN_BATCHNORM_OPS_BN;
+  }
+}
 
 // What cuDNN's forward keeps for its backward: the fusion, float32 (C,) arrays of the saved mean and
 // inverse standard deviation and of beta as the forward used it, its reserve space and eps.
 struct DnnBatchNormState final : KernelState {
-  Fusion fusion;
+  BatchNormFusion fusion;
   Array saved_mean, saved_inv_std, beta, reserve;
   size_t reserve_bytes = 0;
   double eps = 0;
 };
 
-// The fusion cuDNN runs for this call, or none when the channel passes do.
-std::optional<Fusion> fusion_for(const Array& x, const Array& residual, bool relu) {
-  if (x.dtype() != Dtype::float16 && x.dtype() != Dtype::bfloat16) return std::nullopt;
-  const int64_t channels = x.shape()[1];
-  if (x.size() == 0 || x.size() / channels < 2) return std::nullopt;
-  if (x.size() >= kMostElements || x.shape()[0] > kMostBatch) return std::nullopt;
-  Fusion f;
-  f.channels_last = x.ndim() == 4 && memory_order_of(x) == MemoryOrder::channels_last;
-  if (!f.channels_last && !x.is_contiguous()) return std::nullopt;
-  if (f.channels_last && x.dtype() == Dtype::float16) f.mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
-  if (residual.defined() && !relu) return std::nullopt;
-  if (relu) {
-    if (!f.channels_last || x.dtype() != Dtype::float16 || channels % 4 != 0) return std::nullopt;
-    f.ops = residual.defined() ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
-  }
-  return f;
-}
-
 // a as the 4-D array cuDNN is given: dense channels-last (with the strides of a packed NHWC array, also
 // on axes of extent 1, which address nothing), else (N, C, rest, 1) of its row-major data.
-Array as_described(const Array& a, const Fusion& f) {
+Array as_described(const Array& a, const BatchNormFusion& f) {
   if (f.channels_last) {
     const Array dense = in_order(a, MemoryOrder::channels_last);
     return dense.as_strided(dense.shape(), channels_last_strides(dense.shape()), dense.offset());
@@ -79,7 +60,7 @@ Array as_described(const Array& a, const Fusion& f) {
 }
 
 // An empty array shaped and ordered like the described x.
-Array empty_like_described(const Array& described, const Fusion& f) {
+Array empty_like_described(const Array& described, const BatchNormFusion& f) {
   return empty_in_order(described.shape(), f.channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major,
                         described.dtype(), described.device());
 }
@@ -151,21 +132,23 @@ BatchNormStatistics statistics_from(const Array& x, const Array& gamma, const Ar
 // Runs cuDNN's forward of `input` (plus z when defined) into y and the state's saved statistics and
 // reserve space; false when cuDNN declined the configuration (nothing written).
 bool dnn_forward(const Array& input, const Array& z, const Array& y, const Array& gamma32, DnnBatchNormState& state) {
-  const Fusion& f = state.fusion;
+  const BatchNormFusion& f = state.fusion;
+  const cudnnBatchNormMode_t mode = dnn_mode(f);
+  const cudnnBatchNormOps_t ops = dnn_ops(f);
   const cudnnDataType_t type = dnn_type(input.dtype(), kOp);
   const TensorDescriptor x_desc(input, type, kOp), y_desc(y, type, kOp);
-  const ChannelDescriptor channel_desc(x_desc, f.mode);
+  const ChannelDescriptor channel_desc(x_desc, mode);
   const ReluDescriptor relu_desc;
-  const cudnnActivationDescriptor_t activation = f.ops == CUDNN_BATCHNORM_OPS_BN ? nullptr : relu_desc.d;
+  const cudnnActivationDescriptor_t activation = f.ops == FusedOps::batch_norm ? nullptr : relu_desc.d;
   const cudnnTensorDescriptor_t z_desc = z.defined() ? x_desc.d : nullptr;
   const Device device = input.device();
   const DnnLock dnn(device.index);
   size_t workspace_bytes = 0;
-  if (declined(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(dnn.handle(), f.mode, f.ops, x_desc.d, z_desc,
+  if (declined(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(dnn.handle(), mode, ops, x_desc.d, z_desc,
                                                                         y_desc.d, channel_desc.d, activation,
                                                                         &workspace_bytes),
                "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize") ||
-      declined(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(dnn.handle(), f.mode, f.ops, activation, x_desc.d,
+      declined(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(dnn.handle(), mode, ops, activation, x_desc.d,
                                                                     &state.reserve_bytes),
                "cudnnGetBatchNormalizationTrainingExReserveSpaceSize")) {
     return false;
@@ -175,7 +158,7 @@ bool dnn_forward(const Array& input, const Array& z, const Array& y, const Array
   const float one = 1, zero = 0;
   // No running averages here (the link keeps its own from the statistics): both pointers null.
   return !declined(cudnnBatchNormalizationForwardTrainingEx(
-                       dnn.handle(), f.mode, f.ops, &one, &zero, x_desc.d, input.raw_data(), z_desc,
+                       dnn.handle(), mode, ops, &one, &zero, x_desc.d, input.raw_data(), z_desc,
                        z.defined() ? z.raw_data() : nullptr, y_desc.d, y.raw_data(), channel_desc.d,
                        gamma32.raw_data(), state.beta.raw_data(), 0.0, nullptr, nullptr, state.eps,
                        state.saved_mean.raw_data(), state.saved_inv_std.raw_data(), activation, workspace.raw_data(),
@@ -185,9 +168,9 @@ bool dnn_forward(const Array& input, const Array& z, const Array& y, const Array
 
 BatchNormForwardResult forward(const Array& x, const Array& gamma, const Array& beta, const Array& residual,
                                double eps, bool relu) {
-  const std::optional<Fusion> fusion = fusion_for(x, residual, relu);
+  const std::optional<BatchNormFusion> fusion = batch_norm_fusion(x, residual.defined(), relu);
   if (!fusion) return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
-  const Fusion& f = *fusion;
+  const BatchNormFusion& f = *fusion;
   const Device device = x.device();
   require_device(device, kOp);
   DeviceGuard guard(device.index);
@@ -205,7 +188,7 @@ BatchNormForwardResult forward(const Array& x, const Array& gamma, const Array& 
     return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
   }
   // The backward of a fused ReLU without a residual runs the passes (its output is not kept): no reserve.
-  if (f.ops == CUDNN_BATCHNORM_OPS_BN_ACTIVATION) {
+  if (f.ops == FusedOps::batch_norm_relu) {
     state->reserve = Array();
     state->reserve_bytes = 0;
   }
@@ -220,19 +203,21 @@ struct BackwardOperands {
 
 // Runs cuDNN's backward into o.gx, o.gz, o.ggamma and o.gbeta; false when cuDNN declined (nothing written).
 bool dnn_backward(const BackwardOperands& o, const DnnBatchNormState& state) {
-  const Fusion& f = state.fusion;
+  const BatchNormFusion& f = state.fusion;
+  const cudnnBatchNormMode_t mode = dnn_mode(f);
+  const cudnnBatchNormOps_t ops = dnn_ops(f);
   const bool relu = o.y.defined();
   const char* op = "batch_normalization_backward";
   const cudnnDataType_t type = dnn_type(o.x.dtype(), op);
   const TensorDescriptor x_desc(o.x, type, op), gy_desc(o.gy, type, op), gx_desc(o.gx, type, op);
-  const ChannelDescriptor channel_desc(x_desc, f.mode);
+  const ChannelDescriptor channel_desc(x_desc, mode);
   const ReluDescriptor relu_desc;
   const cudnnActivationDescriptor_t activation = relu ? relu_desc.d : nullptr;
   const cudnnTensorDescriptor_t y_desc = relu ? x_desc.d : nullptr, gz_desc = relu ? x_desc.d : nullptr;
   const Device device = o.x.device();
   const DnnLock dnn(device.index);
   size_t workspace_bytes = 0;
-  if (declined(cudnnGetBatchNormalizationBackwardExWorkspaceSize(dnn.handle(), f.mode, f.ops, x_desc.d, y_desc,
+  if (declined(cudnnGetBatchNormalizationBackwardExWorkspaceSize(dnn.handle(), mode, ops, x_desc.d, y_desc,
                                                                  gy_desc.d, gz_desc, gx_desc.d, channel_desc.d,
                                                                  activation, &workspace_bytes),
                "cudnnGetBatchNormalizationBackwardExWorkspaceSize")) {
@@ -241,7 +226,7 @@ bool dnn_backward(const BackwardOperands& o, const DnnBatchNormState& state) {
   const Array workspace = scratch(workspace_bytes, device);
   const float one = 1, zero = 0;
   return !declined(cudnnBatchNormalizationBackwardEx(
-                       dnn.handle(), f.mode, f.ops, &one, &zero, &one, &zero, x_desc.d, o.x.raw_data(), y_desc,
+                       dnn.handle(), mode, ops, &one, &zero, &one, &zero, x_desc.d, o.x.raw_data(), y_desc,
                        relu ? o.y.raw_data() : nullptr, gy_desc.d, o.gy.raw_data(), gz_desc,
                        relu ? o.gz.raw_data() : nullptr, gx_desc.d, o.gx.raw_data(), channel_desc.d,
                        o.gamma32.raw_data(), state.beta.raw_data(), o.ggamma.raw_data(), o.gbeta.raw_data(), state.eps,
@@ -253,10 +238,10 @@ bool dnn_backward(const BackwardOperands& o, const DnnBatchNormState& state) {
 BatchNormGradients backward(const Array& x, const Array& gamma, const Array& gy, const Array& y,
                             const BatchNormStatistics& statistics, bool relu, bool need_gx) {
   const auto* state = dynamic_cast<const DnnBatchNormState*>(statistics.state.get());
-  const bool usable = state != nullptr && state->fusion.ops != CUDNN_BATCHNORM_OPS_BN_ACTIVATION &&
-                      relu == (state->fusion.ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION);
+  const bool usable = state != nullptr && state->fusion.ops != FusedOps::batch_norm_relu &&
+                      relu == (state->fusion.ops == FusedOps::batch_norm_add_relu);
   if (!usable) return ops::detail::batch_norm_backward_kernel(x, gamma, gy, y, statistics, relu, need_gx);
-  const Fusion& f = state->fusion;
+  const BatchNormFusion& f = state->fusion;
   const Device device = x.device();
   require_device(device, "batch_normalization_backward");
   DeviceGuard guard(device.index);

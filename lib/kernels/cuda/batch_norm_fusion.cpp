@@ -1,0 +1,28 @@
+// The choice of cuDNN's fused batch normalization (detail/batch_norm_fusion.h).
+
+#include <kusari/kernels/cuda/detail/batch_norm_fusion.h>
+
+#include <kusari/core/memory_order.h>
+
+namespace kusari::kernels::cuda {
+
+std::optional<BatchNormFusion> batch_norm_fusion(const Array& x, bool residual, bool relu) {
+  if (x.dtype() != Dtype::float16 && x.dtype() != Dtype::bfloat16) return std::nullopt;
+  if (x.ndim() < 2) return std::nullopt;
+  const int64_t channels = x.shape()[1];
+  if (x.size() == 0 || x.size() / channels < 2) return std::nullopt;
+  if (x.size() >= kMostDnnElements || x.shape()[0] > kMostDnnBatch) return std::nullopt;
+  BatchNormFusion f;
+  f.channels_last = x.ndim() == 4 && memory_order_of(x) == MemoryOrder::channels_last;
+  if (!f.channels_last && !x.is_contiguous()) return std::nullopt;
+  const bool nhwc_half = f.channels_last && x.dtype() == Dtype::float16;
+  f.persistent = nhwc_half;
+  if (residual && !relu) return std::nullopt;
+  if (relu) {
+    if (!nhwc_half || channels % 4 != 0) return std::nullopt;
+    f.ops = residual ? FusedOps::batch_norm_add_relu : FusedOps::batch_norm_relu;
+  }
+  return f;
+}
+
+}  // namespace kusari::kernels::cuda
