@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Kills test/snapshot_kill with SIGKILL at random moments (many inside a snapshot's write, which each
-iteration ends with) and starts it again with autoload, over and over; passes when every start resumes
+"""Kills test/snapshot_kill with SIGKILL at the moment a snapshot's temporary file appears (until a start
+has had to remove an unfinished write), then at 20 random moments (some inside a write too, which each
+iteration ends with), starting the program again with autoload after each kill; passes when every start resumes
 from a snapshot whose parameters are exactly those an unbroken run had at that iteration, no start
 fails, the last run ends with the unbroken run's parameters, and the temporary files of the killed
 writes are gone (each start removes them, saying so). Then the newest snapshot is truncated: the next
@@ -44,14 +45,36 @@ per_iteration = max((five - one) / 4, 1e-3)
 start_up = max(one - per_iteration, 0.0)
 
 out = os.path.join(tmp, "killed")
+
+
+def temporary_files():
+    return {name for name in (os.listdir(out) if os.path.isdir(out) else []) if ".tmp-" in name}
+
+
+def kill_inside_write(process, stale):
+    """SIGKILLs the process as soon as a snapshot's temporary file other than the stale ones (a killed
+    start's, which this start removes) is in `out`; False if it ended first."""
+    while process.poll() is None:
+        if temporary_files() - stale:
+            process.send_signal(signal.SIGKILL)
+            return True
+        time.sleep(0.0002)
+    return False
+
+
 rng = random.Random(11)
-kills, resumed_from, removals = 0, [], 0
+kills, resumed_from, removals, aimed = 0, [], 0, 0
 while True:
+    stale = temporary_files()
     process = subprocess.Popen([program, out, str(iterations)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     killed = False
-    # 20 kills, and more (up to 60) until one has landed inside a snapshot's write.
-    if kills < 20 or (removals == 0 and kills < 60):
+    # Kills aimed inside a write until one has landed there (at most 10: the write may end between
+    # seeing its file and the kill), then 20 at random moments.
+    if removals == 0 and aimed < 10:
+        aimed += 1
+        killed = kill_inside_write(process, stale)
+    elif kills - aimed < 20:
         try:
             process.wait(timeout=start_up + rng.uniform(0, 3) * per_iteration)
         except subprocess.TimeoutExpired:
@@ -72,7 +95,7 @@ while True:
     final = sums(stdout, "iteration")
     assert final.get(iterations) == reference[iterations], f"ended with {final.get(iterations)}, expected {reference[iterations]}"
     break
-print(f"{kills} kills, resumed from iterations {resumed_from}, {removals} starts removed unfinished writes; "
+print(f"{kills} kills ({aimed} aimed at a write), resumed from iterations {resumed_from}, {removals} starts removed unfinished writes; "
       "every resumption and the end match the unbroken run")
 assert len(resumed_from) >= 3, "too few resumptions to show anything"
 assert removals >= 1, "no kill landed inside a snapshot's write"
