@@ -85,6 +85,11 @@ ChannelGate relu_gate(const Array& x, const Array& y, const BatchNormStatistics&
 
 namespace detail {
 
+void set_affine_map(BatchNormStatistics& s, const Array& gamma, const Array& beta) {
+  s.scale = mul(gamma.astype(Dtype::float64), s.inv_std);
+  s.shift = sub(beta.astype(Dtype::float64), mul(s.mean, s.scale));
+}
+
 BatchNormForwardResult batch_normalization_in_passes(const Array& x, const Array& gamma, const Array& beta,
                                                      const Array& residual, double eps, bool relu,
                                                      const PartSum& part_sum) {
@@ -99,8 +104,7 @@ BatchNormForwardResult batch_normalization_in_passes(const Array& x, const Array
   s.mean = div(sum, n);
   s.var = maximum(sub(div(square_sum, n), square(s.mean)), scalar_like(0.0, s.mean));
   s.inv_std = reciprocal(sqrt(add(s.var, scalar_like(eps, s.var))));
-  s.scale = mul(gamma.astype(Dtype::float64), s.inv_std);
-  s.shift = sub(beta.astype(Dtype::float64), mul(s.mean, s.scale));
+  set_affine_map(s, gamma, beta);
   s.residual = residual.defined();
   Array y = residual.defined() ? channel_affine(x, s.scale, residual, channel_ones(x), s.shift, {}, relu)
                                : channel_affine(x, s.scale, Array(), Array(), s.shift, {}, relu);

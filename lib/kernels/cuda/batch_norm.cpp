@@ -122,8 +122,7 @@ BatchNormStatistics statistics_from(const Array& x, const Array& gamma, const Ar
   s.mean = state->saved_mean.astype(Dtype::float64);
   s.inv_std = state->saved_inv_std.astype(Dtype::float64);
   s.var = maximum(sub(reciprocal(square(s.inv_std)), scalar_like(state->eps, s.inv_std)), scalar_like(0.0, s.mean));
-  s.scale = mul(gamma.astype(Dtype::float64), s.inv_std);
-  s.shift = sub(beta.astype(Dtype::float64), mul(s.mean, s.scale));
+  ops::detail::set_affine_map(s, gamma, beta);
   s.residual = residual;
   s.state = std::move(state);
   return s;
