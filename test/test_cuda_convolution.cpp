@@ -92,3 +92,36 @@ TEST_CASE("a channels-last input gives a channels-last output on the device") {
   const Array y = ops::convolution_2d(x, w, Array(), {1, 1, 1, 1, 1, 1, 1}, {2, 16, 6, 6});
   CHECK(memory_order_of(y) == MemoryOrder::channels_last);
 }
+
+TEST_CASE("geometries cuDNN's output formula does not give (cover_all, a deconvolution's outsize) equal the CPU's") {
+  // (H, W) of x, kernel, geometry, and the output extents with Chainer's cover_all windows.
+  struct Cover {
+    int64_t h, w, kh, kw;
+    Conv2dGeometry geometry;
+    int64_t oh, ow;
+  };
+  const std::vector<Cover> cases = {{6, 6, 3, 3, {2, 2, 0, 0, 1, 1, 1}, 3, 3},
+                                    {7, 9, 2, 3, {3, 3, 1, 1, 2, 2, 1}, 3, 3},
+                                    {10, 13, 3, 2, {2, 3, 1, 0, 2, 1, 2}, 5, 5}};
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16}) {
+    for (const Cover& c : cases) {
+      for (const bool channels_last : {false, true}) {
+        const Conv2dGeometry& g = c.geometry;
+        INFO(dtype_name(dtype), " ", c.h, "x", c.w, " kernel ", c.kh, "x", c.kw, channels_last ? " channels-last" : "");
+        Array x = Array::normal({2, 4, c.h, c.w}, 0, 1, 81, dtype);
+        if (channels_last) x = in_order(x, MemoryOrder::channels_last);
+        const Array w = Array::normal({4, 4 / g.groups, c.kh, c.kw}, 0, 0.3, 82, dtype);
+        const Shape y_shape{2, 4, c.oh, c.ow};
+        check_close(ops::convolution_2d(on_gpu(x), on_gpu(w), Array(), g, y_shape),
+                    ops::convolution_2d(x, w, Array(), g, y_shape), tolerance(dtype), "forward", Relative::to_largest);
+        const Array gy = Array::normal(y_shape, 0, 1, 83, dtype);
+        check_close(ops::convolution_2d_backward_data(on_gpu(gy), on_gpu(w), Array(), g, x.shape()),
+                    ops::convolution_2d_backward_data(gy, w, Array(), g, x.shape()), tolerance(dtype),
+                    "data gradient", Relative::to_largest);
+        check_close(ops::convolution_2d_backward_filter(on_gpu(x), on_gpu(gy), g, w.shape()),
+                    ops::convolution_2d_backward_filter(x, gy, g, w.shape()), tolerance(dtype), "filter gradient",
+                    Relative::to_largest);
+      }
+    }
+  }
+}

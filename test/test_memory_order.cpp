@@ -192,6 +192,27 @@ TEST_CASE("batch normalization and residual joins over channels-last convolution
   check_gradients(block, {x, w1, w2, projection, gamma, beta}, true, {1e-3, 1e-4, 1e-3});
 }
 
+TEST_CASE("a channels-last filter convolves, and is convolved with, as its row-major copy does") {
+  // oneDNN is given the filter as OIHW: a channels-last one (3x3 and larger) once went to it unconverted.
+  const F::Convolution2DParams p{.stride = 2, .pad = 1};
+  for (const Dtype dtype : {Dtype::float32, Dtype::float16, Dtype::float64}) {
+    INFO(dtype_name(dtype));
+    const Array x = random({2, 6, 9, 8}, 27, dtype), w = random({5, 6, 3, 3}, 28, dtype);
+    const Array w_cl = channels_last(w);
+    REQUIRE(memory_order_of(w_cl) == MemoryOrder::channels_last);
+    const auto conv = [&p](const std::vector<Variable>& in) { return F::convolution_2d(in[0], in[1], p); };
+    const Array y = conv({Variable(x), Variable(w)}).data();
+    CHECK(conv({Variable(x), Variable(w_cl)}).data().to_vector<double>() == y.to_vector<double>());
+    const double tol = dtype == Dtype::float64 ? 1e-12 : dtype == Dtype::float32 ? 1e-5 : 4e-3;
+    expect_close(conv({Variable(channels_last(x)), Variable(w_cl)}).data(), y, tol, tol);
+    const Array gy = random(y.shape(), 29, dtype);
+    const std::vector<Array> expected = gradients(conv, {x, w}, gy);
+    const std::vector<Array> actual = gradients(conv, {x, w_cl}, gy);
+    CHECK(actual[0].to_vector<double>() == expected[0].to_vector<double>());
+    CHECK(actual[1].to_vector<double>() == expected[1].to_vector<double>());
+  }
+}
+
 TEST_CASE("max pooling of channels-last inputs: the values, winners and gradients of row-major ones") {
   const Array x = random({2, 6, 7, 7}, 25, Dtype::float32);
   const auto pool = [](const std::vector<Variable>& in) { return F::max_pooling_2d(in[0], 3, 2, 1, false); };

@@ -651,6 +651,43 @@ TEST_CASE("a strict load_npz restores an optimizer into fresh rules and drops st
   CHECK(resumed.update_rule("/W").t() == 0);
 }
 
+TEST_CASE("a checkpoint saved on the CPU resumes on another device: loaded states follow their parameters") {
+  TempDir dir;
+  const Device device = Device::loopback(0);
+  for (const Dtype dtype : {Dtype::float64, Dtype::float16}) {  // float16 with float32 masters
+    INFO(dtype_name(dtype));
+    auto make = [dtype](const Device& on) {
+      auto link = std::make_shared<TwoParams>();
+      for (auto& [path, param] : link->namedparams()) param.set_data(param.data().astype(dtype).to(on));
+      auto optimizer = std::make_shared<O::MomentumSGD>(0.1, 0.9);
+      optimizer->setup(link);
+      if (dtype != Dtype::float64) optimizer->use_fp32_update();
+      return std::pair{link, optimizer};
+    };
+    const auto step = [](const std::pair<std::shared_ptr<TwoParams>, std::shared_ptr<O::MomentumSGD>>& run) {
+      const Device on = run.first->param("W").data().device();
+      run.first->param("W").set_grad(Array::from_vector<double>({0.5, 1}, {2}, run.first->param("W").dtype(), on));
+      run.first->param("b").set_grad(Array::from_vector<double>({-1}, {1}, run.first->param("b").dtype(), on));
+      CHECK(run.second->update());
+    };
+    const auto on_cpu = make(Device::cpu());
+    for (int i = 0; i < 2; ++i) step(on_cpu);
+    serializers::save_npz(dir / "cpu.npz", *on_cpu.second);
+    serializers::save_npz(dir / "cpu_model.npz", *on_cpu.first);
+    const auto resumed = make(device);
+    serializers::load_npz(dir / "cpu.npz", *resumed.second);
+    serializers::load_npz(dir / "cpu_model.npz", *resumed.first);
+    step(on_cpu);
+    step(resumed);
+    for (const auto& [name, state] : resumed.second->update_rule("/W").states()) {
+      INFO(name);
+      CHECK(state.device() == device);
+    }
+    expect_close(resumed.first->param("W").data().to(Device::cpu()), on_cpu.first->param("W").data(), 0, 0);
+    expect_close(resumed.first->param("b").data().to(Device::cpu()), on_cpu.first->param("b").data(), 0, 0);
+  }
+}
+
 TEST_CASE("parameters that received one shared gradient array are updated independently") {
   auto link = std::make_shared<L::Link>();
   link->add_param("a", Array::from_vector<double>({1, 2}, {2}));

@@ -589,6 +589,7 @@ TEST_CASE("matmul of 2-D arrays, transposed views and transpose flags") {
 
 TEST_CASE("the gemm kernel keeps alpha, beta and strided operands exact in the plain loop, OpenBLAS and oneDNN") {
   auto gemm = kernel_for<kernel_ops::Gemm>(Device::cpu());
+  const DeviceScope on_cpu(Device::cpu());  // the CPU's kernel reads host memory, whatever the suite's device
   // (m, n, k): the plain loop's shapes (whole column blocks and leftovers), OpenBLAS's, and float32
   // products of 32768 multiply-adds or more, which go to oneDNN.
   const std::vector<std::array<int64_t, 3>> shapes{{1, 16, 16}, {1, 4, 16}, {16, 16, 1}, {16, 1, 16}, {8, 20, 12},

@@ -43,6 +43,7 @@ void UpdateRule::update(const Variable& param, const Array& grad) {
     if (master == states_.end()) master = states_.emplace(kMaster, param.data().astype(Dtype::float32, true)).first;
     require_shape(kMaster, master->second, param.shape());
     if (master->second.dtype() != Dtype::float32) master->second = master->second.astype(Dtype::float32);
+    master->second = master->second.to(param.device());  // loaded from a snapshot: on the host
     update_core(master->second, grad.astype(Dtype::float32));
     param.data().assign(master->second);
   } else {
@@ -59,6 +60,7 @@ const Array& UpdateRule::state(const std::string& name, const Array& like) {
   }
   require_shape(name, it->second, like.shape());
   if (it->second.dtype() != like.dtype()) it->second = it->second.astype(like.dtype());
+  it->second = it->second.to(like.device());  // loaded from a snapshot: on the host
   return it->second;
 }
 

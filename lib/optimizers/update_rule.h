@@ -71,7 +71,8 @@ class KUSARI_API UpdateRule {
  protected:
   // Updates `data` in place from `grad` (same shape and dtype): the optimizer's formula.
   virtual void update_core(const Array& data, const Array& grad) = 0;
-  // The state `name`, created as zeros shaped like `like` (and of its dtype) at first use.
+  // The state `name`, created as zeros shaped like `like` (and of its dtype) at first use; a loaded one
+  // is brought to like's dtype and device.
   const Array& state(const std::string& name, const Array& like);
   // The hyperparameter `name` of this rule.
   double hp(std::string_view name) const { return hyperparam_.get(name); }

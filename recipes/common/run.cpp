@@ -56,10 +56,11 @@ Device training_device(const Settings& s, const distributed::Communicator& comm)
 }
 
 // Half precision: parameters in the compute dtype with float32 master weights, and the loss scale.
-void set_up_precision(const Settings& s, links::Link& model, O::Optimizer& optimizer, const RunData& data) {
+void set_up_precision(const Settings& s, links::Link& model, O::Optimizer& optimizer, const RunData& data,
+                      const Device& device) {
   const Dtype dtype = dtype_from_name(s.dtype);
   if (dtype != Dtype::float32) {
-    cast_parameters(model, data.train->get(0).at(0), dtype);
+    cast_parameters(model, data.train->get(0).at(0), dtype, device);
     optimizer.use_fp32_update();
   }
   if (s.loss_scale == "dynamic") {
@@ -142,7 +143,7 @@ void train(Recipe& recipe, const CommandLine& line) {
   const std::shared_ptr<links::Link> model = make_model(s, data.channels, comm);
   model->to_device(device);
   std::shared_ptr<O::Optimizer> optimizer = recipe.make_optimizer(model);
-  set_up_precision(s, *model, *optimizer, data);
+  set_up_precision(s, *model, *optimizer, data, device);
   optimizer = distributed::create_multi_node_optimizer(
       optimizer, comm, {.bucket_bytes = s.bucket_bytes, .double_buffering = s.double_buffering});
 

@@ -1,7 +1,9 @@
-// CUDA 2-D convolution through cuDNN: forward, data gradient and filter gradient. Each pass runs in its
-// image operand's memory order (channels-last stays channels-last; anything else becomes row-major),
-// the other operands and the filter brought to it, and its output in it (the filter gradient then
-// row-major, as the contract asks). float64 and float32 compute in their own precision (no TF32); float16 and
+// CUDA 2-D convolution through cuDNN: forward, data gradient and filter gradient. Each pass runs in the
+// memory order detail/convolution_plan.h chooses for its image operand (channels-last for the half
+// types' channels-last images, row-major otherwise), the other operands and the filter brought to it,
+// and its output in it (the filter gradient then row-major, as the contract asks). A geometry whose
+// extents cuDNN's formula does not map (cover_all, a deconvolution's outsize) runs at the extents
+// convolution_plan.h gives: operands extended by zeros, the output cropped. float64 and float32 compute in their own precision (no TF32); float16 and
 // bfloat16 on the tensor cores, accumulating in float32. Each shape's algorithm is chosen once per
 // device, by cuDNN's heuristics or, with cuda::set_cudnn_benchmark(true), by timing them
 // (cudnnFind...Ex), and kept.
@@ -15,6 +17,7 @@
 #include <kusari/core/kernel_table.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/convolution_plan.h>
 #include <kusari/kernels/cuda/detail/dnn.h>
 #include <kusari/kernels/cuda/detail/registration.h>
 #include <kusari/kernels/cuda/runtime.h>
@@ -44,12 +47,6 @@ struct Plan {
 std::map<PlanKey, Plan>& plans_of(int index) {
   static std::array<std::map<PlanKey, Plan>, kMaxDevices> all;
   return all[static_cast<size_t>(index)];
-}
-
-// The memory order a pass runs in: its image operand's when that is channels-last, else row-major. The
-// other operands are brought to it (cuDNN's fast kernels want the filter in the images' format).
-MemoryOrder pass_order(const Array& image) {
-  return memory_order_of(image) == MemoryOrder::channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major;
 }
 
 // The descriptor of a packed filter, NCHW or NHWC; destroyed with it.
@@ -248,16 +245,54 @@ void require_on(const Device& device, std::initializer_list<const Array*> arrays
   }
 }
 
+// The image and output shapes at which cuDNN runs a pass over `image` with output `output` and filter
+// `filter` (dnn_extent on each spatial axis).
+std::pair<Shape, Shape> dnn_shapes(const Shape& image, const Shape& output, const Shape& filter,
+                                   const Conv2dGeometry& g) {
+  const DnnExtent h = dnn_extent(image[2], output[2], filter[2], g.stride_h, g.pad_h, g.dilation_h);
+  const DnnExtent w = dnn_extent(image[3], output[3], filter[3], g.stride_w, g.pad_w, g.dilation_w);
+  return {Shape{image[0], image[1], h.image, w.image}, Shape{output[0], output[1], h.output, w.output}};
+}
+
+// The first `shape[2]` rows and `shape[3]` columns of a (view).
+Array corner(const Array& a, const Shape& shape) {
+  return a.get_item({Slice{}, Slice{}, Slice{0, shape[2]}, Slice{0, shape[3]}});
+}
+
+// a in `order`, extended by zeros past its rows and columns to `shape`.
+Array extended(const Array& a, const Shape& shape, MemoryOrder order) {
+  if (a.shape() == shape) return in_order(a, order);
+  Array out = empty_in_order(shape, order, a.dtype(), a.device());
+  out.fill(0.0);
+  corner(out, a.shape()).assign(a);
+  return out;
+}
+
+// Runs the forward or data-gradient pass from `read` into `result`, through an array of `whole_shape`
+// cropped to it where cuDNN's extents exceed the result's.
+void run_into(Pass pass, const Array& read, const Array& filter, const Array& result, const Shape& whole_shape,
+              const Conv2dGeometry& g, MemoryOrder order) {
+  const bool channels_last = order == MemoryOrder::channels_last;
+  if (whole_shape == result.shape()) {
+    run_pass(pass, read, filter, result, g, channels_last);
+    return;
+  }
+  const Array whole = empty_in_order(whole_shape, order, result.dtype(), result.device());
+  run_pass(pass, read, filter, whole, g, channels_last);
+  result.assign(corner(whole, result.shape()));
+}
+
 Array conv2d(const Array& x, const Array& w, const Array& b, const Conv2dGeometry& g, const Shape& y_shape) {
   require_on(x.device(), {&x, &w, &b}, kOp);
-  const MemoryOrder order = pass_order(x);
-  const Array input = in_order(x, order), filter = in_order(w, order);
+  const MemoryOrder order = dnn_pass_order(x);
+  const Array filter = in_order(w, order);
   Array y = empty_in_order(y_shape, order, x.dtype(), x.device());
   if (y.size() == 0) return y;
-  if (input.size() == 0 || filter.size() == 0) {
+  if (x.size() == 0 || filter.size() == 0) {
     y.fill(0.0);
   } else {
-    run_pass(Pass::forward, input, filter, y, g, order == MemoryOrder::channels_last);
+    const auto [image, output] = dnn_shapes(x.shape(), y_shape, w.shape(), g);
+    run_into(Pass::forward, extended(x, image, order), filter, y, output, g, order);
   }
   if (b.defined()) add_bias(b, y);
   return y;
@@ -266,14 +301,15 @@ Array conv2d(const Array& x, const Array& w, const Array& b, const Conv2dGeometr
 Array conv2d_backward_data(const Array& gy, const Array& w, const Array& b, const Conv2dGeometry& g,
                            const Shape& gx_shape) {
   require_on(gy.device(), {&gy, &w, &b}, "conv2d_backward_data");
-  const MemoryOrder order = pass_order(gy);
-  const Array grad = in_order(gy, order), filter = in_order(w, order);
+  const MemoryOrder order = dnn_pass_order(gy);
+  const Array filter = in_order(w, order);
   Array gx = empty_in_order(gx_shape, order, gy.dtype(), gy.device());
   if (gx.size() == 0) return gx;
-  if (grad.size() == 0 || filter.size() == 0) {
+  if (gy.size() == 0 || filter.size() == 0) {
     gx.fill(0.0);
   } else {
-    run_pass(Pass::backward_data, grad, filter, gx, g, order == MemoryOrder::channels_last);
+    const auto [image, output] = dnn_shapes(gx_shape, gy.shape(), w.shape(), g);
+    run_into(Pass::backward_data, extended(gy, output, order), filter, gx, image, g, order);
   }
   if (b.defined()) add_bias(b, gx);
   return gx;
@@ -281,14 +317,15 @@ Array conv2d_backward_data(const Array& gy, const Array& w, const Array& b, cons
 
 Array conv2d_backward_filter(const Array& x, const Array& gy, const Conv2dGeometry& g, const Shape& gw_shape) {
   require_on(x.device(), {&x, &gy}, "conv2d_backward_filter");
-  const MemoryOrder order = pass_order(x);
-  const Array input = in_order(x, order), grad = in_order(gy, order);
+  const MemoryOrder order = dnn_pass_order(x);
   Array gw = empty_in_order(gw_shape, order, x.dtype(), x.device());
   if (gw.size() == 0) return gw;
-  if (input.size() == 0 || grad.size() == 0) {
+  if (x.size() == 0 || gy.size() == 0) {
     gw.fill(0.0);
   } else {
-    run_pass(Pass::backward_filter, input, gw, grad, g, order == MemoryOrder::channels_last);
+    const auto [image, output] = dnn_shapes(x.shape(), gy.shape(), gw_shape, g);
+    run_pass(Pass::backward_filter, extended(x, image, order), gw, extended(gy, output, order), g,
+             order == MemoryOrder::channels_last);
   }
   return gw.contiguous();  // the contract's row-major filter gradient
 }

@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""The device matrix: every recipe trains on a device as on the CPU, in every compute dtype and model.
+For each recipe named, each --dtype (float32, float16, bfloat16) and each model of its fashion_mnist
+preset (mlp, resnet20), two epochs of a tiny IDX set (2 iterations each) under mpiexec -n 2, once with
+--device cpu and once on DEVICE: the logs agree entry by entry (timings aside) within the dtype's
+tolerance, which is 0 for loopback:N (the CPU's kernels behind the device seam, as a GPU's arrays are:
+parameters, batches, gradients and their all-reduce, batch statistics, evaluation and snapshots) and
+float32 or half precision's reordered sums on a GPU. Then, per recipe and dtype, the device's first
+snapshot resumes on the CPU and the CPU's on the device, each to the uninterrupted run's last entry; and
+the first recipe once more with 4 KiB gradient buckets, double-buffered (buckets packed on the device).
+Usage: recipe_device_matrix.py MPIEXEC DEVICE RECIPE [RECIPE ...]"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+from idx_set import write_idx
+
+mpiexec, device, recipes = sys.argv[1], sys.argv[2], sys.argv[3:]
+TIMINGS = {"elapsed_time", "time_per_iteration"}
+DTYPES = ["float32", "float16", "bfloat16"]
+MODELS = ["mlp", "resnet20"]
+# Relative agreement of logged values between the CPU and DEVICE (0: equal).
+TOLERANCE = {"float32": 1e-4, "float16": 2e-2, "bfloat16": 5e-2}
+
+
+def run(recipe, data, out, on, *extra):
+    command = [mpiexec, "-n", "2", recipe, "--preset", "fashion_mnist", "--dataset", data, "--batchsize", "32",
+               "--epoch", "2", "--eval-batchsize", "16", "--threads", "1", "--no-progress", "--device", on,
+               "--out", out] + list(extra)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+    with open(os.path.join(out, "log")) as f:
+        return [{k: v for k, v in entry.items() if k not in TIMINGS} for entry in json.load(f)]
+
+
+def differences(cpu, other, tolerance):
+    """The entries and keys whose values differ beyond `tolerance` (relative, at least 1 in scale)."""
+    if len(cpu) != len(other):
+        return [f"{len(cpu)} entries against {len(other)}"]
+    found = []
+    for index, (a, b) in enumerate(zip(cpu, other)):
+        if a.keys() != b.keys():
+            found.append(f"entry {index}: keys {sorted(a)} against {sorted(b)}")
+            continue
+        for key, value in a.items():
+            theirs = b[key]
+            if tolerance == 0 or not isinstance(value, float):
+                same = value == theirs
+            else:
+                same = math.isfinite(theirs) and abs(value - theirs) <= tolerance * max(1.0, abs(value))
+            if not same:
+                found.append(f"entry {index} {key}: cpu {value}, {device} {theirs}")
+    return found
+
+
+def first_snapshot(directory):
+    names = [f for f in os.listdir(directory) if f.startswith("snapshot_iter_")]
+    assert names, f"{directory}: no snapshot written"
+    return os.path.join(directory, min(names, key=lambda f: int(f.rsplit("_", 1)[1])))
+
+
+def main():
+    tolerance_of = (lambda dtype: 0) if device.startswith("loopback") else TOLERANCE.get
+    with tempfile.TemporaryDirectory() as work:
+        data = os.path.join(work, "data")
+        os.makedirs(data)
+        write_idx(data, "train", 64)
+        write_idx(data, "t10k", 32)
+        failures = []
+        for recipe in recipes:
+            name = os.path.basename(recipe)
+            for dtype in DTYPES:
+                for model in MODELS:
+                    case = f"{name} {dtype} {model}"
+                    flags = ["--dtype", dtype, "--model", model]
+                    tag = f"{name}_{dtype}_{model}"
+                    on_cpu = run(recipe, data, os.path.join(work, tag + "_cpu"), "cpu", *flags)
+                    on_device = run(recipe, data, os.path.join(work, tag + "_device"), device, *flags)
+                    assert len(on_cpu) == 2 and "validation/main/accuracy" in on_cpu[-1], on_cpu
+                    assert all(math.isfinite(e["main/loss"]) for e in on_cpu), f"{case}: loss not finite: {on_cpu}"
+                    found = differences(on_cpu, on_device, tolerance_of(dtype))
+                    failures += [f"{case}: {d}" for d in found]
+                    print(f"{case}: {'equal' if not found else 'DIFFERENT'} on cpu and {device}"
+                          f" (main/loss {on_cpu[-1]['main/loss']:.6f})", flush=True)
+                    if model != MODELS[-1]:
+                        continue
+                    # Snapshots cross devices both ways.
+                    for source, target in (("device", "cpu"), ("cpu", device)):
+                        snapshot = first_snapshot(os.path.join(work, f"{tag}_{source}"))
+                        resumed = run(recipe, data, os.path.join(work, f"{tag}_{source}_resumed"), target, *flags,
+                                      "--resume", snapshot)
+                        reference = on_cpu if target == "cpu" else on_device
+                        found = differences(reference[-1:], resumed[-1:], tolerance_of(dtype))
+                        failures += [f"{case} resumed on {target} from the {source}'s snapshot: {d}" for d in found]
+                        print(f"{case}: the {source}'s {os.path.basename(snapshot)} resumed on {target}: "
+                              f"{'equal' if not found else 'DIFFERENT'}", flush=True)
+        # Small buckets packed on the device, double-buffered: still the CPU's numbers.
+        buckets = ["--bucket-bytes", "4096", "--double-buffering"]
+        on_cpu = run(recipes[0], data, os.path.join(work, "buckets_cpu"), "cpu", *buckets)
+        on_device = run(recipes[0], data, os.path.join(work, "buckets_device"), device, *buckets)
+        found = differences(on_cpu, on_device, tolerance_of("float32"))
+        failures += [f"4 KiB buckets, double-buffered: {d}" for d in found]
+        print(f"{os.path.basename(recipes[0])} with 4 KiB buckets, double-buffered: "
+              f"{'equal' if not found else 'DIFFERENT'} on cpu and {device}")
+        assert not failures, "\n".join(failures)
+
+
+main()
