@@ -25,15 +25,16 @@ struct Options {
   std::string device = "cpu";     // --device NAME: where the model and inputs live (kusari programs)
   int batch = 0;                  // --batch N: the batch size (0: the program's own)
   bool channels_last = false;     // --channels-last 0|1: image inputs in channels-last order (kusari programs)
+  bool profile = false;           // --profile 0|1: the profiler's report of the timed steps (kusari programs)
 };
 
-// Reads --threads, --warmup, --steps, --seconds, --dtype, --device, --batch and --channels-last over
+// Reads --threads, --warmup, --steps, --seconds, --dtype, --device, --batch, --channels-last and --profile over
 // `defaults`; --help prints them and exits 0,
 // anything else (an unknown flag, a missing or malformed value) exits 2 with a message on stderr.
 inline Options parse_options(int argc, char** argv, Options defaults = {}) {
   const char* usage =
       "flags: --threads N, --warmup STEPS, --steps LEAST_TIMED_STEPS, --seconds LEAST_TIMED_SECONDS, --dtype NAME, "
-      "--device cpu|cuda:N|loopback:N, --batch N, --channels-last 0|1";
+      "--device cpu|cuda:N|loopback:N, --batch N, --channels-last 0|1, --profile 0|1";
   Options options = defaults;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
@@ -64,6 +65,8 @@ inline Options parse_options(int argc, char** argv, Options defaults = {}) {
         options.batch = std::stoi(value);
       } else if (flag == "--channels-last") {
         options.channels_last = std::stoi(value) != 0;
+      } else if (flag == "--profile") {
+        options.profile = std::stoi(value) != 0;
       } else {
         fail("unknown flag " + flag);
       }

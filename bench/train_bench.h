@@ -75,7 +75,15 @@ inline double train_benchmark(const std::string& name, const std::shared_ptr<lin
   std::string full_name = dtype == Dtype::float32 ? name : name + "_" + options.dtype;
   if (device.type != DeviceType::cpu) full_name += device.type == DeviceType::cuda ? "_cuda" : "_loopback";
   if (options.channels_last) full_name += "_channels_last";
-  return time_steps(full_name, x.shape()[0], step, options, suffix);
+  if (!options.profile) return time_steps(full_name, x.shape()[0], step, options, suffix);
+  // The warm-up outside the profiler's window; the timed steps inside it (timed with the profiler on).
+  for (int i = 0; i < options.warmup; ++i) step();
+  profiler::start();
+  const double ms = time_steps(full_name + "_profiled", x.shape()[0], step, 0, options.min_steps, options.seconds,
+                               suffix);
+  profiler::stop();
+  std::printf("%s", profiler::report().c_str());
+  return ms;
 }
 
 // The " peak_device_mb=N" suffix: the most memory the CUDA allocator held at once, in MiB.

@@ -12,6 +12,7 @@
 #include <kusari/core/memory_order.h>
 #include <kusari/core/object_pool.h>
 #include <kusari/core/parallel.h>
+#include <kusari/core/profiler.h>
 #include <kusari/core/random.h>
 #include <kusari/core/serializer.h>
 #include <kusari/core/shape.h>

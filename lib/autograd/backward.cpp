@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <queue>
 
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/autograd/function_node.h>
+#include <kusari/core/profiler.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari {
@@ -174,6 +176,8 @@ void backward(const std::vector<Variable>& outputs, const std::vector<Variable>&
     }
     std::vector<Variable> grad_inputs;
     if (any_grad && !targets.empty()) {
+      std::optional<profiler::Scope> scope;  // the label is made only while the profiler records
+      if (profiler::active()) scope.emplace(profiler::ScopeKind::function, f->label(), " backward");
       grad_inputs = f->backward(targets, grad_outputs);
       if (grad_inputs.size() != targets.size()) {
         throw ValueError(cat(f->label(), ".backward: expected ", targets.size(), " gradients, got ",

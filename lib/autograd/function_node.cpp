@@ -1,8 +1,10 @@
 #include <kusari/autograd/function_node.h>
 
 #include <algorithm>
+#include <optional>
 
 #include <kusari/autograd/backprop_mode.h>
+#include <kusari/core/profiler.h>
 
 namespace kusari {
 
@@ -15,7 +17,12 @@ std::vector<Variable> FunctionNode::apply(const std::vector<Variable>& inputs) {
     arrays.push_back(inputs[i].data());
     requires_grad = requires_grad || inputs[i].requires_grad();
   }
-  std::vector<Array> results = forward(arrays);
+  std::vector<Array> results;
+  {
+    std::optional<profiler::Scope> scope;  // the label is made only while the profiler records
+    if (profiler::active()) scope.emplace(profiler::ScopeKind::function, label(), " forward");
+    results = forward(arrays);
+  }
   const bool record = requires_grad && is_backprop_enabled();
   std::vector<Variable> outputs;
   outputs.reserve(results.size());

@@ -2,9 +2,11 @@
 
 #include <kusari/core/timeline.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -28,6 +30,7 @@ struct Recorder {
   int rank = 0;
   Clock::time_point origin = Clock::now();
   std::atomic<int> next_thread{0};
+  std::map<std::string, int> lanes;  // device lanes by name, numbered from kFirstLane
 
   static Recorder& instance() {
     static Recorder* recorder = [] {
@@ -38,6 +41,9 @@ struct Recorder {
     return *recorder;
   }
 };
+
+// The thread id of the first device lane (host threads take small ids from 0).
+constexpr int kFirstLane = 1000;
 
 // A small id per thread, in the order threads first record.
 int thread_id() {
@@ -95,6 +101,10 @@ void flush() {
   }
   std::fprintf(file, "[\n");
   std::fprintf(file, R"({"name": "process_name", "ph": "M", "pid": %d, "args": {"name": "rank %d"}})", r.rank, r.rank);
+  for (const auto& [lane, id] : r.lanes) {
+    std::fprintf(file, ",\n" R"({"name": "thread_name", "ph": "M", "pid": %d, "tid": %d, "args": {"name": "%s"}})",
+                 r.rank, id, escaped(lane).c_str());
+  }
   for (const Event& e : r.events) {
     std::fprintf(file, ",\n" R"({"name": "%s", "cat": "kusari", "ph": "X", "ts": %lld, "dur": %lld, "pid": %d, "tid": %d})",
                  escaped(e.name).c_str(), static_cast<long long>(e.start_us), static_cast<long long>(e.duration_us),
@@ -105,6 +115,17 @@ void flush() {
   if (!written || std::rename(temporary.c_str(), name.c_str()) != 0) {
     std::fprintf(stderr, "kusari: KUSARI_TIMELINE: cannot write %s\n", name.c_str());
   }
+}
+
+void add_device_event(std::string name, Clock::time_point start, std::chrono::nanoseconds duration,
+                      const std::string& lane) {
+  if (!enabled()) return;
+  Recorder& r = Recorder::instance();
+  std::lock_guard lock(r.mutex);
+  const int id = r.lanes.emplace(lane, kFirstLane + static_cast<int>(r.lanes.size())).first->second;
+  const int64_t start_us = std::chrono::duration_cast<std::chrono::microseconds>(start - r.origin).count();
+  const int64_t duration_us = std::chrono::duration_cast<std::chrono::microseconds>(duration).count();
+  r.events.push_back({std::move(name), start_us, std::max<int64_t>(duration_us, 1), id});
 }
 
 void Span::begin(std::string name) {

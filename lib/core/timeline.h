@@ -10,6 +10,7 @@
 
 #include <kusari/core/api.h>
 #include <kusari/core/error.h>
+#include <kusari/core/profiler.h>
 
 namespace kusari::timeline {
 
@@ -21,12 +22,18 @@ KUSARI_API void set_rank(int rank);
 // (it runs at exit too, and later events reopen the array).
 KUSARI_API void flush();
 
-// Work on this thread from construction to destruction.
+// Work that ran on a device from `start` (the host's steady clock) for `duration`, in the lane named
+// `lane` ("cuda:0 stream 7"; one lane per name, below the host threads). Nothing without the timeline.
+KUSARI_API void add_device_event(std::string name, std::chrono::steady_clock::time_point start,
+                                 std::chrono::nanoseconds duration, const std::string& lane);
+
+// Work on this thread from construction to destruction; also a phase of the profiler's.
 class KUSARI_API Span {
  public:
-  // Named cat(name...) ("backward"; "bucket ", 2, " allreduce"), formatted only when the timeline is on.
+  // Named cat(name...) ("backward"; "bucket ", 2, " allreduce"), formatted only when the timeline is on
+  // (or the profiler records).
   template <class... Parts>
-  explicit Span(const Parts&... name) {
+  explicit Span(const Parts&... name) : phase_(profiler::ScopeKind::phase, name...) {
     if (enabled()) begin(cat(name...));
   }
   ~Span();
@@ -35,6 +42,7 @@ class KUSARI_API Span {
 
  private:
   void begin(std::string name);
+  profiler::Scope phase_;
   std::string name_;
   std::chrono::steady_clock::time_point start_;
   bool active_ = false;

@@ -15,6 +15,7 @@
 #include <kusari/training/multi_node_snapshot.h>
 #include <kusari/training/plot_report.h>
 #include <kusari/training/print_report.h>
+#include <kusari/training/profile_report.h>
 #include <kusari/training/progress_bar.h>
 #include <kusari/training/reporter.h>
 #include <kusari/training/schedule_shift.h>

@@ -117,6 +117,7 @@ void extend_reports(T::Trainer& trainer, const Settings& s) {
   if (s.classes > 5) columns.push_back("validation/main/accuracy_top5");
   for (const char* key : {"lr", "time_per_iteration", "elapsed_time"}) columns.push_back(key);
   trainer.extend(std::make_shared<T::PrintReport>(columns));
+  if (s.profile > 0) trainer.extend(std::make_shared<T::ProfileReport>(kProfileWarmup, s.profile));
   if (s.progress) trainer.extend(std::make_shared<T::ProgressBar>());
 }
 

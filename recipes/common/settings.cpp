@@ -43,6 +43,10 @@ void add_run_flags(CLI::App& app, Settings& s) {
             "stop after N iterations (0: run every epoch; the schedules still follow --epoch)", nonnegative_integer());
   add_value(app, "--log-interval", s.log_interval, "a log entry every N iterations (0: every epoch)",
             nonnegative_integer());
+  add_value(app, "--profile", s.profile,
+            "profile N iterations after " + std::to_string(kProfileWarmup) +
+                " of warm-up: GPU kernels and host time by kusari function, into profile.txt (0: off)",
+            nonnegative_integer());
   app.add_option("-o,--out", s.out, "output directory (log, plots, snapshots, args.json)")->capture_default_str();
   app.add_option("--resume", s.resume, "continue from this snapshot");
   add_switch(app, "autoload", s.autoload, "continue from the newest snapshot under --out, if any");

@@ -12,6 +12,9 @@ namespace kusari::recipes {
 // The two scales every recipe runs at: the paper's ImageNet setting and a small one on Fashion-MNIST.
 enum class Preset { imagenet, fashion_mnist };
 
+// Iterations run before --profile's window opens (cuDNN's algorithm choice, the allocator's growth).
+constexpr int64_t kProfileWarmup = 3;
+
 // The preset named `name` ("imagenet" or "fashion_mnist"); throws FlagError otherwise.
 Preset preset_from_name(const std::string& name);
 
@@ -23,6 +26,7 @@ struct Settings {
   double epoch = 90;                 // passes over the training set (fractions allowed)
   int64_t max_iterations = 0;        // > 0: stop after this many iterations (schedules still follow epoch)
   int64_t log_interval = 0;          // > 0: a log entry every this many iterations (else every epoch)
+  int64_t profile = 0;               // > 0: profile this many iterations after kProfileWarmup
   std::string out = "result";        // rank 0 writes log, plots, snapshots and args.json here
   std::string resume;                // a snapshot to continue from
   bool autoload = false;             // continue from the newest snapshot under out, if any

@@ -1,4 +1,4 @@
-// Installs the CUDA backend: its allocator and each area's kernels.
+// Installs the CUDA backend: its allocator, each area's kernels and the profiler's device tracer.
 
 #include <kusari/core/allocator.h>
 #include <kusari/kernels/cuda/detail/allocator.h>
@@ -18,6 +18,7 @@ void register_cuda_backend() {
   register_batch_norm_kernels();
   register_pooling_kernels();
   register_convolution_kernels();
+  register_profiler_tracer();
 }
 
 }  // namespace kusari::kernels::cuda

@@ -26,7 +26,9 @@ void register_batch_norm_kernels();
 void register_pooling_kernels();
 // Convolution forward, data and filter gradients through cuDNN (convolution.cpp).
 void register_convolution_kernels();
-// The allocator and every area's kernels.
+// The profiler's device tracer, through CUPTI (profiler_cupti.cpp).
+void register_profiler_tracer();
+// The allocator, every area's kernels and the profiler's device tracer.
 void register_cuda_backend();
 
 }  // namespace kusari::kernels::cuda
