@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include <kusari/core/detail/device_tracer.h>
 #include <kusari/core/detail/profile.h>
 #include <kusari/core/profiler.h>
 #include <kusari/core/timeline.h>
@@ -162,4 +163,61 @@ TEST_CASE("a function scope's calls and time, and a phase's time around it, add 
   CHECK(calls_in(text, "update") == 1);
   CHECK(calls_in(text, "Inner forward") == -1);
   CHECK(calls_in(text, "bucket 1 pack") == -1);
+}
+
+namespace {
+
+// A device tracer that records the attributions pushed and reports one kernel launched under each.
+class FakeTracer final : public DeviceTracer {
+ public:
+  uint64_t start() override { return 1'000; }
+  uint64_t stop(Recording& into) override {
+    for (size_t i = 0; i < launched.size(); ++i) {
+      const auto correlation = static_cast<uint32_t>(i + 1);
+      into.device.push_back({ActivityKind::kernel, "_Z6kernelv", 1'000 + 100 * i, 1'050 + 100 * i, 0, 7, 0,
+                             correlation});
+      into.attribution_of_launch[correlation] = launched[i];
+    }
+    return 1'000 + 100 * launched.size();
+  }
+  void push(uint64_t attribution) override {
+    stack.push_back(attribution);
+    launched.push_back(attribution);  // as if the scope launched one kernel
+  }
+  void pop() override {
+    REQUIRE_FALSE(stack.empty());
+    stack.pop_back();
+  }
+  int64_t clock_offset_ns() override { return 0; }
+  std::vector<uint64_t> stack, launched;
+};
+
+}  // namespace
+
+TEST_CASE("a device tracer receives each attribution while it records, and its kernels join the report") {
+  FakeTracer tracer;
+  set_device_tracer(&tracer);
+  {
+    const profiler::Scope before(profiler::ScopeKind::phase, "before");  // not recording: nothing pushed
+    profiler::start();
+    {
+      const profiler::Scope phase(profiler::ScopeKind::phase, "update");
+      CHECK(tracer.stack.size() == 1);
+      const profiler::Scope function(profiler::ScopeKind::function, "Step forward");
+      const profiler::Scope nested(profiler::ScopeKind::function, "Inner forward");  // keeps Step's attribution
+      CHECK(tracer.stack.size() == 2);
+    }
+    CHECK(tracer.stack.empty());
+    profiler::stop();
+  }
+  CHECK(tracer.stack.empty());  // "before" popped nothing it had not pushed
+  set_device_tracer(nullptr);
+  const std::string text = profiler::report();
+  INFO(text);
+  CHECK(text.find("cuda:0 busy 50.0%") != std::string::npos);  // two 50 ns kernels in a 200 ns window
+  CHECK(text.find("GPU time by kusari function") != std::string::npos);
+  const size_t gpu = text.find("GPU time by kusari function");
+  CHECK(calls_in(text.substr(gpu), "Step forward") == 1);
+  CHECK(calls_in(text.substr(gpu), "update") == 1);
+  CHECK(text.find("kernel()") != std::string::npos);
 }
