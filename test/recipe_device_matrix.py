@@ -9,7 +9,10 @@ float32 or half precision's reordered sums on a GPU (there only the losses and t
 compared: a tiny validation set's accuracy moves in steps of 1/16). Then, per recipe and dtype, the
 device's first snapshot resumes on the CPU and the CPU's on the device, each to the uninterrupted run's
 last entry; and the first recipe once more with 4 KiB gradient buckets, double-buffered (buckets packed
-on the device). MPIEXEC "-" runs one process without mpiexec (the GPU machine has none).
+on the device). The imagenet preset's models go through jia2018 (the recipe that offers all three) on
+tiny RGB JPEGs at --crop-size 64: ResNet-50 in float32 and float16, AlexNet-BN and AlexNet-pool5-BN in
+float32 (on 2 cores, CPU half precision makes AlexNet's fully connected layers a minute a run; the GPU
+check runs them in float16). MPIEXEC "-" runs one process without mpiexec (the GPU machine has none).
 Usage: recipe_device_matrix.py MPIEXEC DEVICE RECIPE [RECIPE ...]"""
 import json
 import math
@@ -28,11 +31,18 @@ MODELS = ["mlp", "resnet20"]
 TOLERANCE = {"float32": 5e-3, "float16": 5e-2, "bfloat16": 1e-1}
 
 
+IMAGENET_MODELS = [("resnet50", ["float32", "float16"]), ("alexnet_bn", ["float32"]),
+                   ("alexnet_pool5_bn", ["float32"])]
+
+
 def run(recipe, data, out, on, *extra):
+    """A run of `recipe` on `on`: the fashion_mnist preset over the IDX set `data`, or the flags in
+    `extra` (which then name their preset and data); its log without the timings."""
     launcher = [] if mpiexec == "-" else [mpiexec, "-n", "2"]
-    command = launcher + [recipe, "--preset", "fashion_mnist", "--dataset", data, "--batchsize", "32",
-               "--epoch", "2", "--eval-batchsize", "16", "--threads", "1", "--no-progress", "--device", on,
-               "--out", out] + list(extra)
+    preset = [] if "--preset" in extra else ["--preset", "fashion_mnist", "--dataset", data, "--batchsize", "32",
+                                               "--eval-batchsize", "16"]
+    command = launcher + [recipe] + preset + ["--epoch", "2", "--threads", "1", "--no-progress", "--device", on,
+                                              "--out", out] + list(extra)
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
     with open(os.path.join(out, "log")) as f:
@@ -59,6 +69,22 @@ def differences(cpu, other, tolerance):
             if not same:
                 found.append(f"entry {index} {key}: cpu {value}, {device} {theirs}")
     return found
+
+
+def write_jpegs(directory):
+    """Four training and two validation RGB JPEGs of 80x64 pixels, labels below 10, with list files."""
+    from PIL import Image
+    for split, count in (("train", 4), ("val", 2)):
+        os.makedirs(os.path.join(directory, split), exist_ok=True)
+        lines = []
+        for i in range(count):
+            image = Image.new("RGB", (80, 64), (40 * i % 256, 90 + 30 * i % 166, 200 - 25 * i))
+            image.paste((255, 255, 255), (0, 0, 10 + 15 * i, 20))
+            path = f"{split}/{i}.JPEG"
+            image.save(os.path.join(directory, path), quality=90)
+            lines.append(f"{path} {i % 10}")
+        with open(os.path.join(directory, split + ".txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
 
 
 def first_snapshot(directory):
@@ -102,6 +128,25 @@ def main():
                         failures += [f"{case} resumed on {target} from the {source}'s snapshot: {d}" for d in found]
                         print(f"{case}: the {source}'s {os.path.basename(snapshot)} resumed on {target}: "
                               f"{'equal' if not found else 'DIFFERENT'}", flush=True)
+        # The imagenet preset's models, through jia2018.
+        jia = [r for r in recipes if os.path.basename(r) == "jia2018"]
+        if jia:
+            images = os.path.join(work, "images")
+            write_jpegs(images)
+            for model, dtypes in IMAGENET_MODELS:
+                for dtype in dtypes:
+                    case = f"jia2018 imagenet {model} {dtype}"
+                    flags = ["--preset", "imagenet", "--train", os.path.join(images, "train.txt"), "--val",
+                             os.path.join(images, "val.txt"), "--root", images, "--crop-size", "64", "--classes",
+                             "10", "--batchsize", "4", "--eval-batchsize", "1", "--model", model, "--dtype", dtype]
+                    tag = f"imagenet_{model}_{dtype}"
+                    on_cpu = run(jia[0], data, os.path.join(work, tag + "_cpu"), "cpu", *flags)
+                    on_device = run(jia[0], data, os.path.join(work, tag + "_device"), device, *flags)
+                    assert all(math.isfinite(e["main/loss"]) for e in on_cpu), f"{case}: loss not finite: {on_cpu}"
+                    found = differences(on_cpu, on_device, tolerance_of(dtype))
+                    failures += [f"{case}: {d}" for d in found]
+                    print(f"{case}: {'equal' if not found else 'DIFFERENT'} on cpu and {device}"
+                          f" (main/loss {on_cpu[-1]['main/loss']:.6f})", flush=True)
         # Small buckets packed on the device, double-buffered: still the CPU's numbers.
         buckets = ["--bucket-bytes", "4096", "--double-buffering"]
         on_cpu = run(recipes[0], data, os.path.join(work, "buckets_cpu"), "cpu", *buckets)

@@ -3,6 +3,7 @@
 
 #include "testing.h"
 
+#include <cmath>
 #include <filesystem>
 #include <unistd.h>
 
@@ -81,6 +82,14 @@ TEST_CASE("loopback memory comes from its own allocator") {
     CHECK(allocator_for(DeviceType::cpu).stats().bytes_in_use == host_before);
   }
   CHECK(allocator_for(DeviceType::loopback).stats().bytes_in_use == loopback_before);
+}
+
+TEST_CASE("loopback memory is handed out as NaN, so an unwritten output cannot pass for a result") {
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
+    INFO(dtype_name(dtype));
+    for (const double v : Array::empty({3, 5}, dtype, loopback).to_vector<double>()) CHECK(std::isnan(v));
+  }
+  CHECK(Array::empty({4}, Dtype::int32, loopback).to_vector<int64_t>() == std::vector<int64_t>(4, -1));
 }
 
 TEST_CASE("the host reads loopback memory only through a transfer") {

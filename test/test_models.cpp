@@ -197,7 +197,13 @@ TEST_CASE("ResNet-50 runs on a small input in evaluation mode") {
 }
 
 TEST_CASE("AlexNet and AlexNet-BN have the parameter counts of their layouts") {
-  const M::AlexNet& net = alexnet();
+  M::AlexNet& net = alexnet();
+  CHECK_FALSE(net.child<L::Linear>("fc6")->is_initialized("W"));  // shaped by the first images
+  {
+    auto no_graph = no_backprop_mode();
+    net(Variable(random({1, 3, 224, 224}, 7, Dtype::float32)));
+    alexnet_bn()(Variable(random({1, 3, 224, 224}, 7, Dtype::float32)));
+  }
   // conv1 96*3*11*11 + 96 = 34944; conv2 256*96*5*5 + 256 = 614656; conv3 384*256*3*3 + 384 = 885120;
   // conv4 384*384*3*3 + 384 = 1327488; conv5 256*384*3*3 + 256 = 884992; fc6 4096*9216 + 4096 = 37752832;
   // fc7 4096*4096 + 4096 = 16781312; fc8 1000*4096 + 1000 = 4097000. Sum: 62378344.
@@ -213,6 +219,10 @@ TEST_CASE("AlexNet and AlexNet-BN have the parameter counts of their layouts") {
 
 TEST_CASE("AlexNetPool5BN is AlexNet without LRN and with one batch normalization, after pool5") {
   M::AlexNetPool5BN& net = alexnet_pool5_bn();
+  {
+    auto no_graph = no_backprop_mode();
+    net(Variable(random({1, 3, 224, 224}, 8, Dtype::float32)));
+  }
   // AlexNet's 62378344 parameters (biased convolutions) plus bn_pool5's 2 x 256.
   CHECK(net.count_params() == 62378344 + 512);
   CHECK(net.namedparams().size() == 16 + 2);

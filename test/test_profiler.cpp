@@ -29,13 +29,6 @@ const Row& row(const std::vector<Row>& rows, const std::string& name) {
   return rows.front();
 }
 
-bool has_row(const std::vector<Row>& rows, const std::string& name) {
-  for (const Row& r : rows) {
-    if (r.name == name) return true;
-  }
-  return false;
-}
-
 // The calls column of the report's row named `name` (-1 when there is none).
 long long calls_in(const std::string& report, const std::string& name) {
   const std::string start = "\n  " + name + " ";

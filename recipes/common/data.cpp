@@ -25,9 +25,9 @@ D::BadImagePolicy bad_image_policy(const Settings& s) {
   return s.on_bad_image == "skip" ? D::BadImagePolicy::skip : D::BadImagePolicy::error;
 }
 
-// The papers' augmentation at 224 (training: random-resized-crop and flip, drawn from a stream of
-// this rank's own; evaluation: shorter side 256, centre crop), or for the small preset the images as
-// they are, one channel.
+// The papers' augmentation at --crop-size, 224 by default (training: random-resized-crop and flip,
+// drawn from a stream of this rank's own; evaluation: shorter side 256 for 224, centre crop), or for the
+// small preset the images as they are, one channel.
 D::ImageOptions image_options(const Settings& s, bool train, int rank) {
   D::ImageOptions options;
   options.on_bad_image = bad_image_policy(s);
@@ -35,7 +35,7 @@ D::ImageOptions image_options(const Settings& s, bool train, int rank) {
     options.channels = 1;
     return options;
   }
-  options.crop_height = options.crop_width = 224;
+  options.crop_height = options.crop_width = s.crop_size;
   options.mean = kImagenetMean;
   options.stddev = kImagenetStddev;
   if (train) {
@@ -44,7 +44,7 @@ D::ImageOptions image_options(const Settings& s, bool train, int rank) {
     // Shards index their examples from 0: without the rank every rank would draw the same crops.
     options.seed = static_cast<uint64_t>(s.seed) * 1000003 + static_cast<uint64_t>(rank);
   } else {
-    options.resize_shorter = 256;
+    options.resize_shorter = (s.crop_size * 256 + 112) / 224;  // 256 for 224, rounded to nearest
   }
   return options;
 }

@@ -102,6 +102,10 @@ void add_data_flags(CLI::App& app, Settings& s) {
             nonnegative_integer());
   add_value(app, "--on-bad-image", s.on_bad_image, "an undecodable image stops the run (error) or is skipped",
             one_of({"error", "skip"}));
+  add_value(app, "--crop-size", s.crop_size,
+            "imagenet preset: training crops and evaluation centre crops of N x N (evaluation resizes the "
+            "shorter side to N x 256 / 224 first)",
+            positive_integer());
   add_value(app, "--eval-batchsize", s.eval_batchsize, "examples per rank per evaluation batch", positive_integer());
   add_value(app, "--eval-interval", s.eval_interval, "evaluate every N epochs (and at the end)", positive_number());
 }

@@ -53,6 +53,7 @@ struct Settings {
   std::string dataset;               // IDX data: {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]
   std::string in_memory = "off";     // off, compressed (file bytes in RAM) or decoded
   int64_t cache_decoded = 0;         // decoded in-memory images' shorter side (implies decoded)
+  int64_t crop_size = 224;           // imagenet preset: the square the images are cropped to
   std::string on_bad_image = "error";  // error or skip
   int64_t classes = 1000;            // output classes
   std::string model = "resnet50";

@@ -7,9 +7,11 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include <kusari/kernels/cuda/detail/block_cache.h>
 #include <kusari/kernels/cuda/detail/check.h>
@@ -70,11 +72,28 @@ struct DeviceCache {
   std::atomic<BlockCache*> ready{nullptr};  // set once cache is made, for readers outside the once-call
 };
 
+// Whether KUSARI_POISON=1 asks for every block handed out, fresh or reused, to be filled with 0xff
+// bytes first (NaN in every floating dtype), so that a kernel that leaves its output unwritten fails a
+// comparison instead of passing on a previous result or zeros.
+bool poison_blocks() {
+  static const bool on = [] {
+    const char* value = std::getenv("KUSARI_POISON");
+    return value && std::string(value) == "1";
+  }();
+  return on;
+}
+
 class CudaAllocator final : public Allocator {
  public:
   void* allocate(const Device& device, size_t nbytes) override {
     require_device(device, "allocate");
-    return cache_of(device.index).take(nbytes, current_stream(device.index));
+    const cudaStream_t stream = current_stream(device.index);
+    void* block = cache_of(device.index).take(nbytes, stream);
+    if (poison_blocks() && nbytes > 0) {
+      DeviceGuard guard(device.index);
+      check(cudaMemsetAsync(block, 0xff, nbytes, stream), "cudaMemsetAsync (KUSARI_POISON)");
+    }
+    return block;
   }
   // Called from ~Storage, so it cannot throw: a block the device could not take back (its context lost,
   // an event not recorded) is reported and left unused.

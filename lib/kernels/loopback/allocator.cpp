@@ -1,8 +1,11 @@
 // The loopback device's allocator: host memory of its own, counted apart from the host pool's, every
-// block freed at once (no cache, so a leak or a use after free shows in the counters and sanitizers).
+// block freed at once (no cache, so a leak or a use after free shows in the counters and sanitizers)
+// and handed out filled with 0xff bytes (NaN in every floating dtype), so that a routine that leaves
+// its output unwritten fails the suites rather than passing on zeros.
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 
@@ -18,6 +21,7 @@ class LoopbackAllocator final : public Allocator {
     const size_t rounded = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     if (!p) throw std::bad_alloc();
+    std::memset(p, 0xff, rounded);
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.bytes_in_use += static_cast<int64_t>(nbytes);
     stats_.fresh_allocations += 1;

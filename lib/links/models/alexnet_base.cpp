@@ -19,7 +19,7 @@ AlexNetBase::AlexNetBase(int64_t n_classes, bool conv_bias) {
         Convolution2DOptions(s.in, s.out, s.ksize).stride(s.stride).pad(s.pad).nobias(!conv_bias));
     add_link("conv" + std::to_string(i + 1), convs_[i]);
   }
-  fc6_ = std::make_shared<Linear>(256 * 6 * 6, 4096);
+  fc6_ = std::make_shared<Linear>(LinearOptions(4096));  // its input size from the first images (Chainer's None)
   fc7_ = std::make_shared<Linear>(4096, 4096);
   fc8_ = std::make_shared<Linear>(4096, n_classes);
   add_link("fc6", fc6_);

@@ -15,7 +15,9 @@ namespace kusari::links::models {
 // Krizhevsky et al. (2012) without the two-GPU split: conv1 96 11x11/4, conv2 256 5x5 pad 2, conv3 384,
 // conv4 384 and conv5 256 3x3 pad 1, 3x3/2 max pooling after the (normalised) conv1, conv2 and conv5,
 // fc6 9216 -> 4096, fc7 4096 -> 4096 and fc8 4096 -> n_classes, with dropout 0.5 after fc6 and fc7 in
-// training. The input is (N, 3, 227, 227) (224 works too: both give 6x6 maps before fc6).
+// training. The input is (N, 3, 227, 227) (224 works too: both give 6x6 maps before fc6); fc6 takes its
+// input size from the first forward, as Chainer's Linear(None, 4096), so smaller images (a 64 x 64 crop
+// gives 1x1 maps, fc6 256 -> 4096) train too.
 class KUSARI_API AlexNetBase : public Chain {
  public:
   // The logits (N, n_classes).
