@@ -2,8 +2,9 @@
 """Writes a synthetic ImageNet-format set for the GPU check (scripts/gpu_check.sh): photograph-like
 500x375 (and 375x500) RGB JPEGs over 1000 classes, each a smooth colour field of its class with noise
 and a few shapes, and train.txt / val.txt of "relative/path label" lines, as the recipes' --train and
---val take them (paths relative to DIR, the recipes' --root).
+--val take them (paths relative to DIR, the recipes' --root); written on every core.
 Usage: synthetic_imagenet.py DIR TRAIN_IMAGES VAL_IMAGES"""
+import multiprocessing
 import os
 import sys
 
@@ -30,14 +31,19 @@ def image(rng, label):
     return picture
 
 
-def write(directory, split, count, rng):
-    lines = []
+def write_one(task):
+    """Writes image `index` of `split` (its own random stream: the set is the same on any core count)."""
+    directory, split, index, seed = task
+    label = index % CLASSES
+    path = f"{split}/{index:06d}.JPEG"
+    image(numpy.random.default_rng([seed, index]), label).save(os.path.join(directory, path), quality=88)
+    return f"{path} {label}"
+
+
+def write(directory, split, count, seed):
     os.makedirs(os.path.join(directory, split), exist_ok=True)
-    for i in range(count):
-        label = i % CLASSES
-        path = f"{split}/{i:06d}.JPEG"
-        image(rng, label).save(os.path.join(directory, path), quality=88)
-        lines.append(f"{path} {label}")
+    with multiprocessing.Pool() as pool:
+        lines = pool.map(write_one, [(directory, split, i, seed) for i in range(count)], chunksize=32)
     temporary = os.path.join(directory, split + ".txt.tmp")
     with open(temporary, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -48,9 +54,8 @@ def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
     directory, train, val = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    rng = numpy.random.default_rng(0)
-    write(directory, "train", train, rng)
-    write(directory, "val", val, rng)
+    write(directory, "train", train, 0)
+    write(directory, "val", val, 1)
 
 
 main()
