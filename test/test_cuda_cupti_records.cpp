@@ -99,3 +99,18 @@ TEST_CASE("copies are named by direction") {
   CHECK(copy_name(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP) == "memcpy PtoP");
   CHECK(copy_name(CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN) == "memcpy");
 }
+
+TEST_CASE("work still running at a forced flush (no end, or an end before its start) is left out") {
+  Recording r;
+  auto running = record_of<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  running.name = "k";
+  running.start = 5'000;
+  add_record(as_activity(&running), r);
+  auto copy = record_of<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+  copy.start = 9'000;
+  copy.end = 8'000;
+  add_record(as_activity(&copy), r);
+  auto api = record_of<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_DRIVER);  // an API call's record
+  add_record(as_activity(&api), r);
+  CHECK(r.device.empty());
+}

@@ -68,6 +68,7 @@ void close_interval(ThreadState& t, int64_t now) {
   t.entered = false;
   if (t.attribution == kOutside || !p.recording.load(std::memory_order_relaxed)) return;
   std::lock_guard lock(p.mutex);
+  if (!p.recording.load()) return;  // stopped meanwhile: past the window
   const int64_t start = std::max(t.since_ns, p.current.host_start_ns);
   if (now > start) p.current.host.push_back({t.attribution, start, now, first && start == t.since_ns});
 }
@@ -92,44 +93,82 @@ std::string launcher_rank() {
 }
 
 // KUSARI_PROFILE=1: a recording from the library's load, its report on stderr at exit.
-const bool profile_from_environment = [] {
-  const char* value = std::getenv("KUSARI_PROFILE");
-  if (!value || std::string(value) != "1") return false;
-  start();
-  std::atexit([] {
+bool profiling_from_environment() {
+  static const bool on = [] {
+    const char* value = std::getenv("KUSARI_PROFILE");
+    return value && std::string(value) == "1";
+  }();
+  return on;
+}
+
+// KUSARI_PROFILE's report, once (registered at the library's load and again once a device tracer has
+// started, so that it runs before the CUDA runtime and CUPTI tear themselves down at exit).
+void report_at_exit() {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return;
+  try {
     stop();
     std::fprintf(stderr, "%s%s", launcher_rank().c_str(), report().c_str());
-  });
+    timeline::flush();  // the device lanes stop() added, after the timeline's own flush at exit
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kusari: KUSARI_PROFILE: no report at exit: %s\n", e.what());
+  }
+}
+
+const bool profile_from_environment = [] {
+  if (!profiling_from_environment()) return false;
+  start();
+  std::atexit(report_at_exit);
   return true;
 }();
+
+// Starts `tracer` for the current recording (outside the profiler's lock: it may wait for devices).
+void start_tracer(Profiler& p, detail::DeviceTracer* tracer) {
+  const uint64_t device_start = tracer->start();
+  if (device_start == 0) return;
+  {
+    std::lock_guard lock(p.mutex);
+    p.current.device_start_ns = device_start;
+  }
+  p.tracing.store(tracer);
+  static std::once_flag registered;
+  if (profiling_from_environment()) std::call_once(registered, [] { std::atexit(report_at_exit); });
+}
 
 }  // namespace
 
 void start() {
   Profiler& p = Profiler::instance();
-  std::lock_guard lock(p.mutex);
-  p.current = detail::Recording{};
-  p.current.host_start_ns = now_ns();
-  p.tracing.store(nullptr);
-  if (detail::DeviceTracer* tracer = p.tracer.load()) {
-    p.current.device_start_ns = tracer->start();
-    if (p.current.device_start_ns != 0) p.tracing.store(tracer);
+  if (detail::DeviceTracer* previous = p.tracing.exchange(nullptr)) {
+    detail::Recording discarded;  // a recording started again: the old window's records go
+    previous->stop(discarded);
   }
-  p.recording.store(true);
+  {
+    std::lock_guard lock(p.mutex);
+    p.current = detail::Recording{};
+    p.current.host_start_ns = now_ns();
+    p.recording.store(true);
+  }
+  if (detail::DeviceTracer* tracer = p.tracer.load()) start_tracer(p, tracer);
 }
 
 void stop() {
   Profiler& p = Profiler::instance();
   if (!p.recording.load()) return;
-  close_interval(thread_state(), now_ns());
-  thread_state().since_ns = now_ns();
+  const int64_t now = now_ns();
+  close_interval(thread_state(), now);
+  thread_state().since_ns = now;
+  detail::DeviceTracer* tracer = p.tracing.exchange(nullptr);
+  detail::Recording device;
+  const uint64_t device_end = tracer ? tracer->stop(device) : 0;  // outside the lock: it waits for devices
   std::lock_guard lock(p.mutex);
   p.recording.store(false);
-  p.current.host_end_ns = now_ns();
-  if (detail::DeviceTracer* tracer = p.tracing.exchange(nullptr)) {
-    p.current.device_end_ns = tracer->stop(p.current);
-    if (timeline::enabled()) add_to_timeline(p.current, tracer->clock_offset_ns());
-  }
+  p.current.host_end_ns = now;
+  if (!tracer) return;
+  p.current.device_end_ns = device_end;
+  for (detail::DeviceActivity& a : device.device) p.current.device.push_back(std::move(a));
+  p.current.attribution_of_launch.merge(device.attribution_of_launch);
+  if (timeline::enabled()) add_to_timeline(p.current, tracer->clock_offset_ns());
 }
 
 bool active() { return Profiler::instance().recording.load(std::memory_order_relaxed); }
@@ -183,12 +222,8 @@ namespace detail {
 
 void set_device_tracer(DeviceTracer* tracer) {
   Profiler& p = Profiler::instance();
-  std::lock_guard lock(p.mutex);
   p.tracer.store(tracer);
-  if (p.recording.load() && tracer && !p.tracing.load()) {
-    p.current.device_start_ns = tracer->start();
-    if (p.current.device_start_ns != 0) p.tracing.store(tracer);
-  }
+  if (tracer && p.recording.load() && !p.tracing.load()) start_tracer(p, tracer);
 }
 
 }  // namespace detail

@@ -5,8 +5,8 @@
 // all-reduce, data, ...) whose scope launched it; on the host the time each of them held its thread.
 // report() gives the tables: each GPU's busy fraction of the window, GPU time by kernel (with GB/s of
 // copies and memsets) and by kusari function, host time by kusari function. KUSARI_PROFILE=1 profiles
-// the whole process and prints the report at exit; the recipes take --profile N (N iterations after
-// warm-up). With KUSARI_TIMELINE set too, stop() adds the GPU's work to the Chrome trace as lanes beside
+// the whole process and prints the report at exit (keeping every record of the run: for a long one the
+// recipes' --profile N, N iterations after warm-up, keeps a window's). With KUSARI_TIMELINE set too, stop() adds the GPU's work to the Chrome trace as lanes beside
 // the host spans. Without a recording a scope costs one call that reads an atomic flag.
 
 #include <cstdint>
@@ -21,10 +21,11 @@ namespace detail {
 class DeviceTracer;
 }  // namespace detail
 
-// Starts a recording (discarding the last one); the GPU's part when a CUDA backend is built and has a
-// device.
+// Starts a recording (discarding the last one, or the one in progress); the GPU's part when a CUDA
+// backend is built and has a device. start(), stop() and report() are called from one thread at a time.
 KUSARI_API void start();
 // Ends the recording (waiting for the GPUs' queued work to finish first); its tables stay for report().
+// Time other threads spend in scopes still open at the stop is not counted.
 KUSARI_API void stop();
 // Whether a recording is in progress.
 KUSARI_API bool active();

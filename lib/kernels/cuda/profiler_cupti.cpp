@@ -7,6 +7,7 @@
 #include <cupti.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,14 +17,18 @@
 #include <kusari/kernels/cuda/detail/check.h>
 #include <kusari/kernels/cuda/detail/cupti_records.h>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/streams.h>
 #include <kusari/kernels/cuda/runtime.h>
 
 namespace kusari::kernels::cuda {
 namespace {
 
-// The activity kinds a recording enables.
+// The activity kinds a recording enables. CUPTI writes an external correlation only beside the record
+// of the runtime or driver call that launched the work (cuDNN, cuBLAS and NCCL launch through the
+// driver), so both API kinds are on, their own records left out by add_record.
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                         CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+                                         CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                         CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER};
 
 // Bytes of each activity buffer CUPTI fills (and its alignment).
 constexpr size_t kBufferBytes = size_t{8} << 20;
@@ -40,6 +45,7 @@ struct Cupti {
   decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
   decltype(&cuptiGetTimestamp) timestamp = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
+  decltype(&cuptiGetVersion) version = nullptr;
   std::string missing;  // why it could not be loaded ("" when it was)
 };
 
@@ -50,30 +56,38 @@ void resolve(void* library, const char* symbol, F& slot, std::string& missing) {
   if (!slot && missing.empty()) missing = cat("libcupti has no ", symbol);
 }
 
-// libcupti's functions, loaded on first use.
+// libcupti's functions, loaded on first use (never unloaded or destroyed: the report at exit uses them):
+// the major version kusari was built against, whose record layouts add_record reads.
 const Cupti& cupti() {
-  static const Cupti loaded = [] {
-    Cupti c;
+  static const Cupti* loaded = [] {
+    auto* c = new Cupti;
     void* library = nullptr;
     for (const char* name : {"libcupti.so.13", "libcupti.so"}) {
       if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
     }
     if (!library) {
-      c.missing = cat("cannot load libcupti.so.13: ", dlerror());
+      c->missing = cat("cannot load libcupti.so.13: ", dlerror());
       return c;
     }
-    resolve(library, "cuptiActivityRegisterCallbacks", c.register_callbacks, c.missing);
-    resolve(library, "cuptiActivityEnable", c.enable, c.missing);
-    resolve(library, "cuptiActivityDisable", c.disable, c.missing);
-    resolve(library, "cuptiActivityFlushAll", c.flush_all, c.missing);
-    resolve(library, "cuptiActivityGetNextRecord", c.next_record, c.missing);
-    resolve(library, "cuptiActivityPushExternalCorrelationId", c.push, c.missing);
-    resolve(library, "cuptiActivityPopExternalCorrelationId", c.pop, c.missing);
-    resolve(library, "cuptiGetTimestamp", c.timestamp, c.missing);
-    resolve(library, "cuptiGetResultString", c.result_string, c.missing);
+    resolve(library, "cuptiGetVersion", c->version, c->missing);
+    uint32_t version = 0;
+    if (c->version && c->version(&version) == CUPTI_SUCCESS && version / 10000 != CUPTI_API_VERSION / 10000) {
+      c->missing = cat("libcupti's API version is ", version, ", kusari reads ", CUPTI_API_VERSION / 10000,
+                       "xxxx records");
+      return c;
+    }
+    resolve(library, "cuptiActivityRegisterCallbacks", c->register_callbacks, c->missing);
+    resolve(library, "cuptiActivityEnable", c->enable, c->missing);
+    resolve(library, "cuptiActivityDisable", c->disable, c->missing);
+    resolve(library, "cuptiActivityFlushAll", c->flush_all, c->missing);
+    resolve(library, "cuptiActivityGetNextRecord", c->next_record, c->missing);
+    resolve(library, "cuptiActivityPushExternalCorrelationId", c->push, c->missing);
+    resolve(library, "cuptiActivityPopExternalCorrelationId", c->pop, c->missing);
+    resolve(library, "cuptiGetTimestamp", c->timestamp, c->missing);
+    resolve(library, "cuptiGetResultString", c->result_string, c->missing);
     return c;
   }();
-  return loaded;
+  return *loaded;
 }
 
 // Throws DeviceError "<what>: <CUPTI's message>" unless status is CUPTI_SUCCESS.
@@ -118,37 +132,54 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 class CuptiTracer final : public profiler::detail::DeviceTracer {
  public:
+  // A failure (another CUPTI subscriber, a driver without activity support) leaves the host's tables
+  // and one line saying why.
   uint64_t start() override {
     if (kusari::cuda::device_count() == 0) return 0;
-    if (!cupti().missing.empty()) {
-      std::call_once(warned_, [] {
-        std::fprintf(stderr, "kusari: profiler: no GPU trace (%s)\n", cupti().missing.c_str());
-      });
-      return 0;
+    std::string why = cupti().missing;
+    if (why.empty()) {
+      try {
+        std::call_once(registered_, [] {
+          check_cupti(cupti().register_callbacks(buffer_requested, buffer_completed),
+                      "cuptiActivityRegisterCallbacks");
+        });
+        cupti().flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // an earlier window's records, dropped below
+        {
+          std::lock_guard lock(completed().mutex);
+          completed().records = profiler::detail::Recording{};
+        }
+        for (const CUpti_ActivityKind kind : kKinds) check_cupti(cupti().enable(kind), "cuptiActivityEnable");
+        return now();
+      } catch (const Error& e) {
+        for (const CUpti_ActivityKind kind : kKinds) cupti().disable(kind);
+        why = e.what();
+      }
     }
-    std::call_once(registered_, [] {
-      check_cupti(cupti().register_callbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
-    });
-    {
-      std::lock_guard lock(completed().mutex);
-      completed().records = profiler::detail::Recording{};
-    }
-    for (const CUpti_ActivityKind kind : kKinds) check_cupti(cupti().enable(kind), "cuptiActivityEnable");
-    return now();
+    std::call_once(warned_, [&why] { std::fprintf(stderr, "kusari: profiler: no GPU trace (%s)\n", why.c_str()); });
+    return 0;
   }
 
   uint64_t stop(profiler::detail::Recording& into) override {
-    // The queued work first, so that its records exist; a device already torn down (at exit) is passed.
+    // The queued work of every device this process used first, so that its records exist; a device
+    // already torn down (at exit) is passed.
+    int current = 0;
+    const bool restore = cudaGetDevice(&current) == cudaSuccess;
     for (int index = 0; index < kusari::cuda::device_count(); ++index) {
-      if (cudaSetDevice(index) == cudaSuccess) cudaDeviceSynchronize();
+      if (has_streams(index) && cudaSetDevice(index) == cudaSuccess) cudaDeviceSynchronize();
     }
+    if (restore) cudaSetDevice(current);
     cudaGetLastError();
-    const uint64_t end = now();
+    uint64_t end = 0;
+    if (cupti().timestamp(&end) != CUPTI_SUCCESS) end = 0;
+    const bool clock_gone = end == 0;
     cupti().flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (const CUpti_ActivityKind kind : kKinds) cupti().disable(kind);
     Completed& c = completed();
     std::lock_guard lock(c.mutex);
-    for (profiler::detail::DeviceActivity& a : c.records.device) into.device.push_back(std::move(a));
+    for (profiler::detail::DeviceActivity& a : c.records.device) {
+      if (clock_gone) end = std::max(end, a.end_ns);  // CUPTI's clock gone (at exit): the last record's end
+      into.device.push_back(std::move(a));
+    }
     into.attribution_of_launch.merge(c.records.attribution_of_launch);
     c.records = profiler::detail::Recording{};
     return end;

@@ -3,6 +3,7 @@
 #include <kusari/kernels/cuda/runtime.h>
 
 #include <array>
+#include <atomic>
 #include <mutex>
 
 #include <kusari/core/allocator.h>
@@ -22,8 +23,10 @@ struct DeviceCensus {
 };
 
 const DeviceCensus& census() {
-  static const DeviceCensus result = [] {
-    DeviceCensus c;
+  // Never destroyed: the profiler's report at exit still asks for the device count.
+  static const DeviceCensus* result = [] {
+    auto* c_ptr = new DeviceCensus;
+    DeviceCensus& c = *c_ptr;
     const cudaError_t status = cudaGetDeviceCount(&c.count);
     if (status != cudaSuccess) {
       cudaGetLastError();
@@ -33,9 +36,9 @@ const DeviceCensus& census() {
     } else if (c.count == 0) {
       c.reason = "no CUDA device: cudaGetDeviceCount found none";
     }
-    return c;
+    return c_ptr;
   }();
-  return result;
+  return *result;
 }
 
 // One device's streams, made on first use.
@@ -43,16 +46,23 @@ struct DeviceStreams {
   std::once_flag once;
   cudaStream_t compute = nullptr;
   cudaStream_t communication = nullptr;
+  std::atomic<bool> made{false};
 };
 
-DeviceStreams& streams_of(int index) {
+// Every device's streams, whether made or not.
+std::array<DeviceStreams, kMaxDevices>& all_streams() {
   static std::array<DeviceStreams, kMaxDevices> all;
+  return all;
+}
+
+DeviceStreams& streams_of(int index) {
   require_device(Device::cuda(index), "CUDA stream");
-  DeviceStreams& s = all[static_cast<size_t>(index)];
+  DeviceStreams& s = all_streams()[static_cast<size_t>(index)];
   std::call_once(s.once, [&] {
     DeviceGuard guard(index);
     check(cudaStreamCreateWithFlags(&s.compute, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     check(cudaStreamCreateWithFlags(&s.communication, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    s.made.store(true);
   });
   return s;
 }
@@ -87,6 +97,10 @@ DeviceGuard::~DeviceGuard() {
 }
 
 cudaStream_t compute_stream(int index) { return streams_of(index).compute; }
+
+bool has_streams(int index) {
+  return index >= 0 && index < kMaxDevices && all_streams()[static_cast<size_t>(index)].made.load();
+}
 
 cudaStream_t communication_stream(int index) { return streams_of(index).communication; }
 

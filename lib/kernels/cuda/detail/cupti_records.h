@@ -14,9 +14,9 @@ namespace kusari::kernels::cuda {
 // The external-correlation kind kusari's attributions are pushed as.
 constexpr CUpti_ExternalCorrelationKind kAttributionKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 
-// Adds what `record` says to `into`: a kernel (concurrent or serial), copy or memset as an activity, an
-// external correlation of kAttributionKind as the attribution of its launch; any other record is left
-// out.
+// Adds what `record` says to `into`: a kernel (concurrent or serial), copy or memset with a complete
+// interval as an activity, an external correlation of kAttributionKind as the attribution of its
+// launch; any other record (API calls, work still running at a forced flush) is left out.
 void add_record(const CUpti_Activity& record, profiler::detail::Recording& into);
 
 // A copy's name by CUPTI's copy kind: "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memcpy HtoH",

@@ -15,6 +15,8 @@ cudaStream_t communication_stream(int index);
 // The stream this thread queues device `index`'s work on: its communication stream inside a
 // CommunicationStreamScope for that device, else its compute stream.
 cudaStream_t current_stream(int index);
+// Whether this process has queued work on device `index` (its streams exist): the devices to wait for.
+bool has_streams(int index);
 // Makes `waiting` (a stream of any device) wait, on the device and without blocking the host, for the
 // work queued so far on `done`, a stream of device `done_device`.
 void order_after(cudaStream_t waiting, int done_device, cudaStream_t done);
