@@ -10,9 +10,10 @@ compared: a tiny validation set's accuracy moves in steps of 1/16). Then, per re
 device's first snapshot resumes on the CPU and the CPU's on the device, each to the uninterrupted run's
 last entry; and the first recipe once more with 4 KiB gradient buckets, double-buffered (buckets packed
 on the device). The imagenet preset's models go through jia2018 (the recipe that offers all three) on
-tiny RGB JPEGs at --crop-size 64: ResNet-50 in float32 and float16, AlexNet-BN and AlexNet-pool5-BN in
-float32 (on 2 cores, CPU half precision makes AlexNet's fully connected layers a minute a run; the GPU
-check runs them in float16). MPIEXEC "-" runs one process without mpiexec (the GPU machine has none).
+tiny RGB JPEGs at --crop-size 64: ResNet-50 in every dtype, AlexNet-BN and AlexNet-pool5-BN in float32
+(on 2 cores, CPU half precision makes AlexNet's fully connected layers a minute a run; the GPU check runs
+them in float16). Every run on the device reports the device's peak memory. MPIEXEC "-" runs one
+process without mpiexec (the GPU machine has none).
 Usage: recipe_device_matrix.py MPIEXEC DEVICE RECIPE [RECIPE ...]"""
 import json
 import math
@@ -31,7 +32,7 @@ MODELS = ["mlp", "resnet20"]
 TOLERANCE = {"float32": 5e-3, "float16": 5e-2, "bfloat16": 1e-1}
 
 
-IMAGENET_MODELS = [("resnet50", ["float32", "float16"]), ("alexnet_bn", ["float32"]),
+IMAGENET_MODELS = [("resnet50", ["float32", "float16", "bfloat16"]), ("alexnet_bn", ["float32"]),
                    ("alexnet_pool5_bn", ["float32"])]
 
 
@@ -45,6 +46,8 @@ def run(recipe, data, out, on, *extra):
                                               "--out", out] + list(extra)
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+    if on != "cpu":
+        assert f"{on} peak memory: " in result.stdout, f"{' '.join(command)}: no peak memory line\n{result.stdout}"
     with open(os.path.join(out, "log")) as f:
         return [{k: v for k, v in entry.items() if k not in TIMINGS} for entry in json.load(f)]
 

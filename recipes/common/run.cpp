@@ -5,6 +5,7 @@
 #include <iostream>
 #include <thread>
 
+#include <kusari/core/allocator.h>
 #include <kusari/core/parallel.h>
 #include <kusari/core/random.h>
 #include <kusari/distributed/abort_on_exception.h>
@@ -170,6 +171,12 @@ void train(Recipe& recipe, const CommandLine& line) {
   if (leader) extend_reports(trainer, s);
   if (!s.resume.empty()) snapshot->load(trainer, s.resume);
   trainer.run();
+  // The device's peak memory: what a run on a GPU held (the caching allocator's, as PyTorch's
+  // max_memory_reserved), shown so that a run can be seen to have used its device.
+  if (leader && device.type != DeviceType::cpu) {
+    std::cout << device << " peak memory: " << (allocator_for(device.type).stats().peak_bytes_held >> 20)
+              << " MiB\n" << std::flush;
+  }
 }
 
 }  // namespace
