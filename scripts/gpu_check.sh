@@ -9,16 +9,18 @@
 #                                  cuDNN, cuBLAS and NCCL), and runs these steps, their outputs packed
 #                                  into $OUT/logs.tar.gz (the device tool brings back 8 files at most;
 #                                  $OUT defaults to gpu_check_out/), the figures into $OUT/bench.txt and
-#                                  $OUT/recipes.txt: the CUDA device suite (every kernel against the
-#                                  CPU's), the NCCL path of the communicator, the host suites with
-#                                  every array on cuda:0, the device matrix on cuda:0 (every recipe x
-#                                  dtype x model against the CPU, snapshots across), ResNet-20 on cuda:0
-#                                  against the CPU iteration by iteration (profiled: its GPU kernels),
-#                                  every paper's recipe on synthetic ImageNet JPEGs in float32, float16
-#                                  and bfloat16 (s/iteration, images/s, loss finite), and the bench:
-#                                  ResNet-50 steps at batch 256 in float32, float16 and bfloat16
-#                                  channels-last with the profiler's table of the float16 step, beside
-#                                  PyTorch's float32, AMP and bfloat16 AMP steps in the same run.
+#                                  $OUT/recipes.txt, in this order: the CUDA device suite (every kernel
+#                                  against the CPU's, device memory handed out as NaN), ResNet-20 on
+#                                  cuda:0 against the CPU iteration by iteration (profiled: its GPU
+#                                  kernels), every paper's recipe on synthetic ImageNet JPEGs in
+#                                  float32, float16 and bfloat16 and jia2018's AlexNets in float16
+#                                  (s/iteration, images/s, loss finite), the bench: ResNet-50 steps at
+#                                  batch 256 in float32, float16 and bfloat16 channels-last with the
+#                                  profiler's table of the float16 step, beside PyTorch's float32, AMP
+#                                  and bfloat16 AMP steps in the same run; the device matrix on cuda:0
+#                                  (fashion_mnist and jia2018, every dtype and model against the CPU,
+#                                  snapshots across), the NCCL path of the communicator, and the host
+#                                  suites with every array on cuda:0.
 # The last line of `run` is "N passed, N failed, N skipped" over the steps it checked (the bench lines
 # are figures, passed when every program ran; the one-rank NCCL test is skipped unless it fails).
 set -uo pipefail
