@@ -160,6 +160,10 @@ TEST_CASE("malformed .npy bytes throw IOError naming the source and the problem"
   bad_shape.replace(bad_shape.find("(4,)"), 4, "(a,)");
   expect_error<IOError>([&] { from_npy(bad_shape, "x.npy"); }, {"malformed .npy header", "integer"});
   expect_error<IOError>([&] { from_npy(bytes, "x.npy", Dtype::float64); }, {"8 bytes", "'<f4'"});
+  // A bool element is one byte, 0 or 1: any other (found by fuzzing) would be an invalid bool in memory.
+  std::string bools = to_npy(Array::zeros({3}, Dtype::bool_));
+  bools.back() = '\xff';
+  expect_error<IOError>([&] { from_npy(bools, "b.npy"); }, {"b.npy", "byte 0 or 1", "found 255 at element 2"});
 }
 
 TEST_CASE("save_npz and load_npz round-trip every dtype and both scalar kinds, stored and deflated") {

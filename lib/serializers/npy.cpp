@@ -229,6 +229,18 @@ void require_data_size(const NpyFile& file, uint64_t expected, const std::string
   }
 }
 
+// Throws IOError unless every byte of a bool array's data is 0 or 1 (NumPy writes no other; any other
+// byte would be an invalid bool in memory).
+void require_bool_bytes(std::string_view data, const std::string& source) {
+  for (size_t i = 0; i < data.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(data[i]);
+    if (byte > 1) {
+      throw IOError(cat(source, ": expected bool elements of byte 0 or 1, found ", static_cast<int>(byte),
+                        " at element ", i));
+    }
+  }
+}
+
 // A .npy header (magic, version, length, dict padded to a multiple of 64 bytes) for C-order data.
 std::string npy_header(const std::string& descr, const Shape& shape) {
   const std::string dict = cat("{'descr': '", descr, "', 'fortran_order': False, 'shape': ", shape, ", }");
@@ -289,6 +301,7 @@ Array from_npy(std::string_view bytes, const std::string& source, std::optional<
   const Shape layout = file.fortran_order ? Shape(std::vector<int64_t>(dims.rbegin(), dims.rend())) : file.shape;
   Array out = Array::empty(layout, dtype, Device::cpu());
   if (file.data.empty()) return out;
+  if (dtype == Dtype::bool_) require_bool_bytes(file.data, source);
   std::memcpy(out.host_data(), file.data.data(), file.data.size());
   if (element.big_endian != kHostBigEndian) swap_each(static_cast<char*>(out.host_data()), out.size(), element.size);
   return file.fortran_order ? out.transpose().contiguous() : out;
