@@ -130,18 +130,20 @@ PY
   cat "$logs/recipe_agreement.log"
   # Every paper's recipe on synthetic ImageNet JPEGs, each dtype, a few dozen iterations.
   python3 scripts/synthetic_imagenet.py "$here/imagenet" 3072 512
+  # One recipe (its name, then a run name and flags) for 30 iterations of batch 128 on the JPEGs.
+  imagenet_step() {
+    local recipe=$1 run=$2
+    shift 2
+    step "imagenet_$run" "$here/bin/$recipe" --preset imagenet --train "$here/imagenet/train.txt" \
+      --val "$here/imagenet/val.txt" --root "$here/imagenet" --device cuda:0 --batchsize 128 --max-iterations 30 \
+      --log-interval 10 --eval-batchsize 128 --no-progress --out "$here/imagenet_$run" "$@"
+  }
   local name dtype
   for name in goyal2017 akiba2017 jia2018 kumar2017; do
-    for dtype in float32 float16 bfloat16; do
-      step "imagenet_${name}_$dtype" "$here/bin/$name" --preset imagenet --train "$here/imagenet/train.txt" \
-        --val "$here/imagenet/val.txt" --root "$here/imagenet" --device cuda:0 --dtype "$dtype" --batchsize 128 \
-        --max-iterations 30 --log-interval 10 --eval-batchsize 128 --no-progress --out "$here/imagenet_${name}_$dtype"
-    done
+    for dtype in float32 float16 bfloat16; do imagenet_step "$name" "${name}_$dtype" --dtype "$dtype"; done
   done
   for name in alexnet_bn alexnet_pool5_bn; do  # jia2018's other models, in its float16
-    step "imagenet_jia2018_$name" "$here/bin/jia2018" --preset imagenet --model "$name" --train "$here/imagenet/train.txt" \
-      --val "$here/imagenet/val.txt" --root "$here/imagenet" --device cuda:0 --dtype float16 --batchsize 128 \
-      --max-iterations 30 --log-interval 10 --eval-batchsize 128 --no-progress --out "$here/imagenet_jia2018_$name"
+    imagenet_step jia2018 "jia2018_$name" --model "$name" --dtype float16
   done
   step_python imagenet_recipes - "$here" 14 <<'PY'
 import glob, json, math, os, sys

@@ -96,8 +96,24 @@ def first_snapshot(directory):
     return os.path.join(directory, min(names, key=lambda f: int(f.rsplit("_", 1)[1])))
 
 
+def tolerance_of(dtype):
+    return 0 if device.startswith("loopback") else TOLERANCE[dtype]
+
+
+def both_devices(recipe, data, work, case, tag, dtype, flags, failures):
+    """Runs `case` on the CPU and on DEVICE (outputs under work/tag_cpu and work/tag_device), adds any
+    difference of their logs to `failures`, prints the outcome; returns both logs."""
+    on_cpu = run(recipe, data, os.path.join(work, tag + "_cpu"), "cpu", *flags)
+    on_device = run(recipe, data, os.path.join(work, tag + "_device"), device, *flags)
+    assert all(math.isfinite(e["main/loss"]) for e in on_cpu), f"{case}: loss not finite: {on_cpu}"
+    found = differences(on_cpu, on_device, tolerance_of(dtype))
+    failures += [f"{case}: {d}" for d in found]
+    print(f"{case}: {'equal' if not found else 'DIFFERENT'} on cpu and {device}"
+          f" (main/loss {on_cpu[-1]['main/loss']:.6f})", flush=True)
+    return on_cpu, on_device
+
+
 def main():
-    tolerance_of = (lambda dtype: 0) if device.startswith("loopback") else TOLERANCE.get
     with tempfile.TemporaryDirectory() as work:
         data = os.path.join(work, "data")
         os.makedirs(data)
@@ -111,14 +127,8 @@ def main():
                     case = f"{name} {dtype} {model}"
                     flags = ["--dtype", dtype, "--model", model]
                     tag = f"{name}_{dtype}_{model}"
-                    on_cpu = run(recipe, data, os.path.join(work, tag + "_cpu"), "cpu", *flags)
-                    on_device = run(recipe, data, os.path.join(work, tag + "_device"), device, *flags)
+                    on_cpu, on_device = both_devices(recipe, data, work, case, tag, dtype, flags, failures)
                     assert len(on_cpu) == 2 and "validation/main/accuracy" in on_cpu[-1], on_cpu
-                    assert all(math.isfinite(e["main/loss"]) for e in on_cpu), f"{case}: loss not finite: {on_cpu}"
-                    found = differences(on_cpu, on_device, tolerance_of(dtype))
-                    failures += [f"{case}: {d}" for d in found]
-                    print(f"{case}: {'equal' if not found else 'DIFFERENT'} on cpu and {device}"
-                          f" (main/loss {on_cpu[-1]['main/loss']:.6f})", flush=True)
                     if model != MODELS[-1]:
                         continue
                     # Snapshots cross devices both ways.
@@ -142,22 +152,10 @@ def main():
                     flags = ["--preset", "imagenet", "--train", os.path.join(images, "train.txt"), "--val",
                              os.path.join(images, "val.txt"), "--root", images, "--crop-size", "64", "--classes",
                              "10", "--batchsize", "4", "--eval-batchsize", "1", "--model", model, "--dtype", dtype]
-                    tag = f"imagenet_{model}_{dtype}"
-                    on_cpu = run(jia[0], data, os.path.join(work, tag + "_cpu"), "cpu", *flags)
-                    on_device = run(jia[0], data, os.path.join(work, tag + "_device"), device, *flags)
-                    assert all(math.isfinite(e["main/loss"]) for e in on_cpu), f"{case}: loss not finite: {on_cpu}"
-                    found = differences(on_cpu, on_device, tolerance_of(dtype))
-                    failures += [f"{case}: {d}" for d in found]
-                    print(f"{case}: {'equal' if not found else 'DIFFERENT'} on cpu and {device}"
-                          f" (main/loss {on_cpu[-1]['main/loss']:.6f})", flush=True)
+                    both_devices(jia[0], data, work, case, f"imagenet_{model}_{dtype}", dtype, flags, failures)
         # Small buckets packed on the device, double-buffered: still the CPU's numbers.
-        buckets = ["--bucket-bytes", "4096", "--double-buffering"]
-        on_cpu = run(recipes[0], data, os.path.join(work, "buckets_cpu"), "cpu", *buckets)
-        on_device = run(recipes[0], data, os.path.join(work, "buckets_device"), device, *buckets)
-        found = differences(on_cpu, on_device, tolerance_of("float32"))
-        failures += [f"4 KiB buckets, double-buffered: {d}" for d in found]
-        print(f"{os.path.basename(recipes[0])} with 4 KiB buckets, double-buffered: "
-              f"{'equal' if not found else 'DIFFERENT'} on cpu and {device}")
+        both_devices(recipes[0], data, work, f"{os.path.basename(recipes[0])} with 4 KiB buckets, double-buffered",
+                     "buckets", "float32", ["--bucket-bytes", "4096", "--double-buffering"], failures)
         assert not failures, "\n".join(failures)
 
 

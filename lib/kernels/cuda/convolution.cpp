@@ -1,10 +1,10 @@
 // CUDA 2-D convolution through cuDNN: forward, data gradient and filter gradient. Each pass runs in the
-// memory order detail/convolution_plan.h chooses for its image operand (channels-last for the half
-// types' channels-last images, row-major otherwise), the other operands and the filter brought to it,
-// and its output in it (the filter gradient then row-major, as the contract asks). A geometry whose
-// extents cuDNN's formula does not map (cover_all, a deconvolution's outsize) runs at the extents
-// convolution_plan.h gives: operands extended by zeros, the output cropped. float64 and float32 compute in their own precision (no TF32); float16 and
-// bfloat16 on the tensor cores, accumulating in float32. Each shape's algorithm is chosen once per
+// memory order detail/convolution_plan.h chooses for its image operand (channels-last images stay so,
+// but in float64), the other operands and the filter brought to it, and its output in it (the filter
+// gradient then row-major, as the contract asks). A geometry whose extents cuDNN's formula does not map
+// (cover_all, a deconvolution's outsize) runs at the extents convolution_plan.h gives: operands
+// extended by zeros, the output cropped. float64 and float32 compute in their own precision (no TF32);
+// float16 and bfloat16 on the tensor cores, accumulating in float32. Each shape's algorithm is chosen once per
 // device, by cuDNN's heuristics or, with cuda::set_cudnn_benchmark(true), by timing them
 // (cudnnFind...Ex), and kept.
 
