@@ -214,3 +214,12 @@ TEST_CASE("a device tracer receives each attribution while it records, and its k
   CHECK(calls_in(text.substr(gpu), "update") == 1);
   CHECK(text.find("kernel()") != std::string::npos);
 }
+
+TEST_CASE("ProfileReport refuses a window it cannot profile, naming both values") {
+  CHECK_THROWS_WITH_AS(training::ProfileReport(-1, 5),
+                       "ProfileReport: expected warmup >= 0 and iterations >= 1, got warmup -1 and iterations 5",
+                       ValueError);
+  CHECK_THROWS_WITH_AS(training::ProfileReport(3, 0),
+                       "ProfileReport: expected warmup >= 0 and iterations >= 1, got warmup 3 and iterations 0",
+                       ValueError);
+}
