@@ -8,7 +8,12 @@
 
 #include <kusari/kernels/cuda/runtime.h>
 
+#include "case_report.h"
+
+REGISTER_LISTENER("kusari_cases", 1, kusari::testing::CaseReport);
+
 int main(int argc, char** argv) {
+  kusari::testing::set_case_program(argv[0]);
   if (kusari::cuda::device_count() == 0) {
     std::printf("skipped: %s\n", kusari::cuda::unavailable_reason().c_str());
     return 77;

@@ -1,12 +1,22 @@
-// Training that snapshots after every iteration, for test/snapshot_kill_check.py, which kills it with
-// SIGKILL at random moments (many of them inside a snapshot's write) and starts it again. One process,
-// one thread, a fixed seed: every run computes the same values. It prints "resumed ITERATION SUM" after
-// autoload (0 without a snapshot) and "iteration ITERATION SUM" after each update, SUM being the sum of
-// every parameter in float64 (%.17g), so the checker can compare each resumption with an unbroken run.
-//   snapshot_kill OUT_DIR ITERATIONS
+// Training that snapshots after every iteration, for test/snapshot_kill_check.py, which stops it with
+// SIGKILL at chosen places and starts it again. One process, one thread, a fixed seed: every run
+// computes the same values. It prints "resumed ITERATION SUM" after autoload (0 without a snapshot) and
+// "iteration ITERATION SUM" after each update, SUM being the sum of every parameter in float64 (%.17g),
+// so the checker can compare each resumption with an unbroken run.
+//   snapshot_kill OUT_DIR ITERATIONS [KILL_ITERATION PLACE]
+// kills itself at iteration KILL_ITERATION, at PLACE:
+//   update    after the update, before its snapshot is written
+//   write     inside the snapshot's write: files may not grow past 4 KiB from then on, and the write
+//             that crosses it raises SIGXFSZ, whose handler raises SIGKILL (a partial temporary file
+//             stays behind, as after a crash)
+//   snapshot  after the snapshot is in place
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+#include <sys/resource.h>
 
 #include <kusari/kernels/routines.h>
 #include <kusari/kusari.h>
@@ -40,11 +50,35 @@ class SumPrinter : public training::Extension {
   std::shared_ptr<links::Link> model_;
 };
 
+// Kills the process at one iteration, at the place its priority puts it among the extensions (see the
+// top of the file).
+class Killer : public training::Extension {
+ public:
+  Killer(int64_t iteration, std::string place) : iteration_(iteration), place_(std::move(place)) {}
+  int priority() const override {
+    return place_ == "snapshot" ? training::kPrioritySnapshot - 100 : training::kPrioritySnapshot + 100;
+  }
+  void operator()(training::Trainer& trainer) override {
+    if (trainer.updater().iteration() != iteration_) return;
+    if (place_ != "write") std::raise(SIGKILL);
+    std::signal(SIGXFSZ, [](int) { std::raise(SIGKILL); });
+    const rlimit limit{4096, RLIM_INFINITY};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  std::string default_name() const override { return "Killer"; }
+
+ private:
+  int64_t iteration_;
+  std::string place_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s OUT_DIR ITERATIONS\n", argv[0]);
+  const bool kills = argc == 5;
+  if (argc != 3 && !(kills && (!std::strcmp(argv[4], "update") || !std::strcmp(argv[4], "write") ||
+                               !std::strcmp(argv[4], "snapshot")))) {
+    std::fprintf(stderr, "usage: %s OUT_DIR ITERATIONS [KILL_ITERATION update|write|snapshot]\n", argv[0]);
     return 2;
   }
   set_num_threads(1);
@@ -67,6 +101,7 @@ int main(int argc, char** argv) {
   training::Trainer trainer(updater, {std::atof(argv[2]), "iteration"}, argv[1]);
   trainer.extend(training::snapshot({.n_retains = 2, .autoload = true}), {1, "iteration"});
   trainer.extend(std::make_shared<SumPrinter>(model));
+  if (kills) trainer.extend(std::make_shared<Killer>(std::atoll(argv[3]), argv[4]));
   trainer.run();
   return 0;
 }

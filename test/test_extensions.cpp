@@ -15,7 +15,7 @@ namespace {
 // when there is no python3.
 bool run_python_json_check(const TempDir& dir, const std::string& script, const std::string& path) {
   if (std::system("python3 -c \"import json\" >/dev/null 2>&1") != 0) {
-    MESSAGE("python3 is not available; skipping the Python check");
+    skip_case("python3 is not available for the Python check");
     return false;
   }
   const std::string script_path = dir / "check.py";

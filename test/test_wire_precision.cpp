@@ -15,6 +15,7 @@
 using namespace kusari;
 using namespace kusari::distributed;
 using kusari::testing::expect_error;
+using kusari::testing::skip_case;
 
 namespace {
 
@@ -117,7 +118,7 @@ TEST_CASE("float16 at 1024 ranks, values over 1e-6..1e-1: divide_before loses th
 TEST_CASE("float16 default averaging at 256 ranks on recorded ResNet-20 gradients: p90 <= 1%, zeros <= 0.1%, "
           "no overflow, raw and loss-scaled") {
   if (!std::filesystem::exists(data::kFashionMnistDir)) {
-    MESSAGE("skipped: ", data::kFashionMnistDir, " is absent (Debian package dataset-fashion-mnist)");
+    skip_case(cat(data::kFashionMnistDir, " is absent (Debian package dataset-fashion-mnist)"));
     return;
   }
   const auto train = data::fashion_mnist(true);

@@ -16,6 +16,8 @@
 
 #include <kusari/kusari.h>
 
+#include "case_report.h"
+
 namespace kusari::testing {
 
 // Uniform values in [low, high) of the given shape and dtype (deterministic per seed).
