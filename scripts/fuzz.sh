@@ -8,10 +8,12 @@
 #   fuzz.sh [SECONDS [TARGET...]]  explores for SECONDS (default 60) per target from the seeds, the
 #       inputs earlier runs found (builddir-sanitize/fuzz-corpus) and the regressions, with libFuzzer's
 #       1 s limit per input: for people and long sittings, a new set of inputs each time
-#   fuzz.sh --replay RUNS [TARGET...]  what CI runs, the same inputs every time: the seeds and the
-#       regressions, then RUNS executions in all from mutations under a fixed seed (-seed=1), new inputs
-#       going to a fresh directory, with a limit of 10 s per input so that a loaded machine does not
-#       fail it
+#   fuzz.sh --replay RUNS [TARGET...]  what CI runs: the seeds and the regressions, then RUNS
+#       executions in all from mutations under a fixed seed (-seed=1), new inputs going to a fresh
+#       directory, with a limit of 10 s per input so that a loaded machine does not fail it. The same
+#       build makes the same inputs every run for idx, npy, image and label_list; for npz, snapshot and
+#       recipe_flags the library's temporary file names hold the process id (serializers::AtomicFile),
+#       which the comparison tracing feeds into mutations, so their later inputs vary a little
 # The last line is "N passed, N failed, N skipped", a target being one case; with KUSARI_CASE_RECORD=FILE
 # they are appended to FILE as well (scripts/summarize_tests.py). Exits non-zero when a target crashes, leaks, exceeds its time limit on one input, or allocates over
 # 2 GB at once (-malloc_limit_mb=2048); the input is kept under builddir-sanitize/fuzz-artifacts/ and
@@ -29,7 +31,7 @@ fi
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(idx npy npz image label_list snapshot recipe_flags)
-build=builddir-sanitize
+build=$PWD/builddir-sanitize  # absolute: the targets work in a directory of their own (fuzz_input.h)
 bash scripts/setup_sanitized_build.sh || exit 1
 ninja -C "$build" "${targets[@]/#/test/fuzz/fuzz_}" || exit 1
 corpus=$build/fuzz-corpus
@@ -49,7 +51,7 @@ for target in "${targets[@]}"; do
   log=$build/fuzz-logs/$target.log
   # Inputs that once crashed a target (test/fuzz/regressions/<target>) run first, every time.
   regressions=()
-  [ ! -d "test/fuzz/regressions/$target" ] || regressions=("test/fuzz/regressions/$target")
+  [ ! -d "test/fuzz/regressions/$target" ] || regressions=("$PWD/test/fuzz/regressions/$target")
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$build/test/fuzz/fuzz_$target" "${budget[@]}" -timeout="$time_limit" -malloc_limit_mb=2048 \
     -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/${target}-" \

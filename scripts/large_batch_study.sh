@@ -5,6 +5,8 @@
 # Usage: scripts/large_batch_study.sh [RUN ...]   (default: every run below, in order)
 # A finished run (its log in docs/large_batch/<run>/ reaches the last epoch) is skipped; an
 # interrupted one resumes from its newest snapshot under $STUDY_SCRATCH (default study_runs/).
+# Each finished run's log, args.json, printed output and provenance.json (the commit and CPU it ran at)
+# go to docs/large_batch/<run>/. SEEDS-style reruns are runs of their own (jia2018_b4096_seed1, ...).
 # EPOCHS (default 15) sets the epochs of every run without its own (the *_e30 runs: 30); KUSARI_BUILD_DIR
 # the build directory.
 set -euo pipefail
@@ -42,6 +44,12 @@ add plain_b4096_e30 fashion_mnist "-b 4096 ${baseline[*]}" 30
 # akiba2017 with zero-γ and the slow start's decays at 2/3, 8/9 and 29/30 of the run (as the 15-epoch
 # akiba2017_b4096_zero_gamma_late_decay row), at 30 epochs.
 add akiba2017_b4096_zero_gamma_late_decay_e30 akiba2017 "-b 4096 --zero-gamma --slow-start-epochs 20,26.6667,29" 30
+# jia2018 at today's numerics (the float16 wire's averaging since fb9942b; docs/large_batch/numerics_changes.json)
+# with three seeds, and a third seed of the baseline: the spread of each.
+add jia2018_b4096_seed0 jia2018 "-b 4096 --seed 0"
+add jia2018_b4096_seed1 jia2018 "-b 4096 --seed 1"
+add jia2018_b4096_seed2 jia2018 "-b 4096 --seed 2"
+add baseline_b128_seed2 fashion_mnist "-b 128 ${baseline[*]} --seed 2"
 
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=("${order[@]}")
@@ -61,6 +69,16 @@ sys.exit(0 if log and log[-1]["epoch"] >= float(sys.argv[2]) else 1)
 PY
 }
 
+# The code and the processor a run ran on (docs/large_batch/<run>/provenance.json): the commit, with
+# "-modified" when the library, the recipes or the build differed from it, and lscpu's model name.
+provenance() {
+  local commit cpu
+  commit=$(git rev-parse --short=12 HEAD)
+  git diff --quiet HEAD -- lib recipes meson.build || commit+=-modified
+  cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+  printf '{\n "commit": "%s",\n "cpu": "%s",\n "cores": %s\n}\n' "$commit" "$cpu" "$(nproc)"
+}
+
 for run in "${runs[@]}"; do
   [ -n "${recipe[$run]:-}" ] || { echo "unknown run '$run' (expected one of: ${order[*]})" >&2; exit 2; }
   if finished "$run"; then echo "$run: finished, skipped"; continue; fi
@@ -71,5 +89,6 @@ for run in "${runs[@]}"; do
     echo "$run failed; see $scratch.$run.out" >&2; exit 1; }
   mkdir -p "docs/large_batch/$run"
   cp "$scratch/$run/log" "$scratch/$run/args.json" "docs/large_batch/$run/"
+  provenance "$run" > "docs/large_batch/$run/provenance.json"
   mv "$scratch.$run.out" "docs/large_batch/$run/stdout.txt"
 done

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,10 +17,24 @@
 
 namespace kusari::fuzz {
 
-// The path of this process's file or directory `name`, under TMPDIR or /tmp.
+// The path of this process's file or directory `name`: "kusari_fuzz_<name>" in a directory of its own
+// under TMPDIR or /tmp, made on the first call, which becomes the working directory (removed with all it
+// holds at exit).
+// The path is relative and the same in every process, so that no comparison the coverage traces sees
+// depends on the process id: runs under one -seed make the same inputs (scripts/fuzz.sh --replay). Corpus
+// and artifact paths given to a target must therefore be absolute.
 inline std::string process_path(const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  return std::string(tmp && *tmp ? tmp : "/tmp") + "/kusari_fuzz_" + std::to_string(::getpid()) + "_" + name;
+  static const bool moved = [] {
+    const char* tmp = std::getenv("TMPDIR");
+    static std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/kusari_fuzz_XXXXXX";
+    if (!::mkdtemp(dir.data()) || ::chdir(dir.c_str()) != 0) std::abort();
+    std::atexit([] {
+      if (::chdir("/") == 0) std::filesystem::remove_all(dir);
+    });
+    return true;
+  }();
+  (void)moved;
+  return "kusari_fuzz_" + name;
 }
 
 // `size` bytes at `data` written to this process's file `name` (process_path), overwritten on every

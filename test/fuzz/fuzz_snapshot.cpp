@@ -46,11 +46,6 @@ std::unique_ptr<T::Trainer> make_trainer(const std::string& out, int64_t stop, i
   return trainer;
 }
 
-// Removes this process's directories (at exit).
-void remove_directories() {
-  for (const char* name : {"seeds", "trainer", "rebuilt"}) std::filesystem::remove_all(fuzz::process_path(name));
-}
-
 // The directory `name` of this process, emptied.
 std::string fresh_directory(const std::string& name) {
   const std::filesystem::path dir = fuzz::process_path(name);
@@ -124,7 +119,6 @@ void train_to_the_end(const std::string& out) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   set_num_threads(1);
-  std::atexit(remove_directories);
   if (const char* seeds = std::getenv("KUSARI_FUZZ_WRITE_SEEDS")) {
     write_seeds(seeds);
     std::exit(0);
