@@ -77,6 +77,10 @@ run() {
   # The logs come back even when a step hangs into the device tool's limit.
   trap "tar -C '$here' -czf '$out/logs.tar.gz' logs; rm -rf '$here'" EXIT
   missing=$(LD_LIBRARY_PATH="$library_path" ldd "$here"/bin/* 2>/dev/null | grep "not found" | sort -u || true)
+  # libcublasLt is opened by the first product on a GPU, so ldd does not list it: look for it too.
+  local directory found_cublaslt=
+  for directory in ${library_path//:/ }; do [ -e "$directory/libcublasLt.so.13" ] && found_cublaslt=1; done
+  [ -n "$found_cublaslt" ] || missing+=" libcublasLt.so.13 => not found"
   if [ -n "$missing" ]; then
     echo "libraries not found: $missing" | tee "$out/missing.txt"
     echo "0 passed, 1 failed"

@@ -1,5 +1,6 @@
 #include "testing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -192,4 +193,64 @@ TEST_CASE("reductions reject bad dtypes and empty extremes") {
   expect_error<ShapeError>([&] { F::logsumexp(empty, {0}); }, {"logsumexp", "(0, 3)"});
   expect_error<ShapeError>([&] { F::argmax(empty); }, {"argmax", "empty"});
   expect_values(F::sum(empty, {0}).data(), {0, 0, 0});
+}
+
+namespace {
+
+// Sums over `axes` of the row-major `values` of `shape`, each in row-major order over the reduced axes
+// (the order the CPU kernel promises), in double.
+std::vector<double> row_major_sums(const std::vector<double>& values, const Shape& shape,
+                                   const std::vector<int64_t>& axes) {
+  Shape kept_shape;
+  for (int64_t axis = 0; axis < shape.ndim(); ++axis) {
+    if (std::find(axes.begin(), axes.end(), axis) == axes.end()) kept_shape.push_back(shape[axis]);
+  }
+  std::vector<double> sums(static_cast<size_t>(kept_shape.numel()), 0.0);
+  std::vector<int64_t> index(static_cast<size_t>(shape.ndim()), 0);
+  for (double value : values) {
+    int64_t kept = 0;
+    for (int64_t axis = 0; axis < shape.ndim(); ++axis) {
+      if (std::find(axes.begin(), axes.end(), axis) == axes.end()) kept = kept * shape[axis] + index[axis];
+    }
+    sums[static_cast<size_t>(kept)] += value;
+    for (int64_t axis = shape.ndim() - 1; axis >= 0 && ++index[axis] == shape[axis]; --axis) index[axis] = 0;
+  }
+  return sums;
+}
+
+}  // namespace
+
+TEST_CASE("sums over any layout add in row-major order over the reduced axes") {
+  // Values whose sum depends on the order of addition, so a kernel that walks another order fails.
+  auto order_sensitive = [](const Shape& shape) {
+    std::vector<double> v;
+    for (int64_t k = 0; k < shape.numel(); ++k) v.push_back(k % 7 == 0 ? (k % 2 ? 1e16 : -1e16) : 1.0 + 0.37 * k);
+    return Array::from_vector(v, shape);
+  };
+  const Array x = order_sensitive({4, 6, 5});
+  // Larger than one thread's share of a loop, so even its contiguous reductions take the general path.
+  const Array large = order_sensitive({3, 128, 100});
+  const std::vector<std::pair<const char*, Array>> views = {
+      {"transposed", x.transpose({2, 0, 1})},
+      {"every other row", x.get_item({Slice{0, 4, 2}})},
+      {"with axes of extent 1", x.reshape({4, 1, 6, 5, 1}).transpose({4, 0, 1, 2, 3})},
+      {"broadcast", x.get_item({int64_t{1}}).broadcast_to({3, 6, 5})},
+      {"rows 1 and 2", x.get_item({Slice{1, 3}})},
+      {"large and contiguous", large},
+      {"large, inner axes swapped", large.transpose({0, 2, 1})}};
+  for (const auto& [name, view] : views) {
+    const std::vector<double> values = view.to_vector<double>();
+    std::vector<std::vector<int64_t>> axis_sets = {{}, {0}};
+    for (int64_t axis = 1; axis < view.ndim(); ++axis) {
+      axis_sets.push_back({axis});
+      axis_sets.push_back({axis - 1, axis});
+    }
+    for (std::vector<int64_t> axes : axis_sets) {
+      if (axes.empty()) {
+        for (int64_t axis = 0; axis < view.ndim(); ++axis) axes.push_back(axis);
+      }
+      INFO(name, ", axes from ", axes.front(), " to ", axes.back());
+      CHECK(ops::sum(view, axes).to_vector<double>() == row_major_sums(values, view.shape(), axes));
+    }
+  }
 }

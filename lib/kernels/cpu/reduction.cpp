@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/detail/reduction_functions.h>
@@ -14,18 +15,40 @@
 namespace kusari::kernels::cpu {
 namespace {
 
-// Offsets (in elements) of every index combination of the given axes, row-major over those axes.
+// Offsets (in elements) of every index combination of some axes, row-major over those axes.
 using Offsets = SmallVector<int64_t, 64>;
 
-Offsets offsets_of(const Array& x, const std::vector<int64_t>& axes) {
-  Offsets offsets{0};
+// A run of index combinations: `extent` positions `stride` elements apart.
+struct Run {
+  int64_t extent;
+  int64_t stride;
+};
+
+// The axes as runs, each merged into the one before where that one steps over it exactly (a block of
+// contiguous axes is one run) and axes of extent 1 dropped: row-major order over the runs is row-major
+// order over the axes.
+std::vector<Run> runs_of(const Array& x, const std::vector<int64_t>& axes) {
+  std::vector<Run> runs;
   for (int64_t axis : axes) {
-    const int64_t extent = x.shape()[axis];
-    const int64_t stride = x.strides()[static_cast<size_t>(axis)];
+    const Run next{x.shape()[axis], x.strides()[static_cast<size_t>(axis)]};
+    if (next.extent == 1) continue;
+    if (!runs.empty() && runs.back().stride == next.stride * next.extent) {
+      runs.back() = {runs.back().extent * next.extent, next.stride};
+    } else {
+      runs.push_back(next);
+    }
+  }
+  return runs;
+}
+
+// The offsets of every index combination of the runs.
+Offsets offsets_of(std::span<const Run> runs) {
+  Offsets offsets{0};
+  for (const Run& run : runs) {
     Offsets next;
-    next.reserve(offsets.size() * static_cast<size_t>(extent));
+    next.reserve(offsets.size() * static_cast<size_t>(run.extent));
     for (int64_t base : offsets) {
-      for (int64_t i = 0; i < extent; ++i) next.push_back(base + i * stride);
+      for (int64_t i = 0; i < run.extent; ++i) next.push_back(base + i * run.stride);
     }
     offsets = std::move(next);
   }
@@ -73,14 +96,16 @@ void reduce_typed(ReduceOp op, const Array& x, const std::vector<int64_t>& axes,
   for (int64_t axis = 0; axis < x.ndim(); ++axis) {
     if (std::find(axes.begin(), axes.end(), axis) == axes.end()) kept.push_back(axis);
   }
-  const Offsets kept_offset = offsets_of(x, kept);
-  const Offsets reduced_offset = offsets_of(x, axes);
+  const Offsets kept_offset = offsets_of(runs_of(x, kept));
+  const std::vector<Run> reduced_runs = runs_of(x, axes);
   const T* in = static_cast<const T*>(x.raw_data());
   const int64_t m_count = static_cast<int64_t>(kept_offset.size());
-  const int64_t r_count = static_cast<int64_t>(reduced_offset.size());
+  int64_t r_count = 1;
+  for (const Run& run : reduced_runs) r_count *= run.extent;
   const Array result = out.is_contiguous() ? out : Array::empty(out.shape(), out.dtype(), Device::cpu());
 
   if (op == ReduceOp::argmax || op == ReduceOp::argmin) {
+    const Offsets reduced_offset = offsets_of(reduced_runs);
     int64_t* dst = static_cast<int64_t*>(result.raw_data());
     const bool want_max = op == ReduceOp::argmax;
     parallel_for(m_count, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, r_count)), [&](int64_t b, int64_t e) {
@@ -105,15 +130,23 @@ void reduce_typed(ReduceOp op, const Array& x, const std::vector<int64_t>& axes,
     const bool reduced_inner = !axes.empty() && (kept.empty() || x.strides()[static_cast<size_t>(axes.back())] <=
                                                                      x.strides()[static_cast<size_t>(kept.back())]);
     if (reduced_inner) {
+      // The innermost run is walked by its stride, the others through a table (of one entry when the
+      // reduced axes are contiguous), in the same order as one table over all of them.
+      const Run inner = reduced_runs.empty() ? Run{1, 0} : reduced_runs.back();
+      const Offsets outer_offset =
+          offsets_of(std::span<const Run>(reduced_runs).first(reduced_runs.empty() ? 0 : reduced_runs.size() - 1));
       parallel_for(m_count, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, r_count)), [&](int64_t b, int64_t e) {
         for (int64_t m = b; m < e; ++m) {
-          const T* base = in + kept_offset[static_cast<size_t>(m)];
           A acc = init;
-          for (int64_t r = 0; r < r_count; ++r) acc = combine(acc, load(base[reduced_offset[static_cast<size_t>(r)]]));
+          for (int64_t outer : outer_offset) {
+            const T* base = in + kept_offset[static_cast<size_t>(m)] + outer;
+            for (int64_t i = 0; i < inner.extent; ++i) acc = combine(acc, load(base[i * inner.stride]));
+          }
           dst[m] = store<D>(acc);
         }
       });
     } else {
+      const Offsets reduced_offset = offsets_of(reduced_runs);
       parallel_for(m_count, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, r_count)), [&](int64_t b, int64_t e) {
         std::vector<A> acc(static_cast<size_t>(e - b), init);
         for (int64_t r = 0; r < r_count; ++r) {

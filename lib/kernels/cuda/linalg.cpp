@@ -8,11 +8,13 @@
 #include <array>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cuda/detail/check.h>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/runtime_library.h>
 #include <kusari/kernels/cuda/detail/streams.h>
 #include <kusari/kernels/detail/matrix_operand.h>
 #include <kusari/kernels/ops/linalg.h>
@@ -21,9 +23,52 @@
 namespace kusari::kernels::cuda {
 namespace {
 
+// The cuBLASLt functions the products call, from libcublasLt loaded on first use (runtime_library.h).
+struct CublasLt {
+  decltype(&cublasLtCreate) create = nullptr;
+  decltype(&cublasLtGetStatusString) status_string = nullptr;
+  decltype(&cublasLtMatmul) matmul = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) preference_create = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) preference_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) preference_set = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
+  std::string missing;  // why cuBLASLt is unusable ("" when loaded)
+};
+
+// libcublasLt of the major version kusari was built against; throws DeviceError saying why it cannot
+// be used (asked only by a product on a CUDA device).
+const CublasLt& cublaslt() {
+  static const CublasLt loaded = [] {
+    CublasLt c;
+    const std::string file = cat("libcublasLt.so.", CUBLAS_VER_MAJOR);
+    detail::RuntimeLibrary library = detail::open_runtime_library({file.c_str()});
+    library.resolve("cublasLtCreate", c.create);
+    library.resolve("cublasLtGetStatusString", c.status_string);
+    library.resolve("cublasLtMatmul", c.matmul);
+    library.resolve("cublasLtMatmulAlgoGetHeuristic", c.heuristic);
+    library.resolve("cublasLtMatmulDescCreate", c.desc_create);
+    library.resolve("cublasLtMatmulDescDestroy", c.desc_destroy);
+    library.resolve("cublasLtMatmulDescSetAttribute", c.desc_set);
+    library.resolve("cublasLtMatmulPreferenceCreate", c.preference_create);
+    library.resolve("cublasLtMatmulPreferenceDestroy", c.preference_destroy);
+    library.resolve("cublasLtMatmulPreferenceSetAttribute", c.preference_set);
+    library.resolve("cublasLtMatrixLayoutCreate", c.layout_create);
+    library.resolve("cublasLtMatrixLayoutDestroy", c.layout_destroy);
+    c.missing = library.missing;
+    return c;
+  }();
+  if (!loaded.missing.empty()) throw DeviceError(cat("cuBLASLt: ", loaded.missing));
+  return loaded;
+}
+
 // Throws DeviceError "<what>: <cuBLASLt's message>" unless status is CUBLAS_STATUS_SUCCESS.
 void check_blas(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError(cat(what, ": ", cublasLtGetStatusString(status)));
+  if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError(cat(what, ": ", cublaslt().status_string(status)));
 }
 
 // Workspace per device that cuBLASLt's algorithms may use (what NVIDIA advises for Hopper).
@@ -54,7 +99,7 @@ DeviceBlas& blas_of(int index) {
   DeviceBlas& b = all[static_cast<size_t>(index)];
   std::call_once(b.once, [&] {
     DeviceGuard guard(index);
-    check_blas(cublasLtCreate(&b.handle), "cublasLtCreate");
+    check_blas(cublaslt().create(&b.handle), "cublasLtCreate");
   });
   return b;
 }
@@ -86,7 +131,7 @@ cudaDataType_t data_type(Dtype dtype) {
 cublasLtMatrixLayout_t column_major_layout(cudaDataType_t type, int64_t row_major_rows, int64_t row_major_cols,
                                            int64_t leading) {
   cublasLtMatrixLayout_t layout;
-  check_blas(cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(row_major_cols),
+  check_blas(cublaslt().layout_create(&layout, type, static_cast<uint64_t>(row_major_cols),
                                         static_cast<uint64_t>(row_major_rows), leading),
              "cublasLtMatrixLayoutCreate");
   return layout;
@@ -94,9 +139,9 @@ cublasLtMatrixLayout_t column_major_layout(cudaDataType_t type, int64_t row_majo
 
 // Destroys what a plan holds.
 void destroy(const Plan& plan) {
-  if (plan.operation) cublasLtMatmulDescDestroy(plan.operation);
+  if (plan.operation) cublaslt().desc_destroy(plan.operation);
   for (cublasLtMatrixLayout_t layout : {plan.first, plan.second, plan.result}) {
-    if (layout) cublasLtMatrixLayoutDestroy(layout);
+    if (layout) cublaslt().layout_destroy(layout);
   }
 }
 
@@ -105,15 +150,15 @@ void fill_plan(Plan& plan, DeviceBlas& blas, Dtype dtype, const MatrixOperand& a
                int64_t n, int64_t k, int64_t ldc, const std::array<int, 3>& alignments) {
   const cudaDataType_t type = data_type(dtype);
   const bool wide = dtype == Dtype::float64;
-  check_blas(cublasLtMatmulDescCreate(&plan.operation, wide ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+  check_blas(cublaslt().desc_create(&plan.operation, wide ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
                                       wide ? CUDA_R_64F : CUDA_R_32F),
              "cublasLtMatmulDescCreate");
   // cuBLAS's first operand is b's storage, read transposed exactly when b's row-major storage is not.
   const cublasOperation_t first_op = b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t second_op = a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
-  check_blas(cublasLtMatmulDescSetAttribute(plan.operation, CUBLASLT_MATMUL_DESC_TRANSA, &first_op, sizeof(first_op)),
+  check_blas(cublaslt().desc_set(plan.operation, CUBLASLT_MATMUL_DESC_TRANSA, &first_op, sizeof(first_op)),
              "cublasLtMatmulDescSetAttribute");
-  check_blas(cublasLtMatmulDescSetAttribute(plan.operation, CUBLASLT_MATMUL_DESC_TRANSB, &second_op, sizeof(second_op)),
+  check_blas(cublaslt().desc_set(plan.operation, CUBLASLT_MATMUL_DESC_TRANSB, &second_op, sizeof(second_op)),
              "cublasLtMatmulDescSetAttribute");
   // Row-major storage shapes: b's is k x n (n x k when read transposed), a's m x k (k x m).
   plan.first = column_major_layout(type, b.transpose ? n : k, b.transpose ? k : n, b.leading);
@@ -121,25 +166,25 @@ void fill_plan(Plan& plan, DeviceBlas& blas, Dtype dtype, const MatrixOperand& a
   plan.result = column_major_layout(type, m, n, ldc);
 
   cublasLtMatmulPreference_t preference;
-  check_blas(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
+  check_blas(cublaslt().preference_create(&preference), "cublasLtMatmulPreferenceCreate");
   const size_t workspace = kWorkspaceBytes;
   const uint32_t align_a = static_cast<uint32_t>(alignments[1]), align_b = static_cast<uint32_t>(alignments[0]),
                  align_c = static_cast<uint32_t>(alignments[2]);
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+  cublaslt().preference_set(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
                                        sizeof(workspace));
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b,
+  cublaslt().preference_set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b,
                                        sizeof(align_b));
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a,
+  cublaslt().preference_set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a,
                                        sizeof(align_a));
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c,
+  cublaslt().preference_set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c,
                                        sizeof(align_c));
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c,
+  cublaslt().preference_set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c,
                                        sizeof(align_c));
   cublasLtMatmulHeuristicResult_t found{};
   int count = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(blas.handle, plan.operation, plan.first, plan.second,
+  const cublasStatus_t status = cublaslt().heuristic(blas.handle, plan.operation, plan.first, plan.second,
                                                                plan.result, plan.result, preference, 1, &found, &count);
-  cublasLtMatmulPreferenceDestroy(preference);
+  cublaslt().preference_destroy(preference);
   check_blas(status, "cublasLtMatmulAlgoGetHeuristic");
   if (count == 0) {
     throw DeviceError(cat("gemm: cuBLASLt has no algorithm for ", dtype, " (", m, " x ", k, ") @ (", k, " x ", n,
@@ -203,7 +248,7 @@ void gemm_kernel(const Array& a, bool transpose_a, const Array& b, bool transpos
   const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
   const bool wide = dtype == Dtype::float64;
   check_blas(
-      cublasLtMatmul(blas.handle, plan.operation, wide ? static_cast<const void*>(&alpha) : &alpha32,
+      cublaslt().matmul(blas.handle, plan.operation, wide ? static_cast<const void*>(&alpha) : &alpha32,
                      first.array.raw_data(), plan.first, second.array.raw_data(), plan.second,
                      wide ? static_cast<const void*>(&beta) : &beta32, c.raw_data(), plan.result, c.raw_data(),
                      plan.result, &plan.algorithm, workspace.raw_data(), kWorkspaceBytes, current_stream(device.index)),

@@ -5,7 +5,6 @@
 // without it a recording has the host's tables only, and says why once.
 
 #include <cupti.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +16,7 @@
 #include <kusari/kernels/cuda/detail/check.h>
 #include <kusari/kernels/cuda/detail/cupti_records.h>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/runtime_library.h>
 #include <kusari/kernels/cuda/detail/streams.h>
 #include <kusari/kernels/cuda/runtime.h>
 
@@ -49,42 +49,29 @@ struct Cupti {
   std::string missing;  // why it could not be loaded ("" when it was)
 };
 
-// `symbol` of `library` as the type of `slot`; notes the first one missing.
-template <class F>
-void resolve(void* library, const char* symbol, F& slot, std::string& missing) {
-  slot = reinterpret_cast<F>(dlsym(library, symbol));
-  if (!slot && missing.empty()) missing = cat("libcupti has no ", symbol);
-}
-
 // libcupti's functions, loaded on first use (never unloaded or destroyed: the report at exit uses them):
 // the major version kusari was built against, whose record layouts add_record reads.
 const Cupti& cupti() {
   static const Cupti* loaded = [] {
     auto* c = new Cupti;
-    void* library = nullptr;
-    for (const char* name : {"libcupti.so.13", "libcupti.so"}) {
-      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
-    }
-    if (!library) {
-      c->missing = cat("cannot load libcupti.so.13: ", dlerror());
-      return c;
-    }
-    resolve(library, "cuptiGetVersion", c->version, c->missing);
+    detail::RuntimeLibrary library = detail::open_runtime_library({"libcupti.so.13", "libcupti.so"});
+    library.resolve("cuptiGetVersion", c->version);
     uint32_t version = 0;
     if (c->version && c->version(&version) == CUPTI_SUCCESS && version / 10000 != CUPTI_API_VERSION / 10000) {
-      c->missing = cat("libcupti's API version is ", version, ", kusari reads ", CUPTI_API_VERSION / 10000,
+      c->missing = cat(library.name, "'s API version is ", version, ", kusari reads ", CUPTI_API_VERSION / 10000,
                        "xxxx records");
       return c;
     }
-    resolve(library, "cuptiActivityRegisterCallbacks", c->register_callbacks, c->missing);
-    resolve(library, "cuptiActivityEnable", c->enable, c->missing);
-    resolve(library, "cuptiActivityDisable", c->disable, c->missing);
-    resolve(library, "cuptiActivityFlushAll", c->flush_all, c->missing);
-    resolve(library, "cuptiActivityGetNextRecord", c->next_record, c->missing);
-    resolve(library, "cuptiActivityPushExternalCorrelationId", c->push, c->missing);
-    resolve(library, "cuptiActivityPopExternalCorrelationId", c->pop, c->missing);
-    resolve(library, "cuptiGetTimestamp", c->timestamp, c->missing);
-    resolve(library, "cuptiGetResultString", c->result_string, c->missing);
+    library.resolve("cuptiActivityRegisterCallbacks", c->register_callbacks);
+    library.resolve("cuptiActivityEnable", c->enable);
+    library.resolve("cuptiActivityDisable", c->disable);
+    library.resolve("cuptiActivityFlushAll", c->flush_all);
+    library.resolve("cuptiActivityGetNextRecord", c->next_record);
+    library.resolve("cuptiActivityPushExternalCorrelationId", c->push);
+    library.resolve("cuptiActivityPopExternalCorrelationId", c->pop);
+    library.resolve("cuptiGetTimestamp", c->timestamp);
+    library.resolve("cuptiGetResultString", c->result_string);
+    c->missing = library.missing;
     return c;
   }();
   return *loaded;
