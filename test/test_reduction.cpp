@@ -238,7 +238,8 @@ TEST_CASE("sums over any layout add in row-major order over the reduced axes") {
       {"rows 1 and 2", x.get_item({Slice{1, 3}})},
       {"large and contiguous", large},
       {"large, inner axes swapped", large.transpose({0, 2, 1})}};
-  for (const auto& [name, view] : views) {
+  for (const auto& named_view : views) {
+    const Array& view = named_view.second;
     const std::vector<double> values = view.to_vector<double>();
     std::vector<std::vector<int64_t>> axis_sets = {{}, {0}};
     for (int64_t axis = 1; axis < view.ndim(); ++axis) {
@@ -249,7 +250,7 @@ TEST_CASE("sums over any layout add in row-major order over the reduced axes") {
       if (axes.empty()) {
         for (int64_t axis = 0; axis < view.ndim(); ++axis) axes.push_back(axis);
       }
-      INFO(name, ", axes from ", axes.front(), " to ", axes.back());
+      INFO(named_view.first, ", axes from ", axes.front(), " to ", axes.back());
       CHECK(ops::sum(view, axes).to_vector<double>() == row_major_sums(values, view.shape(), axes));
     }
   }
