@@ -27,6 +27,7 @@
 #include <kusari/kusari.h>
 
 #include "allreduce_settings.h"
+#include "bench_util.h"
 
 namespace {
 
@@ -212,23 +213,13 @@ void run(int rounds, const std::string& save) {
 int main(int argc, char** argv) {
   int rounds = 5;
   std::string save;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--rounds" && i + 1 < argc) {
-      char* end = nullptr;
-      const long value = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || value < 1 || value > 1000) {
-        std::fprintf(stderr, "allreduce_calibrate: expected --rounds between 1 and 1000, got '%s'\n", argv[i]);
-        return 2;
-      }
-      rounds = static_cast<int>(value);
-    } else if (flag == "--save" && i + 1 < argc) {
-      save = argv[++i];
-    } else {
-      std::fprintf(stderr, "allreduce_calibrate: unknown argument '%s' (expected --rounds R, --save FILE)\n", argv[i]);
-      return 2;
-    }
-  }
+  CLI::App app{"Calibrates the all-reduce cost model here and checks it against bench/allreduce, under mpiexec.",
+               "allreduce_calibrate"};
+  app.add_option("--rounds", rounds, "timed rounds per measurement")
+      ->check(kusari::flags::integer_between(1, 1000))
+      ->capture_default_str();
+  app.add_option("--save", save, "write the measured cluster for predict_seeds --recommend --cluster FILE");
+  kusari::bench::parse_or_exit(app, argc, argv);
   dist::abort_on_exception([&] { run(rounds, save); });
   return 0;
 }

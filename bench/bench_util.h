@@ -1,16 +1,20 @@
 #pragma once
 // Shared by the bench/ programs (kusari's and the libtorch twins; nothing here depends on either
-// library): the command-line options, the step timer that prints "name: X ms/step, Y samples/s", and
+// library): the command-line options (CLI11), the step timer that prints "name: X ms/step, Y samples/s", and
 // the process's peak resident memory.
 
 #include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+
+#include "flag_validators.h"
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <stdexcept>
+#include <iostream>
 #include <string>
 
 namespace kusari::bench {
@@ -28,52 +32,44 @@ struct Options {
   bool profile = false;           // --profile 0|1: the profiler's report of the timed steps (kusari programs)
 };
 
-// Reads --threads, --warmup, --steps, --seconds, --dtype, --device, --batch, --channels-last and --profile over
-// `defaults`; --help prints them and exits 0,
-// anything else (an unknown flag, a missing or malformed value) exits 2 with a message on stderr.
-inline Options parse_options(int argc, char** argv, Options defaults = {}) {
-  const char* usage =
-      "flags: --threads N, --warmup STEPS, --steps LEAST_TIMED_STEPS, --seconds LEAST_TIMED_SECONDS, --dtype NAME, "
-      "--device cpu|cuda:N|loopback:N, --batch N, --channels-last 0|1, --profile 0|1";
-  Options options = defaults;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--help") {
-      std::printf("%s\n", usage);
-      std::exit(0);
-    }
-    const auto fail = [&](const std::string& message) {
-      std::fprintf(stderr, "%s: %s (%s)\n", argv[0], message.c_str(), usage);
-      std::exit(2);
-    };
-    if (i + 1 >= argc) fail("missing the value of " + flag);
-    const std::string value = argv[i + 1];
-    try {
-      if (flag == "--threads") {
-        options.threads = std::stoi(value);
-      } else if (flag == "--warmup") {
-        options.warmup = std::stoi(value);
-      } else if (flag == "--steps") {
-        options.min_steps = std::stoi(value);
-      } else if (flag == "--seconds") {
-        options.seconds = std::stod(value);
-      } else if (flag == "--dtype") {
-        options.dtype = value;
-      } else if (flag == "--device") {
-        options.device = value;
-      } else if (flag == "--batch") {
-        options.batch = std::stoi(value);
-      } else if (flag == "--channels-last") {
-        options.channels_last = std::stoi(value) != 0;
-      } else if (flag == "--profile") {
-        options.profile = std::stoi(value) != 0;
-      } else {
-        fail("unknown flag " + flag);
-      }
-    } catch (const std::logic_error&) {  // std::stoi / std::stod found no number, or one out of range
-      fail("expected a number after " + flag + ", got \"" + value + "\"");
-    }
+// Parses the command line into `app`'s options: --help prints them with their defaults and exits 0; a bad
+// command line (an unknown flag, a missing or malformed value) exits 2 with CLI11's message, which
+// names the flag, what it expects and what came.
+inline void parse_or_exit(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    std::exit(0);
+  } catch (const CLI::ParseError& error) {
+    std::fprintf(stderr, "%s: %s (--help lists every flag)\n", argv[0], error.what());
+    std::exit(2);
   }
+}
+
+// Reads the flags above over `defaults` (parse_or_exit).
+inline Options parse_options(int argc, char** argv, Options defaults = {}) {
+  Options options = defaults;
+  CLI::App app{"One line per workload: \"name: X ms/step, Y samples/s\"."};
+  app.add_option("--threads", options.threads, "the library's thread count")->check(flags::positive_integer())
+      ->capture_default_str();
+  app.add_option("--warmup", options.warmup, "untimed steps first")->check(flags::nonnegative_integer())
+      ->capture_default_str();
+  app.add_option("--steps", options.min_steps, "at least this many timed steps")->check(flags::positive_integer())
+      ->capture_default_str();
+  app.add_option("--seconds", options.seconds, "and a timed window at least this long")
+      ->check(flags::nonnegative_number())
+      ->capture_default_str();
+  app.add_option("--dtype", options.dtype, "the parameters' and inputs' dtype (kusari programs)")
+      ->check(flags::one_of({"float32", "float64", "float16", "bfloat16"}))->capture_default_str();
+  app.add_option("--device", options.device, "cpu, cuda:N or loopback:N (kusari programs)")->capture_default_str();
+  app.add_option("--batch", options.batch, "the batch size (0: the program's own)")->check(flags::nonnegative_integer())
+      ->capture_default_str();
+  app.add_option("--channels-last", options.channels_last, "image inputs in channels-last order (kusari programs)")
+      ->capture_default_str();
+  app.add_option("--profile", options.profile, "the profiler's report of the timed steps (kusari programs)")
+      ->capture_default_str();
+  parse_or_exit(app, argc, argv);
   return options;
 }
 

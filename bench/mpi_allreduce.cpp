@@ -19,15 +19,17 @@
 #include <vector>
 
 #include "allreduce_common.h"
+#include "bench_util.h"
 
 int main(int argc, char** argv) {
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
-  const std::string level = argc > 2 ? argv[2] : "single";
-  if (rounds < 1 || (level != "single" && level != "multiple")) {
-    std::fprintf(stderr, "usage: %s [rounds >= 1 [single|multiple]], got rounds %d and level '%s'\n", argv[0], rounds,
-                 level.c_str());
-    return 2;
-  }
+  int rounds = 7;
+  std::string level = "single";
+  CLI::App app{"MPI_Allreduce of ResNet-50's gradients as a plain MPI program, under mpiexec."};
+  app.add_option("rounds", rounds, "timed rounds (the median is printed)")->check(kusari::flags::positive_integer())
+      ->capture_default_str();
+  app.add_option("level", level, "the thread level asked of MPI_Init_thread")
+      ->check(kusari::flags::one_of({"single", "multiple"}))->capture_default_str();
+  kusari::bench::parse_or_exit(app, argc, argv);
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, level == "multiple" ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   int rank = 0;

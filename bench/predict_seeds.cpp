@@ -10,11 +10,9 @@
 //       [--cluster FILE (from allreduce_calibrate --save)] [--intra-alpha-us A --intra-gbps B --inter-alpha-us A
 //        --inter-gbps B --links L] [--step-ms T] [--top N]
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +20,7 @@
 #include <kusari/distributed/cost_model.h>
 
 #include "allreduce_common.h"
+#include "bench_util.h"
 #include "paper_clusters.h"
 
 namespace {
@@ -261,60 +260,40 @@ void papers() {
   }
 }
 
-// The value of a numeric flag (`fallback` when absent): the whole word a number, positive (or ≥ 0 when
-// zero_ok), and whole when asked; ValueError naming the flag otherwise.
-double number(const std::map<std::string, std::string>& flags, const std::string& key, double fallback,
-              bool whole = false, bool zero_ok = false) {
-  const auto it = flags.find(key);
-  if (it == flags.end()) return fallback;
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const bool ok = used == it->second.size() && std::isfinite(value) && (zero_ok ? value >= 0 : value > 0) &&
-                  (!whole || value == std::floor(value));
-  if (!ok) {
-    throw ValueError(cat("predict_seeds: expected ", whole ? "a whole" : "a", zero_ok ? " non-negative" : " positive",
-                         " number for ", key, ", got '", it->second, "'"));
-  }
-  return value;
-}
+// --recommend's flags, with the defaults --help shows.
+struct RecommendFlags {
+  std::string cluster;  // a file from allreduce_calibrate --save, instead of the link flags
+  int ranks = 0;
+  int ranks_per_node = 1;
+  std::string model = "resnet50";
+  double intra_alpha_us = 1, intra_gbps = 10, inter_alpha_us = 5, inter_gbps = 12.5;
+  int links = 1;
+  double step_ms = 150;
+  int top = 10;
+};
 
 // --recommend: the candidates for a cluster, best first.
-int recommend(const std::map<std::string, std::string>& flags) {
-  if (!flags.count("--ranks")) throw ValueError("predict_seeds --recommend: expected --ranks P, the ranks of the run");
+int recommend(const RecommendFlags& flags) {
   cost::Cluster cluster;
-  if (flags.count("--cluster")) {
-    for (const char* link : {"--intra-alpha-us", "--intra-gbps", "--inter-alpha-us", "--inter-gbps", "--links"}) {
-      if (flags.count(link)) {
-        throw ValueError(cat("predict_seeds: ", link, " and --cluster both set the links; give one of them"));
-      }
-    }
-    cluster = cost::load_cluster(flags.at("--cluster"));
+  if (!flags.cluster.empty()) {
+    cluster = cost::load_cluster(flags.cluster);
   } else {
-    cluster.intra = {number(flags, "--intra-alpha-us", 1, false, true) * 1e-6,
-                     1e-9 / number(flags, "--intra-gbps", 10)};
-    cluster.inter = {number(flags, "--inter-alpha-us", 5, false, true) * 1e-6,
-                     1e-9 / number(flags, "--inter-gbps", 12.5)};
-    cluster.links_per_node = static_cast<int>(number(flags, "--links", 1, true));
+    cluster.intra = {flags.intra_alpha_us * 1e-6, 1e-9 / flags.intra_gbps};
+    cluster.inter = {flags.inter_alpha_us * 1e-6, 1e-9 / flags.inter_gbps};
+    cluster.links_per_node = flags.links;
   }
-  cluster.ranks = static_cast<int>(number(flags, "--ranks", cluster.ranks, true));
-  cluster.ranks_per_node = static_cast<int>(number(flags, "--ranks-per-node", cluster.ranks_per_node, true));
+  cluster.ranks = flags.ranks;
+  cluster.ranks_per_node = flags.ranks_per_node;
   cluster.check();
-  const std::string model = flags.count("--model") ? flags.at("--model") : "resnet50";
-  const double step = number(flags, "--step-ms", 150) * 1e-3;
-  const int top = static_cast<int>(number(flags, "--top", 10, true));
-  const auto layers = ::bench::backward_costs(layers_of(model), step);
+  const double step = flags.step_ms * 1e-3;
+  const auto layers = ::bench::backward_costs(layers_of(flags.model), step);
   const std::vector<int64_t> buckets{int64_t{1} << 20, int64_t{4} << 20, int64_t{25} << 20, int64_t{100} << 20};
   const auto ranked = cost::recommend(cluster, layers, buckets, {Dtype::float32, Dtype::float16, Dtype::bfloat16});
   std::printf("# %s on %d ranks in nodes of %d (%d links each): intra %.2f us %.2f GB/s, inter %.2f us %.2f GB/s; "
-              "forward+backward %.1f ms\n", model.c_str(), cluster.ranks, cluster.ranks_per_node, cluster.links_per_node,
-              cluster.intra.alpha * 1e6, 1e-9 / cluster.intra.beta, cluster.inter.alpha * 1e6, 1e-9 / cluster.inter.beta,
-              step * 1e3);
-  for (int i = 0; i < top && i < static_cast<int>(ranked.size()); ++i) {
+              "forward+backward %.1f ms\n", flags.model.c_str(), cluster.ranks, cluster.ranks_per_node,
+              cluster.links_per_node, cluster.intra.alpha * 1e6, 1e-9 / cluster.intra.beta, cluster.inter.alpha * 1e6,
+              1e-9 / cluster.inter.beta, step * 1e3);
+  for (int i = 0; i < flags.top && i < static_cast<int>(ranked.size()); ++i) {
     const cost::Recommendation& r = ranked[static_cast<size_t>(i)];
     std::printf("recommend %d: algorithm=%s bucket=%lld MiB wire=%s exposed=%.2f ms allreduce=%.2f ms buckets=%d\n",
                 i + 1, r.algorithm.c_str(), static_cast<long long>(r.bucket_bytes >> 20), dtype_name(r.wire_dtype).c_str(),
@@ -326,41 +305,44 @@ int recommend(const std::map<std::string, std::string>& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace flags_ = kusari::flags;
+  RecommendFlags flags;
+  CLI::App app{"The papers' clusters through the all-reduce cost model; --recommend ranks the choices for yours.",
+               "predict_seeds"};
+  CLI::Option* recommending =
+      app.add_flag("--recommend")->description("rank algorithms, buckets and wire dtypes for a cluster");
+  CLI::Option* cluster = app.add_option("--cluster", flags.cluster, "the links measured by allreduce_calibrate --save");
+  const auto add = [&](const char* name, auto& value, const char* what, const CLI::Validator& check) {
+    return app.add_option(name, value, what)->check(check)->capture_default_str()->needs(recommending);
+  };
+  add("--ranks", flags.ranks, "ranks of the run (required)", flags_::positive_integer());
+  add("--ranks-per-node", flags.ranks_per_node, "ranks per node", flags_::positive_integer());
+  add("--model", flags.model, "the gradients' layers", flags_::one_of({"resnet50", "alexnet"}));
+  add("--step-ms", flags.step_ms, "forward and backward of one step, ms", flags_::positive_number());
+  add("--top", flags.top, "candidates printed", flags_::positive_integer());
+  const std::vector<CLI::Option*> links{
+      add("--intra-alpha-us", flags.intra_alpha_us, "latency inside a node, us", flags_::nonnegative_number()),
+      add("--intra-gbps", flags.intra_gbps, "bandwidth inside a node, GB/s", flags_::positive_number()),
+      add("--inter-alpha-us", flags.inter_alpha_us, "latency between nodes, us", flags_::nonnegative_number()),
+      add("--inter-gbps", flags.inter_gbps, "bandwidth between nodes per link, GB/s", flags_::positive_number()),
+      add("--links", flags.links, "network links per node", flags_::positive_integer())};
+  for (CLI::Option* link : links) link->excludes(cluster);
+  cluster->needs(recommending);
+  kusari::bench::parse_or_exit(app, argc, argv);
   try {
-    std::map<std::string, std::string> flags;
-    bool recommending = false;
-    for (int i = 1; i < argc; ++i) {
-      const std::string flag = argv[i];
-      if (flag == "--recommend") {
-        recommending = true;
-      } else if (flag.rfind("--", 0) == 0 && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
-        if (!flags.emplace(flag, argv[++i]).second) {
-          std::fprintf(stderr, "predict_seeds: %s given twice\n", flag.c_str());
-          return 2;
-        }
-      } else {
-        std::fprintf(stderr, "predict_seeds: unexpected argument '%s' (see the usage at the top of predict_seeds.cpp)\n",
-                     argv[i]);
-        return 2;
-      }
+    if (!*recommending) {
+      papers();
+      return 0;
     }
-    const std::vector<std::string> known{"--cluster", "--ranks", "--ranks-per-node", "--model", "--intra-alpha-us",
-                                         "--intra-gbps", "--inter-alpha-us", "--inter-gbps", "--links", "--step-ms",
-                                         "--top"};
-    for (const auto& [flag, value] : flags) {
-      if (!recommending || std::find(known.begin(), known.end(), flag) == known.end()) {
-        std::fprintf(stderr, "predict_seeds: unexpected flag '%s'%s\n", flag.c_str(),
-                     recommending ? "" : " (flags belong to --recommend)");
-        return 2;
-      }
+    if (flags.ranks == 0) {
+      std::fprintf(stderr, "predict_seeds --recommend: expected --ranks P, the ranks of the run\n");
+      return 2;
     }
-    if (recommending) return recommend(flags);
-    papers();
-    return 0;
-  } catch (const ValueError& e) {  // a flag's value, or the cluster file it names
+    return recommend(flags);
+  } catch (const ValueError& e) {  // the cluster's shape (ranks per node not dividing the ranks)
     std::fprintf(stderr, "%s\n", e.what());
     return 2;
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // the cluster file
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }

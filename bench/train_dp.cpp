@@ -24,12 +24,29 @@ namespace {
 
 constexpr int64_t kBatch = 64;
 
-// Integer flag `name` from the command line, or `fallback`.
-int flag(int argc, char** argv, const std::string& name, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (argv[i] == name) return std::stoi(argv[i + 1]);
-  }
-  return fallback;
+// The command line (the flags at the top of this file), read by every rank alike.
+struct Flags {
+  int threads = 1;
+  int warmup = 5;
+  int steps = 20;
+  int bucket_kb = 25600;
+  bool double_buffering = false;
+  bool overlap = true;
+};
+
+Flags parse_flags(int argc, char** argv) {
+  Flags f;
+  CLI::App app{"Data-parallel ResNet-20 training steps under mpiexec; rank 0 prints the line."};
+  app.add_option("--threads", f.threads, "threads per rank")->check(flags::positive_integer())->capture_default_str();
+  app.add_option("--warmup", f.warmup, "untimed steps first")->check(flags::nonnegative_integer())
+      ->capture_default_str();
+  app.add_option("--steps", f.steps, "timed steps")->check(flags::positive_integer())->capture_default_str();
+  app.add_option("--bucket-kb", f.bucket_kb, "gradient bucket size in KiB")->check(flags::positive_integer())
+      ->capture_default_str();
+  app.add_option("--double-buffering", f.double_buffering, "MultiNodeOptions::double_buffering")->capture_default_str();
+  app.add_option("--overlap", f.overlap, "MultiNodeOptions::overlap")->capture_default_str();
+  kusari::bench::parse_or_exit(app, argc, argv);
+  return f;
 }
 
 // kBatch int32 labels in [0, 10), different on every rank.
@@ -45,14 +62,15 @@ Array random_labels(uint64_t seed) {
 
 int main(int argc, char** argv) {
   distributed::abort_on_exception([&] {
-    set_num_threads(flag(argc, argv, "--threads", 1));
-    const int warmup = flag(argc, argv, "--warmup", 5), steps = flag(argc, argv, "--steps", 20);
+    const Flags flags = parse_flags(argc, argv);
+    set_num_threads(flags.threads);
+    const int warmup = flags.warmup, steps = flags.steps;
     const distributed::Communicator comm = distributed::create_communicator();
     const auto rank = static_cast<uint64_t>(comm.rank());
     auto model = std::make_shared<L::models::ResNet>(20, 1, 10);
-    const distributed::MultiNodeOptions options{.bucket_bytes = int64_t{flag(argc, argv, "--bucket-kb", 25600)} << 10,
-                                                .double_buffering = flag(argc, argv, "--double-buffering", 0) != 0,
-                                                .overlap = flag(argc, argv, "--overlap", 1) != 0};
+    const distributed::MultiNodeOptions options{.bucket_bytes = int64_t{flags.bucket_kb} << 10,
+                                                .double_buffering = flags.double_buffering,
+                                                .overlap = flags.overlap};
     auto optimizer = distributed::create_multi_node_optimizer(std::make_shared<optimizers::MomentumSGD>(0.01, 0.9),
                                                               comm, options);
     optimizer->setup(model);

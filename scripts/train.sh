@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install_dependencies.sh
 [ -f build/build.ninja ] || meson setup build --wrap-mode=nodownload >/dev/null
 ninja -C build recipes/fashion_mnist
-exec mpiexec -n "${KUSARI_RANKS:-2}" ./build/recipes/fashion_mnist --threads 1 "$@"
+# Rank 0's output reaches the terminal through mpiexec's pipe: --progress bar redraws the bar in place anyway.
+exec mpiexec -n "${KUSARI_RANKS:-2}" ./build/recipes/fashion_mnist --threads 1 --progress bar "$@"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles and runs every C++ block of README.md against the library in the build tree, by the
+# Compiles and runs every C++ block of README.md and docs/*.md against the library in the build tree, by the
 # compiler COMPILER with the sanitizers SANITIZE (meson's b_sanitize: none or e.g. address,undefined).
 # Usage: readme_examples.sh SOURCE_DIR BUILD_DIR COMPILER SANITIZE
 set -euo pipefail
@@ -10,11 +10,11 @@ sanitize_flags=()
 [ "$4" = none ] || sanitize_flags=("-fsanitize=$4")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 - "$source_dir/README.md" "$work" <<'PY'
+python3 - "$work" "$source_dir/README.md" "$source_dir"/docs/*.md <<'PY'
 import re, sys
-text = open(sys.argv[1]).read()
-for i, block in enumerate(re.findall(r"```cpp\n(.*?)```", text, re.S)):
-    open(f"{sys.argv[2]}/example_{i}.cpp", "w").write(block)
+blocks = [block for path in sys.argv[2:] for block in re.findall(r"```cpp\n(.*?)```", open(path).read(), re.S)]
+for i, block in enumerate(blocks):
+    open(f"{sys.argv[1]}/example_{i}.cpp", "w").write(block)
 PY
 count=0
 for example in "$work"/example_*.cpp; do
@@ -32,5 +32,5 @@ for example in "$work"/example_*.cpp; do
   "${example%.cpp}" > "${example%.cpp}.out"
   count=$((count + 1))
 done
-[ "$count" -gt 0 ] || { echo "README.md has no C++ example"; exit 1; }
-echo "$count README examples compiled and ran"
+[ "$count" -gt 0 ] || { echo "README.md and docs/ have no C++ example"; exit 1; }
+echo "$count examples of README.md and docs/ compiled and ran"

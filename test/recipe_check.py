@@ -7,6 +7,7 @@ brightest row is the label), as `mpiexec -n 2` runs of its fashion_mnist preset:
     log values and the same parameters as the uninterrupted run, while a bit-flipped or truncated
     snapshot given to --resume ends the job naming the file and what is broken;
   - a run of half an epoch still logs once, under mpiexec and in one process without it;
+  - the progress display through mpiexec's pipe: --progress bar, lines, and --no-progress (fashion_mnist);
   - ImageNet-format data: the set written as JPEG files and list files by scripts/make_image_list,
     two epochs and again stopped and resumed;
   - extra arguments given after the recipe are added to every run (e.g. --dtype float16).
@@ -123,6 +124,17 @@ for kind, broken, word in [("flipped", snapshot[:len(snapshot) // 2] + bytes([sn
 half = os.path.join(tmp, "half")
 run(idx + ["--epoch", "0.5", "--out", half])
 load_log(half, 1, 3)
+
+# The progress display through mpiexec's pipe: a bar redrawn in place when asked for, plain lines, or
+# nothing; args.json records the choice (--no-progress as "off"). Code common to every recipe, so checked
+# with the default command's alone.
+if name == "fashion_mnist":
+    for mode, shown in [("bar", "\033[J     total ["), ("lines", "% 1 iterations, epoch 0"), ("off", None)]:
+        flags = ["--no-progress"] if mode == "off" else ["--progress", mode]
+        out = os.path.join(tmp, "progress_" + mode)
+        printed = run(idx + ["--epoch", "0.5", "--progress-interval", "1", "--out", out] + flags)
+        assert (shown in printed) if shown else ("iterations/sec" not in printed), f"--progress {mode}:\n{printed!r}"
+        assert json.load(open(os.path.join(out, "args.json")))["progress"] == mode
 
 # One process without mpiexec: 40 examples in batches of 8.
 single = os.path.join(tmp, "single")

@@ -3,6 +3,8 @@
 //   plot_logs accuracy.svg validation/main/accuracy docs/large_batch/*/log
 // Each series is named after the directory holding its log.
 
+#include <CLI/CLI.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -37,14 +39,21 @@ T::PlotSeries read_series(const std::string& path, const std::string& key) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::cerr << "usage: plot_logs OUT.svg KEY LOG [LOG ...]\n";
-    return 2;
+  std::string output, key;
+  std::vector<std::string> logs;
+  CLI::App app{"Draws one key of several training logs by epoch into one SVG.", "plot_logs"};
+  app.add_option("OUT.svg", output, "the plot to write")->required();
+  app.add_option("KEY", key, "the logged key, e.g. validation/main/accuracy")->required();
+  app.add_option("LOG", logs, "the logs (each series named after its log's directory)")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : 2;
   }
   try {
     std::vector<T::PlotSeries> series;
-    for (int i = 3; i < argc; ++i) series.push_back(read_series(argv[i], argv[2]));
-    kusari::serializers::AtomicFile out(argv[1]);
+    for (const std::string& log : logs) series.push_back(read_series(log, key));
+    kusari::serializers::AtomicFile out(output);
     out.write(T::svg_line_plot(series, "epoch"));
     out.commit();
   } catch (const std::exception& error) {

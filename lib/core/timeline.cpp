@@ -10,6 +10,8 @@
 #include <mutex>
 #include <vector>
 
+#include <kusari/core/json_text.h>
+
 namespace kusari::timeline {
 namespace {
 
@@ -61,16 +63,6 @@ std::string file_name(int rank) {
   return path + ".rank" + std::to_string(rank) + json;
 }
 
-// `text` as a JSON string body (quotes and backslashes escaped, control characters dropped).
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 bool enabled() {
@@ -102,12 +94,12 @@ void flush() {
   std::fprintf(file, "[\n");
   std::fprintf(file, R"({"name": "process_name", "ph": "M", "pid": %d, "args": {"name": "rank %d"}})", r.rank, r.rank);
   for (const auto& [lane, id] : r.lanes) {
-    std::fprintf(file, ",\n" R"({"name": "thread_name", "ph": "M", "pid": %d, "tid": %d, "args": {"name": "%s"}})",
-                 r.rank, id, escaped(lane).c_str());
+    std::fprintf(file, ",\n" R"({"name": "thread_name", "ph": "M", "pid": %d, "tid": %d, "args": {"name": %s}})",
+                 r.rank, id, json_string(lane).c_str());
   }
   for (const Event& e : r.events) {
-    std::fprintf(file, ",\n" R"({"name": "%s", "cat": "kusari", "ph": "X", "ts": %lld, "dur": %lld, "pid": %d, "tid": %d})",
-                 escaped(e.name).c_str(), static_cast<long long>(e.start_us), static_cast<long long>(e.duration_us),
+    std::fprintf(file, ",\n" R"({"name": %s, "cat": "kusari", "ph": "X", "ts": %lld, "dur": %lld, "pid": %d, "tid": %d})",
+                 json_string(e.name).c_str(), static_cast<long long>(e.start_us), static_cast<long long>(e.duration_us),
                  r.rank, e.thread);
   }
   std::fprintf(file, "\n]\n");

@@ -1,49 +1,13 @@
 #include <kusari/training/log_report.h>
 
-#include <charconv>
-#include <cstdio>
-#include <cmath>
 #include <filesystem>
 
+#include <kusari/core/json_text.h>
 #include <kusari/serializers/atomic_file.h>
 #include <kusari/training/serialize_values.h>
 #include <kusari/training/trainer.h>
 
 namespace kusari::training {
-namespace {
-
-// A JSON string literal.
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-// A number as Python's json module writes it (shortest round trip; NaN and infinities by name).
-std::string json_number(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, result.ptr);
-}
-
-}  // namespace
 
 std::string log_to_json(const std::vector<Observation>& log) {
   if (log.empty()) return "[]";

@@ -1,11 +1,13 @@
 #pragma once
-// Flag parsing for the recipes (CLI11): validators whose messages name the flag, the expected form and
-// what came, and the parse that turns a bad command line into exit status 2.
+// Flag parsing for the recipes (CLI11, with the validators of flag_validators.h): switches, args.json,
+// and the parse that turns a bad command line into exit status 2.
 
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "flag_validators.h"
 
 namespace kusari::recipes {
 
@@ -14,18 +16,13 @@ struct FlagError {
   std::string message;  // printed to stderr
 };
 
-// Accepts a whole integer ≥ 1 ("12x", "0" and "-3" are refused).
-CLI::Validator positive_integer();
-// Accepts a whole integer ≥ 0.
-CLI::Validator nonnegative_integer();
-// Accepts a finite number > 0.
-CLI::Validator positive_number();
-// Accepts a finite number ≥ 0.
-CLI::Validator nonnegative_number();
-// Accepts a finite number in [0, 1).
-CLI::Validator unit_interval();
-// Accepts one of `choices` exactly.
-CLI::Validator one_of(const std::vector<std::string>& choices);
+// The validators (flag_validators.h), by their names here too.
+using flags::nonnegative_integer;
+using flags::nonnegative_number;
+using flags::one_of;
+using flags::positive_integer;
+using flags::positive_number;
+using flags::unit_interval;
 
 // Adds the option `names` ("-b,--batchsize") bound to `value`, checked by `validator`, its current
 // value shown as the default by --help and written to args.json when not given.

@@ -119,7 +119,11 @@ void extend_reports(T::Trainer& trainer, const Settings& s) {
   for (const char* key : {"lr", "time_per_iteration", "elapsed_time"}) columns.push_back(key);
   trainer.extend(std::make_shared<T::PrintReport>(columns));
   if (s.profile > 0) trainer.extend(std::make_shared<T::ProfileReport>(kProfileWarmup, s.profile));
-  if (s.progress) trainer.extend(std::make_shared<T::ProgressBar>());
+  if (s.progress != "off") {
+    T::ProgressBarOptions progress{.update_interval = s.progress_interval};
+    if (s.progress != "auto") progress.terminal = s.progress == "bar";
+    trainer.extend(std::make_shared<T::ProgressBar>(progress));
+  }
 }
 
 void train(Recipe& recipe, const CommandLine& line) {

@@ -60,7 +60,17 @@ void add_run_flags(CLI::App& app, Settings& s) {
                  "cpu, cuda (each rank the GPU of its local index), cuda:N, or loopback:N (host memory through the "
                  "device seam, for tests)")
       ->capture_default_str();
-  add_switch(app, "progress", s.progress, "draw a progress bar");
+  CLI::Option* progress = add_value(app, "--progress", s.progress,
+            "bar (redrawn in place, through mpiexec's pipe too), lines (a plain line each time), off, or auto (a "
+            "bar on a terminal, lines elsewhere); --no-progress is --progress off",
+            one_of({"auto", "bar", "lines", "off"}));
+  add_value(app, "--progress-interval", s.progress_interval, "iterations between the progress display's updates",
+            positive_integer());
+  // An alias of --progress off, left out of --help and of args.json (group ""), where --progress says "off".
+  app.add_flag_callback("--no-progress", [&s, progress] {
+    s.progress = "off";
+    progress->add_result("off");
+  })->group("");
 }
 
 // Precision and gradient communication.

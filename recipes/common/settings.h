@@ -67,7 +67,8 @@ struct Settings {
   double label_smoothing = 0;        // ε of the smoothed targets
   int64_t eval_batchsize = 250;      // examples per rank per evaluation batch
   double eval_interval = 1;          // evaluate every this many epochs (and at the end)
-  bool progress = true;              // draw the progress bar
+  std::string progress = "auto";     // bar, lines, off, or auto (a bar on a terminal, lines elsewhere)
+  int64_t progress_interval = 100;   // iterations between the progress display's updates
 };
 
 // The settings both presets start from: ResNet-50 on ImageNet lists with 1000 classes, or ResNet-20 on
