@@ -15,7 +15,7 @@ TEST_CASE("a string keeps well-formed UTF-8 and escapes quotes, backslashes and 
   CHECK(json_string("") == "\"\"");
   CHECK(json_string("main/loss") == "\"main/loss\"");
   CHECK(json_string("say \"hi\" \\ bye") == "\"say \\\"hi\\\" \\\\ bye\"");
-  CHECK(json_string("a\nb\tc\x01") == "\"a\\u000ab\\u0009c\\u0001\"");
+  CHECK(json_string("a\nb\tc\x01\r\b\f\x1f") == "\"a\\nb\\tc\\u0001\\r\\b\\f\\u001f\"");
   CHECK(json_string(std::string("nul\0in", 6)) == "\"nul\\u0000in\"");
   CHECK(json_string("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80") == "\"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80\"");
 }

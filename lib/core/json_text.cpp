@@ -29,6 +29,20 @@ size_t utf8_length(std::string_view text, size_t at) {
   return length;
 }
 
+// The two-character escape Python's json module writes for `c` (quote, backslash, \b \f \n \r \t), or null.
+const char* short_escape(unsigned char c) {
+  switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 std::string json_string(std::string_view text) {
@@ -37,13 +51,17 @@ std::string json_string(std::string_view text) {
   for (size_t at = 0; at < text.size();) {
     const auto c = static_cast<unsigned char>(text[at]);
     const size_t length = utf8_length(text, at);
+    if (const char* short_form = short_escape(c)) {
+      out += short_form;
+      ++at;
+      continue;
+    }
     if (length == 0 || c < 0x20) {
       std::snprintf(escaped, sizeof escaped, "\\u%04x", length == 0 ? 0xDC00 + c : c);
       out += escaped;
       ++at;
       continue;
     }
-    if (c == '"' || c == '\\') out += '\\';
     out.append(text, at, length);
     at += length;
   }

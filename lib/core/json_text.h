@@ -9,8 +9,9 @@
 
 namespace kusari {
 
-// `text` as a JSON string literal, quotes included: quotes and backslashes escaped, control characters
-// as \u00XX, and each byte that is not part of well-formed UTF-8 (a file name in another encoding) as
+// `text` as a JSON string literal, quotes included, as Python's json module writes it: quotes,
+// backslashes, \b \f \n \r \t escaped by their two-character forms, other control characters as
+// \u00XX; and each byte that is not part of well-formed UTF-8 (a file name in another encoding) as
 // \udcXX, the lone surrogate that Python's json and os.fsencode turn back into that byte.
 KUSARI_API std::string json_string(std::string_view text);
 
