@@ -17,6 +17,8 @@ BAD = [
     (["--epoch", "abc"], ["--epoch", "number > 0", "abc"]),
     (["--bogus", "1"], ["--bogus"]),
     (["--dtype", "int8"], ["--dtype", "float16", "int8"]),
+    (["--progress", "spinner"], ["--progress", "bar|lines|off", "'spinner'"]),
+    (["--progress-interval", "0"], ["--progress-interval", "integer >= 1", "'0'"]),
     (["--device", "cuda:0"], ["--device cuda:0", "no CUDA device"]),
     (["--device", "gpu"], ["--device", "cuda:N", "'gpu'"]),
     (["--train", "only.txt"], ["--train", "--val"]),
