@@ -21,6 +21,7 @@
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/autograd/function_node.h>
 #include <kusari/autograd/gradient_check.h>
+#include <kusari/autograd/report.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/functions/functions.h>
 #include <kusari/links/links.h>

@@ -1,4 +1,4 @@
-// fashion_mnist: the default command — an MLP (or ResNet-20) on Fashion-MNIST, data-parallel over the
+// fashion_mnist: the default command — an MLP (or ResNet-20, 32 or 56) on Fashion-MNIST, data-parallel over the
 // ranks of `mpiexec -n P` as ChainerMN's MNIST example: momentum SGD at lr = lr_base·B/256 dropped
 // tenfold for the last third, batch normalization over the global batch, a progress bar, per-epoch
 // evaluation, JSON log, SVG plots and snapshots.
@@ -11,7 +11,7 @@ namespace kusari::recipes {
 
 // Momentum SGD as the MNIST examples run it: no warm-up, one drop at 2/3 of the epochs, weight decay
 // (ResNet only) sparing biases and batch-normalization parameters. lr_base gives lr 0.05 at the MLP's
-// B = 200 and 0.1 at ResNet-20's B = 256.
+// B = 200 and 0.1 at the ResNets' B = 256.
 StepSgdDefaults mnist_sgd(bool mlp) {
   return {.lr_base = mlp ? 0.064 : 0.1, .weight_decay = mlp ? 0 : 5e-4, .decay_bias_and_bn = false,
           .warmup_epochs = {0}, .milestones = {60}, .momentum_correction = false, .fashion_mnist_warmup_epochs = {},
@@ -21,16 +21,18 @@ StepSgdDefaults mnist_sgd(bool mlp) {
 class FashionMnist : public StepSgdRecipe {
  public:
   explicit FashionMnist(const std::string& model)
-      : StepSgdRecipe("fashion_mnist", "Fashion-MNIST, MLP or ResNet-20, data-parallel, BN over the global batch",
-                      mnist_sgd(model != "resnet20")) {}
+      : StepSgdRecipe("fashion_mnist",
+                      "Fashion-MNIST, MLP or ResNet-20/32/56, data-parallel, BN over the global batch",
+                      mnist_sgd(model == "mlp")) {}
   Preset default_preset() const override { return Preset::fashion_mnist; }
   Settings defaults(Preset preset, const std::string& model) const override {
     if (preset != Preset::fashion_mnist) {
       throw FlagError{"--preset: expected fashion_mnist (the only preset of this command), got imagenet"};
     }
     Settings s = preset_settings(Preset::fashion_mnist);
-    const bool mlp = model != "resnet20";
-    s.model = mlp ? "mlp" : "resnet20";
+    // The ResNets' defaults for any other --model; check_settings refuses those made for ImageNet.
+    const bool mlp = model.empty() || model == "mlp";
+    s.model = mlp ? "mlp" : model;
     s.batchsize = mlp ? 200 : 256;
     s.epoch = mlp ? 10 : 15;
     s.bn = "multi_node";

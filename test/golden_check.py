@@ -27,7 +27,7 @@ GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 BATCH, ITERATIONS = 512, 3
 FLAGS = ["--preset", "fashion_mnist", "-b", str(BATCH), "--epoch", "2", "--max-iterations", str(ITERATIONS),
          "--log-interval", "1", "--seed", "0", "--threads", "1", "--no-progress", "--eval-batchsize", "256"]
-IGNORED = {"elapsed_time", "time_per_iteration"}
+IGNORED = {"elapsed_time", "time_per_iteration", "data_time", "images_per_second"}
 
 
 def write_subset(directory, prefix, n):

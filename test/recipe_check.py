@@ -28,7 +28,8 @@ mpiexec, make_image_list, recipe = sys.argv[1:4]
 extra = sys.argv[4:]
 name = os.path.basename(recipe)
 
-LOG_KEYS = ["epoch", "iteration", "elapsed_time", "lr", "time_per_iteration", "main/loss", "main/accuracy",
+LOG_KEYS = ["epoch", "iteration", "elapsed_time", "lr", "time_per_iteration", "data_time", "images_per_second",
+            "main/loss", "main/accuracy",
             "main/accuracy_top5", "validation/main/loss", "validation/main/accuracy",
             "validation/main/accuracy_top5"]
 
@@ -60,6 +61,7 @@ def load_log(out, entries, last_iteration):
         assert not missing, f"{out}: log entry lacks {missing}: {entry}"
         assert 0 <= entry["validation/main/accuracy"] <= entry["validation/main/accuracy_top5"] <= 1, entry
         assert entry["lr"] >= 0 and entry["time_per_iteration"] > 0, entry
+        assert 0 <= entry["data_time"] < entry["time_per_iteration"] and entry["images_per_second"] > 0, entry
     return log
 
 

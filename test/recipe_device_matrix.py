@@ -24,7 +24,7 @@ import tempfile
 from idx_set import write_idx
 
 mpiexec, device, recipes = sys.argv[1], sys.argv[2], sys.argv[3:]
-TIMINGS = {"elapsed_time", "time_per_iteration"}
+TIMINGS = {"elapsed_time", "time_per_iteration", "data_time", "images_per_second"}
 DTYPES = ["float32", "float16", "bfloat16"]
 MODELS = ["mlp", "resnet20"]
 # Relative agreement of logged values between the CPU and DEVICE (0: equal).

@@ -42,11 +42,23 @@ for recipe in recipes:
                                           "--communicator", "--preset", "--train", "--val", "--root",
                                           "--dataset", "--model", "--bn-batch"])
     assert "=" in text, text  # defaults are shown
+    groups = ["Run:", "Data:", "Model:", "Device:", "Distributed:", "Output:", "Optimizer:", "Environment:"]
+    missing = [group for group in groups if group not in text]
+    assert not missing, f"{recipe} --help lacks the groups {missing}:\n{text}"
+    for flag, group in [("--batchsize", "Run:"), ("--initmodel", "Model:"), ("--communicator", "Distributed:"),
+                        ("--dtype", "Device:"), ("--out", "Output:"), ("--train", "Data:")]:
+        following = text[text.index(group):]
+        assert flag in following.split("\n\n\n")[0], f"{recipe} --help: {flag} is not in the group {group}"
+    assert "KUSARI_STALL_TIMEOUT" in text, f"{recipe} --help lists the environment variables"
     check([mpiexec, "-n", "3", recipe, "--preset", "fashion_mnist", "--batchsize", "8"], 2,
           ["--batchsize", "multiple of the 3 ranks", "8"])
     check([mpiexec, "-n", "2", recipe, "--preset", "fashion_mnist", "--batchsize", "96", "--bn", "local",
            "--bn-batch", "32"], 2, ["--bn-batch", "divisor of the local batch 48", "32"])
     name = os.path.basename(recipe)
+    if name == "fashion_mnist":  # every model it takes with its own defaults, never the MLP's for a ResNet
+        for model, batch in [("mlp", "200"), ("resnet20", "256"), ("resnet32", "256"), ("resnet56", "256")]:
+            shown = check([recipe, "--model", model, "--help"], 0, ["--batchsize"])
+            assert f"--batchsize INT:an integer >= 1={batch}" in shown, f"--model {model}: default batch {batch}"
     if name == "akiba2017":
         check([recipe, "--preset", "fashion_mnist", "--slow-start-epochs", "7,4,8"], 2,
               ["--slow-start-epochs", "strictly increasing", "7,4,8"])

@@ -46,8 +46,9 @@ TEST_CASE("LogReport writes a JSON list of per-interval means with epoch, iterat
   CHECK(log[2].at("epoch") == 2);
   CHECK(log[2].at("elapsed_time") > 0);
   CHECK(log[0].contains("main/loss"));
+  CHECK(log[0].at("data_time") >= 0);  // the updater's wait for its batch
   const std::string text = read_text(dir / "out/log");
-  CHECK(text.rfind("[\n    {\n        \"elapsed_time\": ", 0) == 0);
+  CHECK(text.rfind("[\n    {\n        \"data_time\": ", 0) == 0);
   CHECK(text.find("\"value\": 5.5\n    }\n]\n") != std::string::npos);
   CHECK(dir.list() == std::vector<std::string>{"out"});
   CHECK(fs::directory_iterator(dir / "out") != fs::directory_iterator());

@@ -238,6 +238,32 @@ TEST_CASE("Classifier returns the loss and keeps the loss and accuracy") {
   expect_error<ValueError>([] { L::Classifier(nullptr); }, {"predictor", "null"});
 }
 
+TEST_CASE("Classifier reports main/loss and main/accuracy as Chainer's does, and nothing without a scope") {
+  auto predictor = std::make_shared<L::Linear>(L::LinearOptions(2, 2).initial_w(init::Zero()));
+  predictor->param("W").data().assign(Array::from_vector<float>({1, 0, 0, 1}, {2, 2}));
+  L::Classifier model(predictor);
+  const Variable x(Array::from_vector<float>({3, 0, 0, 3, 0, 1}, {3, 2}));
+  const Variable t(Array::from_vector<int32_t>({0, 0, 1}, {3}));
+  Observation seen;
+  {
+    auto scope = report_scope(seen);
+    model(x, t);
+  }
+  REQUIRE(seen.size() == 2);
+  CHECK(seen.at("main/loss") == doctest::Approx(model.last_loss().data().item<double>()));
+  CHECK(seen.at("main/accuracy") == doctest::Approx(2.0 / 3));
+  L::Classifier without_accuracy(predictor, L::default_loss, nullptr);
+  Observation loss_only;
+  {
+    auto scope = report_scope(loss_only);
+    without_accuracy(x, t);
+  }
+  CHECK(loss_only.count("main/loss") == 1);
+  CHECK(loss_only.count("main/accuracy") == 0);
+  model(x, t);  // no scope open: nothing is recorded anywhere, and nothing throws
+  CHECK(seen.size() == 2);
+}
+
 TEST_CASE("a copied Classifier has its own predictor") {
   auto predictor = std::make_shared<L::Linear>(2, 2);
   L::Classifier model(predictor);

@@ -1,5 +1,6 @@
 #include <kusari/links/classifier.h>
 
+#include <kusari/autograd/report.h>
 #include <kusari/functions/evaluation.h>
 #include <kusari/functions/loss.h>
 
@@ -20,6 +21,8 @@ Variable Classifier::forward(const Variable& x, const Variable& t) {
   const Variable y = predictor_->forward(x);
   last_loss_ = lossfun_(y, t);
   if (accfun_) last_accuracy_ = accfun_(y, t);
+  report({{"main/loss", last_loss_}});
+  if (accfun_) report({{"main/accuracy", last_accuracy_}});
   return last_loss_;
 }
 

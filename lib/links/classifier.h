@@ -1,5 +1,5 @@
 #pragma once
-// Classifier: a predictor with a loss and an accuracy (Chainer's L.Classifier).
+// Classifier: a predictor with a loss and an accuracy, both reported (Chainer's L.Classifier).
 
 #include <functional>
 #include <memory>
@@ -18,7 +18,8 @@ KUSARI_API Variable default_loss(const Variable& y, const Variable& t);
 KUSARI_API Variable default_accuracy(const Variable& y, const Variable& t);
 
 // Wraps a predictor (child "predictor"): forward(x, t) runs it on x and returns lossfun(y, t), keeping
-// that loss and accfun(y, t) for the caller (until a reporter takes them over).
+// that loss and accfun(y, t) and reporting them as "main/loss" and "main/accuracy" (the trainer's
+// target is "main" in Chainer's keys; an Evaluator makes them "validation/main/...").
 class KUSARI_API Classifier : public Cloneable<Classifier, Chain> {
  public:
   // A classifier of `predictor` with the given loss and accuracy; an empty accfun computes no accuracy.

@@ -1,8 +1,11 @@
 #include <kusari/training/standard_updater.h>
 
+#include <chrono>
+
 #include <kusari/core/error.h>
 #include <kusari/core/timeline.h>
 #include <kusari/data/concat_examples.h>
+#include <kusari/training/reporter.h>
 
 namespace kusari::training {
 
@@ -19,6 +22,7 @@ StandardUpdater::StandardUpdater(std::shared_ptr<data::Iterator> iterator,
 void StandardUpdater::update() {
   optimizer_->set_epoch_detail(iterator_->epoch_detail());
   data::Example arrays;
+  const auto waiting = std::chrono::steady_clock::now();
   {
     const timeline::Span span("data");
     const std::vector<data::Example> batch = iterator_->next();
@@ -28,6 +32,7 @@ void StandardUpdater::update() {
     }
     arrays = data::concat_examples(batch, device_);
   }
+  report({{"data_time", std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count()}});
   optimizer_->update([&] { return loss_fn_(arrays); });
   if (iterator_->is_new_epoch()) optimizer_->new_epoch();
   ++iteration_;

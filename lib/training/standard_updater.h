@@ -27,8 +27,9 @@ class KUSARI_API StandardUpdater : public Updater {
                   std::shared_ptr<M> model, std::optional<Device> device = std::nullopt)
       : StandardUpdater(std::move(iterator), std::move(optimizer), supervised_loss(std::move(model)), device) {}
 
-  // Sets the optimizer's epoch_detail, fetches the next batch, runs optimizer.update(loss), marks a new
-  // epoch on the optimizer when the batch completed one, and counts the iteration. Throws ValueError
+  // Sets the optimizer's epoch_detail, fetches the next batch (reporting "data_time", the seconds it
+  // waited for it and its copy to the device), runs optimizer.update(loss), marks a new epoch on the
+  // optimizer when the batch completed one, and counts the iteration. Throws ValueError
   // when the iterator is exhausted.
   void update() override;
   int64_t iteration() const override { return iteration_; }

@@ -3,6 +3,7 @@
 
 #include <kusari/training/batch_statistics_averaging.h>
 #include <kusari/training/best_value_trigger.h>
+#include <kusari/training/classification_loss.h>
 #include <kusari/training/dict_summary.h>
 #include <kusari/training/evaluator.h>
 #include <kusari/training/extension.h>
@@ -13,6 +14,7 @@
 #include <kusari/training/manual_schedule_trigger.h>
 #include <kusari/training/multi_node_evaluator.h>
 #include <kusari/training/multi_node_snapshot.h>
+#include <kusari/training/observe_value.h>
 #include <kusari/training/plot_report.h>
 #include <kusari/training/print_report.h>
 #include <kusari/training/profile_report.h>

@@ -1,8 +1,23 @@
 #include "command_line.h"
 
+#include <kusari/version.h>
+
 #include "flags.h"
 
 namespace kusari::recipes {
+namespace {
+
+// The environment variables a run reads, listed at the end of --help.
+constexpr const char* kEnvironmentHelp = R"(Environment:
+  KUSARI_STALL_WARNING=S   seconds a collective may wait before the ranks missing from it are named (default 60, 0 off)
+  KUSARI_STALL_TIMEOUT=S   seconds after which a stalled collective ends the job (default: never)
+  KUSARI_RANKS_PER_NODE=K  treat every K consecutive ranks as one node (the node-aware all-reduces)
+  KUSARI_TIMELINE=PATH     every rank writes its spans (forward, backward, update, data, communication) as a Chrome trace
+  KUSARI_PROFILE=1         profile the whole process and print the report at exit (--profile N: a window)
+  KUSARI_POISON=1          the CUDA caching allocator hands out memory filled with NaN (finds reads of unwritten memory)
+  OMP_NUM_THREADS          ignored by the recipes: --threads sets the compute threads)";
+
+}  // namespace
 
 std::optional<CommandLine> parse_command_line(int argc, char** argv, Recipe& recipe) {
   const std::string default_preset = recipe.default_preset() == Preset::imagenet ? "imagenet" : "fashion_mnist";
@@ -11,7 +26,11 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, Recipe& rec
   CLI::App app(recipe.description(), recipe.name());
   app.get_formatter()->column_width(34);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last wins
+  app.set_version_flag("--version", "kusari " + kusari::version() + " (" + recipe.name() + ")",
+                       "print kusari's version and exit");
+  app.footer(kEnvironmentHelp);
   add_common_flags(app, line.settings);
+  app.option_defaults()->group("Optimizer");
   recipe.add_flags(app);
   if (!parse_flags(app, argc, argv)) return std::nullopt;
   line.settings.preset = preset;

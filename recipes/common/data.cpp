@@ -27,12 +27,14 @@ D::BadImagePolicy bad_image_policy(const Settings& s) {
 
 // The papers' augmentation at --crop-size, 224 by default (training: random-resized-crop and flip,
 // drawn from a stream of this rank's own; evaluation: shorter side 256 for 224, centre crop), or for the
-// small preset the images as they are, one channel.
+// small preset one channel, the shorter side resized to --crop-size (28) and the centre square kept, so
+// images of any size, aspect and colour model make the model's input.
 D::ImageOptions image_options(const Settings& s, bool train, int rank) {
   D::ImageOptions options;
   options.on_bad_image = bad_image_policy(s);
   if (s.preset == Preset::fashion_mnist) {
     options.channels = 1;
+    options.resize_shorter = options.crop_height = options.crop_width = s.crop_size;
     return options;
   }
   options.crop_height = options.crop_width = s.crop_size;

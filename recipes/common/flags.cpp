@@ -46,6 +46,9 @@ bool parse_flags(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return false;
+  } catch (const CLI::CallForVersion& version) {
+    std::cout << version.what() << "\n";
+    return false;
   } catch (const CLI::ParseError& error) {
     throw FlagError{app.get_name() + ": " + error.what() + "\n(" + app.get_name() + " --help lists every flag)"};
   }
@@ -68,7 +71,10 @@ std::string flags_to_json(const CLI::App& app) {
   for (const CLI::Option* option : app.get_options()) {
     const std::string name = option->get_single_name();
     // Hidden options (group "") are aliases whose effect the option they stand for records.
-    if (name == "help" || name == "h" || option->get_lnames().empty() || option->get_group().empty()) continue;
+    if (option == app.get_help_ptr() || option == app.get_version_ptr() || option->get_lnames().empty() ||
+        option->get_group().empty()) {
+      continue;
+    }
     const std::vector<std::string> given = option->results();
     const std::vector<std::string> values =
         given.empty() ? std::vector<std::string>{option->get_default_str()} : given;

@@ -39,7 +39,8 @@ CLI::Option* add_switch(CLI::App& app, const std::string& name, bool& value, con
 // Throws FlagError naming `flag` and the values unless `values` increase strictly.
 void require_increasing(const std::vector<double>& values, const std::string& flag);
 
-// Parses argv into the options bound to `app`. Returns false after printing the help for --help/-h;
+// Parses argv into the options bound to `app`. Returns false after printing the help for --help/-h or
+// the version for --version;
 // throws FlagError for an unknown flag, a missing value or a value its validator refuses.
 bool parse_flags(CLI::App& app, int argc, char** argv);
 

@@ -2,36 +2,18 @@
 
 #include <chrono>
 
-#include <kusari/functions/cast.h>
-#include <kusari/functions/evaluation.h>
-#include <kusari/functions/loss.h>
-#include <kusari/training/reporter.h>
-#include <kusari/training/trainer.h>
+#include <kusari/training/observe_value.h>
 
 namespace kusari::recipes {
 
-namespace F = kusari::functions;
-
-training::LossFunction classification_loss(std::shared_ptr<links::Link> model, Dtype dtype, double label_smoothing) {
-  return [model, dtype, label_smoothing](const std::vector<Array>& batch) {
-    const Variable x(dtype == Dtype::float32 ? batch.at(0) : batch.at(0).astype(dtype), false);
-    const Variable t(batch.at(1), false);
-    Variable y = model->forward(x);
-    if (y.dtype() != Dtype::float32) y = F::cast(y, Dtype::float32);
-    const Variable loss = F::softmax_cross_entropy(y, t, {.label_smoothing = label_smoothing});
-    training::report({{"main/loss", loss}, {"main/accuracy", F::accuracy(y, t)}});
-    if (y.shape()[1] > 5) training::report({{"main/accuracy_top5", F::accuracy(y, t, {}, 5)}});
-    return loss;
-  };
-}
-
-void observe_iteration(training::Trainer& trainer, std::shared_ptr<optimizers::Optimizer> optimizer) {
+void observe_iteration(training::Trainer& trainer, int64_t batchsize) {
   using Clock = std::chrono::steady_clock;
   auto last = std::make_shared<Clock::time_point>(Clock::now());
+  trainer.extend(training::observe_lr());
   trainer.extend(training::make_extension(
-      [optimizer, last](training::Trainer&) {
-        training::report({{"lr", optimizer->lr()},
-                          {"time_per_iteration", std::chrono::duration<double>(Clock::now() - *last).count()}});
+      [last, batchsize](training::Trainer&) {
+        const double seconds = std::chrono::duration<double>(Clock::now() - *last).count();
+        training::report({{"time_per_iteration", seconds}, {"images_per_second", batchsize / seconds}});
       },
       "observe_iteration", {1, "iteration"}, training::kPriorityWriter + 1));
   // After every other extension (snapshots included), so evaluation time is not counted.

@@ -1,25 +1,17 @@
 #pragma once
-// What a run measures: the classification loss with its top-1 and top-5 accuracy, and per iteration
-// the learning rate and the time an iteration takes.
+// What a run measures per iteration besides the loss and accuracy (training::classification_loss): the
+// learning rate, the time an iteration takes and the images it trains per second.
 
-#include <memory>
+#include <cstdint>
 
-#include <kusari/core/dtype.h>
-#include <kusari/links/link.h>
-#include <kusari/optimizers/optimizer.h>
-#include <kusari/training/extension.h>
-#include <kusari/training/loss_function.h>
+#include <kusari/training/trainer.h>
 
 namespace kusari::recipes {
 
-// The softmax cross-entropy of model(x) on a batch {x, t}, computed in float32 whatever `dtype` the
-// model runs in (x is cast to it), reporting main/loss, main/accuracy and, with more than 5 classes,
-// main/accuracy_top5.
-training::LossFunction classification_loss(std::shared_ptr<links::Link> model, Dtype dtype, double label_smoothing);
-
-// Extends `trainer` to report "lr" (the optimizer's rate in the iteration) and "time_per_iteration"
-// (seconds of the update, from the end of the previous iteration's extensions) every iteration, so a
-// log entry holds their means over its interval.
-void observe_iteration(training::Trainer& trainer, std::shared_ptr<optimizers::Optimizer> optimizer);
+// Extends `trainer` to report "lr" (the optimizer's rate in the iteration), "time_per_iteration"
+// (seconds of the update, from the end of the previous iteration's extensions) and
+// "images_per_second" (`batchsize` over that time) every iteration, so a log entry holds their means
+// over its interval; the updater reports "data_time", the part spent waiting for the batch.
+void observe_iteration(training::Trainer& trainer, int64_t batchsize);
 
 }  // namespace kusari::recipes

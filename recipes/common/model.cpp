@@ -38,15 +38,17 @@ std::shared_ptr<links::Link> make_model(const Settings& s, int64_t channels, con
   return s.bn == "multi_node" ? distributed::create_mnbn_model(model, comm) : model;
 }
 
+void shape_parameters(links::Link& model, const Array& example, const Device& device) {
+  auto no_graph = no_backprop_mode();
+  auto evaluation = using_train_mode(false);
+  std::vector<int64_t> batch = example.shape().dims();
+  batch.insert(batch.begin(), 1);
+  model.forward(Variable(example.reshape(Shape(batch)).to(device), false));
+}
+
 void cast_parameters(links::Link& model, const Array& example, Dtype dtype, const Device& device) {
   if (dtype == Dtype::float32) return;
-  {
-    auto no_graph = no_backprop_mode();
-    auto evaluation = using_train_mode(false);
-    std::vector<int64_t> batch = example.shape().dims();
-    batch.insert(batch.begin(), 1);
-    model.forward(Variable(example.reshape(Shape(batch)).to(device), false));
-  }
+  shape_parameters(model, example, device);
   for (auto& [path, param] : model.namedparams()) param.set_data(param.data().astype(dtype));
 }
 

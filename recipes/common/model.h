@@ -20,8 +20,10 @@ std::shared_ptr<links::Link> make_model(const Settings& settings, int64_t channe
                                         const distributed::Communicator& comm);
 
 // Gives every lazily shaped parameter its shape with one evaluation-mode forward of `example` (one
-// input example, from wherever the dataset keeps it) on `device`, the model's, then casts the
-// parameters to `dtype` (nothing for float32).
+// input example, from wherever the dataset keeps it) on `device`, the model's.
+void shape_parameters(links::Link& model, const Array& example, const Device& device);
+
+// shape_parameters, then casts the parameters to `dtype` (nothing at all for float32).
 void cast_parameters(links::Link& model, const Array& example, Dtype dtype, const Device& device);
 
 }  // namespace kusari::recipes

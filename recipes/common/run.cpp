@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <kusari/core/allocator.h>
+#include <kusari/core/json_text.h>
 #include <kusari/core/parallel.h>
 #include <kusari/core/random.h>
 #include <kusari/distributed/abort_on_exception.h>
@@ -21,6 +22,7 @@
 #include "flags.h"
 #include "metrics.h"
 #include "model.h"
+#include "model_file.h"
 #include "period_or_end_trigger.h"
 #include "recipe.h"
 
@@ -116,7 +118,9 @@ void extend_reports(T::Trainer& trainer, const Settings& s) {
   std::vector<std::string> columns{"epoch", "iteration", "main/loss", "validation/main/loss", "main/accuracy",
                                    "validation/main/accuracy"};
   if (s.classes > 5) columns.push_back("validation/main/accuracy_top5");
-  for (const char* key : {"lr", "time_per_iteration", "elapsed_time"}) columns.push_back(key);
+  for (const char* key : {"lr", "data_time", "time_per_iteration", "images_per_second", "elapsed_time"}) {
+    columns.push_back(key);
+  }
   trainer.extend(std::make_shared<T::PrintReport>(columns));
   if (s.profile > 0) trainer.extend(std::make_shared<T::ProfileReport>(kProfileWarmup, s.profile));
   if (s.progress != "off") {
@@ -126,15 +130,32 @@ void extend_reports(T::Trainer& trainer, const Settings& s) {
   }
 }
 
+// --evaluate: the validation loss, top-1 and top-5 of the loaded model over every rank's shard, printed
+// by the leader and kept in evaluation.json under --out.
+void evaluate_only(const Settings& s, T::MultiNodeEvaluator& evaluator, const std::string& weights, bool leader) {
+  const T::Observation means = evaluator.evaluate();
+  if (!leader) return;
+  std::string json = "{\n  \"model\": " + json_string(weights);
+  std::cout << "evaluated " << weights << "\n";
+  for (const auto& [key, mean] : means) {
+    std::cout << "  " << key << ": " << json_number(mean) << "\n";
+    json += ",\n  " + json_string(key) + ": " + json_number(mean);
+  }
+  std::cout << std::flush;
+  serializers::AtomicFile file(s.out + "/evaluation.json");
+  file.write(json + "\n}\n");
+  file.commit();
+}
+
 void train(Recipe& recipe, const CommandLine& line) {
   const Settings& s = line.settings;
   const distributed::Communicator comm = make_communicator(s);
-  check_batch(s, comm);
+  if (!s.evaluate) check_batch(s, comm);  // an evaluation takes no training batch
   const bool leader = comm.rank() == 0;
   const ThreadPlan threads = plan_threads(s, comm.intra_size(), std::thread::hardware_concurrency());
   set_num_threads(static_cast<int>(threads.compute));
-  if (leader) {
-    std::filesystem::create_directories(s.out);
+  if (leader) std::filesystem::create_directories(s.out);
+  if (leader && !s.evaluate) {  // an evaluation writes evaluation.json beside a training run's args.json
     serializers::AtomicFile args(s.out + "/args.json");
     args.write(line.args_json);
     args.commit();
@@ -148,31 +169,48 @@ void train(Recipe& recipe, const CommandLine& line) {
   const DeviceScope on_device(device);  // parameters made lazily, and every array of this thread, go there
   const std::shared_ptr<links::Link> model = make_model(s, data.channels, comm);
   model->to_device(device);
+  // --initmodel's weights, or for --evaluate those of the snapshot --resume names.
+  const std::string weights = !s.initmodel.empty() ? s.initmodel : s.evaluate ? s.resume : "";
+  if (!weights.empty()) {
+    shape_parameters(*model, data.train->get(0).at(0), device);
+    load_model_weights(*model, weights);
+  }
+  const T::LossFunction loss = T::classification_loss(
+      model, {.compute_dtype = dtype_from_name(s.dtype), .label_smoothing = s.label_smoothing});
+  const auto evaluator = T::create_multi_node_evaluator(
+      std::make_shared<T::Evaluator>(data.val_iter, loss, model, T::EvaluatorOptions{.device = device}), comm);
+  if (s.evaluate) {
+    cast_parameters(*model, data.train->get(0).at(0), dtype_from_name(s.dtype), device);
+    evaluate_only(s, *evaluator, weights, leader);
+    return;
+  }
   std::shared_ptr<O::Optimizer> optimizer = recipe.make_optimizer(model);
   set_up_precision(s, *model, *optimizer, data, device);
   optimizer = distributed::create_multi_node_optimizer(
       optimizer, comm, {.bucket_bytes = s.bucket_bytes, .double_buffering = s.double_buffering});
 
-  const T::LossFunction loss = classification_loss(model, dtype_from_name(s.dtype), s.label_smoothing);
   auto updater = std::make_shared<T::StandardUpdater>(data.train_iter, optimizer, loss, device);
   comm.barrier();  // the output directory exists before any rank's trainer looks for it
   const TrainingEnd end{s.epoch, s.max_iterations};
   T::Trainer trainer(updater, StopTrigger(end), s.out);
   const T::Trigger evaluation = PeriodOrEndTrigger({s.eval_interval, "epoch"}, end);
   recipe.extend(trainer);
-  observe_iteration(trainer, optimizer);
+  observe_iteration(trainer, s.batchsize);
   // A diverged run stops at once, naming the iteration and the parameter, before a snapshot keeps it.
   trainer.extend(std::make_shared<T::FailOnNonNumber>());
-  trainer.extend(T::create_multi_node_evaluator(
-                     std::make_shared<T::Evaluator>(data.val_iter, loss, model, T::EvaluatorOptions{.device = device}),
-                     comm),
-                 evaluation);
+  trainer.extend(evaluator, evaluation);
   auto snapshot = T::multi_node_snapshot(comm, {.n_retains = 2, .autoload = s.autoload});
   const T::Trigger snapshot_trigger{s.frequency, "epoch"};
   trainer.extend(snapshot, snapshot_trigger);
   // Every rank evaluates, and the snapshot keeps, the batch statistics of all ranks together.
   trainer.extend(T::average_batch_statistics(model, comm), EitherTrigger(evaluation, snapshot_trigger));
-  if (leader) extend_reports(trainer, s);
+  if (leader) {
+    extend_reports(trainer, s);
+    // The model alone whenever validation top-1 is the best so far (after the evaluation and the
+    // statistics' averaging; before the trainer's snapshot, which so keeps its trigger's latest state).
+    trainer.extend(T::snapshot_object(model, kBestModelFile),
+                   T::MaxValueTrigger("validation/main/accuracy", evaluation), T::kPrioritySnapshot + 1);
+  }
   if (!s.resume.empty()) snapshot->load(trainer, s.resume);
   trainer.run();
   // The device's peak memory: what a run on a GPU held (the caching allocator's, as PyTorch's

@@ -25,6 +25,7 @@ Settings preset_settings(Preset preset) {
   s.dataset = "/usr/share/datasets/fashion-mnist";
   s.classes = 10;
   s.model = "resnet20";
+  s.crop_size = 28;
   s.eval_batchsize = 1000;
   return s;
 }
@@ -33,33 +34,34 @@ namespace {
 
 const std::vector<std::string> kDtypes{"float32", "float16", "bfloat16"};
 
-// Length, output, resuming, seed and threads.
+// What is run: preset, batch, length, seed, and evaluation instead of training.
 void add_run_flags(CLI::App& app, Settings& s) {
+  app.option_defaults()->group("Run");
   add_value(app, "--preset", s.preset_name, "imagenet (the paper's setting) or fashion_mnist (a small one)",
             one_of({"imagenet", "fashion_mnist"}));
   add_value(app, "-b,--batchsize", s.batchsize, "global minibatch B (split evenly over the ranks)", positive_integer());
   add_value(app, "-e,--epoch", s.epoch, "epochs of training (fractions allowed)", positive_number());
   add_value(app, "--max-iterations", s.max_iterations,
             "stop after N iterations (0: run every epoch; the schedules still follow --epoch)", nonnegative_integer());
+  add_value(app, "--seed", s.seed, "seed of parameters, shards, shuffling and augmentation", nonnegative_integer());
+  add_switch(app, "evaluate", s.evaluate,
+             "train nothing: print the validation loss, top-1 and top-5 of the model in --initmodel or --resume");
+}
+
+// What a run writes and where it starts from.
+void add_output_flags(CLI::App& app, Settings& s) {
+  app.option_defaults()->group("Output");
+  app.add_option("-o,--out", s.out, "output directory (log, plots, snapshots, model_best.npz, args.json)")
+      ->capture_default_str();
+  app.add_option("--resume", s.resume, "continue from this snapshot (written by the same number of ranks)");
+  add_switch(app, "autoload", s.autoload, "continue from the newest snapshot under --out, if any");
+  add_value(app, "-f,--frequency", s.frequency, "a snapshot every N epochs", positive_number());
   add_value(app, "--log-interval", s.log_interval, "a log entry every N iterations (0: every epoch)",
             nonnegative_integer());
   add_value(app, "--profile", s.profile,
             "profile N iterations after " + std::to_string(kProfileWarmup) +
                 " of warm-up: GPU kernels and host time by kusari function, into profile.txt (0: off)",
             nonnegative_integer());
-  app.add_option("-o,--out", s.out, "output directory (log, plots, snapshots, args.json)")->capture_default_str();
-  app.add_option("--resume", s.resume, "continue from this snapshot");
-  add_switch(app, "autoload", s.autoload, "continue from the newest snapshot under --out, if any");
-  add_value(app, "-f,--frequency", s.frequency, "a snapshot every N epochs", positive_number());
-  add_value(app, "--seed", s.seed, "seed of parameters, shards, shuffling and augmentation", nonnegative_integer());
-  add_value(app, "--threads", s.threads, "compute threads per rank (0: the node's cores less the loaders)",
-            nonnegative_integer());
-  app.add_option("--loaders", s.loaders, "image decoding threads per rank (-1: chosen from the cores)")
-      ->capture_default_str();
-  app.add_option("--device", s.device,
-                 "cpu, cuda (each rank the GPU of its local index), cuda:N, or loopback:N (host memory through the "
-                 "device seam, for tests)")
-      ->capture_default_str();
   CLI::Option* progress = add_value(app, "--progress", s.progress,
             "bar (redrawn in place, through mpiexec's pipe too), lines (a plain line each time), off, or auto (a "
             "bar on a terminal, lines elsewhere); --no-progress is --progress off",
@@ -73,8 +75,13 @@ void add_run_flags(CLI::App& app, Settings& s) {
   })->group("");
 }
 
-// Precision and gradient communication.
-void add_communication_flags(CLI::App& app, Settings& s) {
+// Where each rank computes, in what precision, with how many threads.
+void add_device_flags(CLI::App& app, Settings& s) {
+  app.option_defaults()->group("Device");
+  app.add_option("--device", s.device,
+                 "cpu, cuda (each rank the GPU of its local index), cuda:N, or loopback:N (host memory through the "
+                 "device seam, for tests)")
+      ->capture_default_str();
   add_value(app, "--dtype", s.dtype, "compute dtype (float32 master weights)", one_of(kDtypes));
   app.add_option("--loss-scale", s.loss_scale, "none, dynamic, or a fixed loss scale")->capture_default_str();
   add_value(app, "--loss-scale-initial", s.loss_scale_initial, "dynamic loss scaling: the first scale",
@@ -82,6 +89,15 @@ void add_communication_flags(CLI::App& app, Settings& s) {
   add_value(app, "--loss-scale-interval", s.loss_scale_interval, "dynamic loss scaling: clean steps before it doubles",
             positive_integer());
   add_value(app, "--loss-scale-max", s.loss_scale_max, "dynamic loss scaling: the largest scale", positive_number());
+  add_value(app, "--threads", s.threads, "compute threads per rank (0: the node's cores less the loaders)",
+            nonnegative_integer());
+  app.add_option("--loaders", s.loaders, "image decoding threads per rank (-1: chosen from the cores)")
+      ->capture_default_str();
+}
+
+// How gradients travel between the ranks.
+void add_communication_flags(CLI::App& app, Settings& s) {
+  app.option_defaults()->group("Distributed");
   add_value(app, "--wire-dtype", s.wire_dtype, "dtype gradients are all-reduced in", one_of(kDtypes));
   add_value(app, "--communicator", s.communicator, "all-reduce algorithm",
             one_of(distributed::allreduce_algorithm_names()));
@@ -101,6 +117,7 @@ void add_communication_flags(CLI::App& app, Settings& s) {
 
 // Where the images come from and how they are kept.
 void add_data_flags(CLI::App& app, Settings& s) {
+  app.option_defaults()->group("Data");
   app.add_option("--train", s.train_list, "training list file of 'path label' lines (ImageNet format)");
   app.add_option("--val", s.val_list, "validation list file");
   app.add_option("--root", s.root, "directory the list paths are relative to")->capture_default_str();
@@ -113,17 +130,22 @@ void add_data_flags(CLI::App& app, Settings& s) {
   add_value(app, "--on-bad-image", s.on_bad_image, "an undecodable image stops the run (error) or is skipped",
             one_of({"error", "skip"}));
   add_value(app, "--crop-size", s.crop_size,
-            "imagenet preset: training crops and evaluation centre crops of N x N (evaluation resizes the "
-            "shorter side to N x 256 / 224 first)",
+            "list images become N x N: imagenet preset: random-resized crops in training, centre crops of the "
+            "shorter side resized to N x 256 / 224 in evaluation; fashion_mnist preset: the shorter side resized "
+            "to N, then the centre crop (IDX images stay 28 x 28)",
             positive_integer());
   add_value(app, "--eval-batchsize", s.eval_batchsize, "examples per rank per evaluation batch", positive_integer());
   add_value(app, "--eval-interval", s.eval_interval, "evaluate every N epochs (and at the end)", positive_number());
 }
 
-// The network and its batch normalization.
+// The network, its starting weights and its batch normalization.
 void add_model_flags(CLI::App& app, Settings& s) {
+  app.option_defaults()->group("Model");
   add_value(app, "--model", s.model, "network",
             one_of({"mlp", "resnet20", "resnet32", "resnet56", "resnet50", "alexnet_bn", "alexnet_pool5_bn"}));
+  app.add_option("--initmodel", s.initmodel,
+                 "start from these weights: a model file (model_best.npz) or a trainer snapshot (a snapshot "
+                 "that --resume or --autoload loads replaces them)");
   add_value(app, "--classes", s.classes, "output classes", positive_integer());
   add_value(app, "--unit", s.unit, "hidden units of the MLP", positive_integer());
   add_value(app, "--label-smoothing", s.label_smoothing, "label smoothing epsilon", unit_interval());
@@ -143,9 +165,11 @@ void add_model_flags(CLI::App& app, Settings& s) {
 
 void add_common_flags(CLI::App& app, Settings& s) {
   add_run_flags(app, s);
-  add_communication_flags(app, s);
   add_data_flags(app, s);
   add_model_flags(app, s);
+  add_device_flags(app, s);
+  add_communication_flags(app, s);
+  add_output_flags(app, s);
 }
 
 void check_settings(const Settings& s) {
@@ -183,6 +207,14 @@ void check_settings(const Settings& s) {
   const bool needs_imagenet = s.model == "resnet50" || s.model.rfind("alexnet", 0) == 0;
   if (needs_imagenet && s.preset != Preset::imagenet) {
     throw FlagError{"--model " + s.model + ": expected the imagenet preset (224 x 224 RGB input), got fashion_mnist"};
+  }
+  if (s.preset == Preset::fashion_mnist && s.train_list.empty() && s.crop_size != 28) {
+    throw FlagError{"--crop-size " + std::to_string(s.crop_size) +
+                    ": expected 28, the size of the IDX files' images (list images of --train and --val are "
+                    "resized to --crop-size)"};
+  }
+  if (s.evaluate && s.initmodel.empty() && s.resume.empty()) {
+    throw FlagError{"--evaluate: expected the model to evaluate in --initmodel FILE or --resume SNAPSHOT, got neither"};
   }
   if (s.model == "mlp" && s.preset != Preset::fashion_mnist) {
     throw FlagError{"--model mlp: expected the fashion_mnist preset (28 x 28 input), got imagenet"};

@@ -29,6 +29,8 @@ struct Settings {
   int64_t profile = 0;               // > 0: profile this many iterations after kProfileWarmup
   std::string out = "result";        // rank 0 writes log, plots, snapshots and args.json here
   std::string resume;                // a snapshot to continue from
+  std::string initmodel;             // weights to start from: a model file or a trainer snapshot
+  bool evaluate = false;             // evaluate the model of initmodel or resume, train nothing
   bool autoload = false;             // continue from the newest snapshot under out, if any
   double frequency = 1;              // a snapshot every this many epochs
   int64_t seed = 0;                  // parameters, shards, shuffling and augmentation
@@ -53,7 +55,7 @@ struct Settings {
   std::string dataset;               // IDX data: {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]
   std::string in_memory = "off";     // off, compressed (file bytes in RAM) or decoded
   int64_t cache_decoded = 0;         // decoded in-memory images' shorter side (implies decoded)
-  int64_t crop_size = 224;           // imagenet preset: the square the images are cropped to
+  int64_t crop_size = 224;           // list images become crop_size x crop_size (cropped, or resized and cropped)
   std::string on_bad_image = "error";  // error or skip
   int64_t classes = 1000;            // output classes
   std::string model = "resnet50";
@@ -75,7 +77,8 @@ struct Settings {
 // Fashion-MNIST's IDX files (/usr/share/datasets/fashion-mnist) with 10 classes, 15 epochs, B = 4096;
 // batch normalization over groups of 32 either way (the papers' 32 images per GPU).
 Settings preset_settings(Preset preset);
-// Binds the common flags to `settings` (whose current values become the defaults shown by --help).
+// Binds the common flags to `settings` (whose current values become the defaults shown by --help), in
+// the help groups Run, Data, Model, Device, Distributed and Output.
 void add_common_flags(CLI::App& app, Settings& settings);
 // Checks what single flags cannot (a flag pair that contradicts); throws FlagError.
 void check_settings(const Settings& settings);
