@@ -85,10 +85,12 @@ with tempfile.TemporaryDirectory() as tmp:
                                        f"{from_snapshot}")
     expect(abs(from_best - fresh) > 0.1, f"the loaded model's first loss {from_best} is not a fresh model's {fresh}")
 
-    check([recipe, "--evaluate"], 2, ["--evaluate", "--initmodel", "--resume", "neither"])
+    refused = ["--out", os.path.join(tmp, "refused")]
+    check([recipe, "--evaluate"] + refused, 2, ["--evaluate", "--initmodel", "--resume", "neither"])
     missing = os.path.join(tmp, "no_such.npz")
-    check([recipe, "--initmodel", missing, "--max-iterations", "1"], 1, [missing])
-    check([recipe, "--unit", "32", "--evaluate", "--initmodel", best_file], 1, [best_file, "l1/W", "32", "64"])
+    check([recipe, "--initmodel", missing, "--max-iterations", "1"] + refused, 1, [missing])
+    check([recipe, "--unit", "32", "--evaluate", "--initmodel", best_file] + refused, 1,
+          [best_file, "l1/W", "32", "64"])
     check([recipe, "--version"], 0, ["kusari 0.", "(fashion_mnist)"])
 
     # A user's own images: any size, aspect and colour model, trained on at 28 x 28 and at 20 x 20.
@@ -112,7 +114,7 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write(b"\xff\xd8 not a jpeg")
     with open(os.path.join(images, "list.txt"), "a") as f:
         f.write("broken.jpg 0\n")
-    check([recipe] + SMALL + lists + ["--batchsize", "7", "--out", os.path.join(tmp, "broken")], 1, ["broken.jpg"])
+    check([recipe] + SMALL + lists + ["--batchsize", "7"] + refused, 1, ["broken.jpg"])
 
 for failure in failures:
     print("FAIL:", failure)
