@@ -21,6 +21,8 @@ import re
 import sys
 
 CASE_LINE = re.compile(r"^kusari-case: (passed|failed|skipped) (\S+): (.*)$", re.M)
+# Terminal colour codes, which doctest writes where the launcher gives the ranks a terminal (Open MPI's).
+COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 FUZZ_LINE = re.compile(r"^fuzz_(\S+): .*crashes=([01])", re.M)
 RANK = {"skipped": 0, "passed": 1, "failed": 2}
 
@@ -45,7 +47,7 @@ def meson_cases(path, default_part, suite_parts):
             suites = [s.split(":")[-1] for s in test.get("suite") or [test["name"].split(" / ")[0]]]
             part = next((suite_parts[s] for s in suites if s in suite_parts), default_part)
             cases = parts.setdefault(part, {})
-            found = CASE_LINE.findall(test.get("stdout", "") or "")
+            found = CASE_LINE.findall(COLOUR.sub("", test.get("stdout", "") or ""))
             for outcome, program, name in found:
                 merge(cases, (program, name), outcome)
             result = test["result"]

@@ -8,5 +8,12 @@ cd "$(dirname "$0")/.."
 bash scripts/install_dependencies.sh
 [ -f build/build.ninja ] || meson setup build --wrap-mode=nodownload >/dev/null
 ninja -C build recipes/fashion_mnist
+# The launcher of the MPI the build linked (where Debian has both, plain mpiexec may be the other's).
+launcher=mpiexec
+if ldd build/lib/libkusari.so | grep -q libmpich; then
+  ! command -v mpiexec.mpich >/dev/null || launcher=mpiexec.mpich
+elif command -v mpiexec.openmpi >/dev/null; then
+  launcher=mpiexec.openmpi
+fi
 # Rank 0's output reaches the terminal through mpiexec's pipe: --progress bar redraws the bar in place anyway.
-exec mpiexec -n "${KUSARI_RANKS:-2}" ./build/recipes/fashion_mnist --threads 1 --progress bar "$@"
+exec "$launcher" -n "${KUSARI_RANKS:-2}" ./build/recipes/fashion_mnist --threads 1 --progress bar "$@"

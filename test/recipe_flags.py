@@ -1,14 +1,22 @@
 #!/usr/bin/python3
 """Every recipe refuses a bad command line before starting anything: exit status 2 and a message naming
 the flag, the expected form and what came; --help lists the flags with their defaults and exits 0; a
-global batch the ranks cannot share evenly is refused under mpiexec -n 3.
+global batch the ranks cannot share evenly is refused under mpiexec -n 3; a process that another MPI's
+mpiexec started as one of several is refused, naming the MPI built with (KUSARI_TEST_MPI: mpich or
+openmpi, the build's).
 Usage: recipe_flags.py MPIEXEC RECIPE [RECIPE ...]"""
 import os
 import sys
+import tempfile
 
 from command_check import check
 
 mpiexec, recipes = sys.argv[1], sys.argv[2:]
+scratch = tempfile.TemporaryDirectory()
+built_with_mpich = os.environ.get("KUSARI_TEST_MPI", "mpich") == "mpich"
+FOREIGN = {"OMPI_COMM_WORLD_SIZE": "2"} if built_with_mpich else {"PMI_SIZE": "2"}
+FOREIGN_WORDS = ["built with " + ("MPICH" if built_with_mpich else "Open MPI"), "one of 2", "sees 1 rank",
+                 "mpiexec.mpich" if built_with_mpich else "mpiexec.openmpi"]
 BAD = [
     (["--batchsize", "12x"], ["--batchsize", "integer", "12x"]),
     (["--batchsize", "0"], ["--batchsize", "integer >= 1", "'0'"]),
@@ -55,6 +63,8 @@ for recipe in recipes:
     check([mpiexec, "-n", "2", recipe, "--preset", "fashion_mnist", "--batchsize", "96", "--bn", "local",
            "--bn-batch", "32"], 2, ["--bn-batch", "divisor of the local batch 48", "32"])
     name = os.path.basename(recipe)
+    check([recipe, "--preset", "fashion_mnist", "--max-iterations", "1", "--out", scratch.name], 1, FOREIGN_WORDS,
+          env=dict(os.environ, **FOREIGN))
     if name == "fashion_mnist":  # every model it takes with its own defaults, never the MLP's for a ResNet
         for model, batch in [("mlp", "200"), ("resnet20", "256"), ("resnet32", "256"), ("resnet56", "256")]:
             shown = check([recipe, "--model", model, "--help"], 0, ["--batchsize"])

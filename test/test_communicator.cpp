@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <kusari/distributed/mpi_interop.h>
+#include <kusari/distributed/detail/mpi_launcher.h>
 #include <kusari/distributed/detail/stall_inspector.h>
 
 using namespace kusari;
@@ -470,4 +471,31 @@ TEST_CASE("split: sub-communicators by color, ordered by key") {
   for (int r = comm.rank() % 2; r < comm.size(); r += 2) expected += r;
   kusari::testing::expect_values(x, std::vector<double>(5, expected));
   expect_error<ValueError>([&] { comm.split(-1, 0); }, {"split", "color", "-1"});
+}
+
+TEST_CASE("another MPI's mpiexec is named: one rank here where its launcher started several") {
+  namespace DD = kusari::distributed::detail;
+  const std::string built = DD::mpi_library_name();
+  const bool mpich = built.rfind("MPICH ", 0) == 0;
+  CHECK((mpich || built.rfind("Open MPI ", 0) == 0));
+  CHECK(distributed::mpi_library() == built);
+  const char* foreign = mpich ? "OMPI_COMM_WORLD_SIZE" : "PMI_SIZE";
+  const auto environment = [foreign](const char* value) {
+    return [foreign, value](const char* name) { return std::strcmp(name, foreign) == 0 ? value : nullptr; };
+  };
+  const std::string problem = DD::foreign_launcher_problem(1, environment("4"));
+  for (const std::string& word : {built, std::string(foreign) + "=4", std::string("one of 4"),
+                                  std::string(mpich ? "mpiexec.mpich" : "mpiexec.openmpi"),
+                                  std::string(mpich ? "-Dmpi=openmpi" : "-Dmpi=mpich")}) {
+    INFO(problem);
+    CHECK(problem.find(word) != std::string::npos);
+  }
+  CHECK(DD::foreign_launcher_problem(4, environment("4")).empty());  // this MPI sees the ranks: consistent
+  CHECK(DD::foreign_launcher_problem(1, environment("1")).empty());  // a one-process launch
+  CHECK(DD::foreign_launcher_problem(1, environment("x")).empty());
+  CHECK(DD::foreign_launcher_problem(1, environment(nullptr)).empty());
+  // The variables of this MPI's own launcher are no sign of another.
+  const char* own = mpich ? "PMI_SIZE" : "OMPI_COMM_WORLD_SIZE";
+  CHECK(DD::foreign_launcher_problem(1, [own](const char* name) { return std::strcmp(name, own) == 0 ? "4" : nullptr; })
+            .empty());
 }

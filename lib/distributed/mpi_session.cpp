@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include <kusari/distributed/mpi_error.h>
+#include <kusari/distributed/detail/mpi_launcher.h>
 #include <kusari/distributed/detail/mpi_util.h>
 
 namespace kusari::distributed {
@@ -39,7 +40,13 @@ void ensure_mpi_initialized() {
   int provided = 0;
   check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
   std::atexit(finalize_at_exit);
+  int size = 0;
+  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  const std::string problem = detail::foreign_launcher_problem(size, [](const char* name) { return std::getenv(name); });
+  if (!problem.empty()) throw MpiError(problem);
 }
+
+std::string mpi_library() { return detail::mpi_library_name(); }
 
 ThreadLevel mpi_thread_level() {
   ensure_mpi_initialized();
