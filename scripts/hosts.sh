@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Hosts on this machine for multi-host runs: each host a network namespace with its own address and
+# hostname, joined through a bridge, its link shaped with tbf so that a host's shared memory is much
+# faster than the wire between hosts; mpiexec starts each host's ranks inside its namespace, and MPI
+# carries bytes between hosts over TCP (UCX_TLS=tcp,self for the network layer, as hosts that share no
+# memory), inside a host over MPICH's shared memory. Needs root (ip netns, veth, bridge, tc).
+#
+#   hosts.sh up N [--rate RATE]   hosts host1..hostN at 10.88.0.11.. (RATE: tc's, e.g. 200mbit)
+#   hosts.sh down                 removes every host and the bridge (idempotent)
+#   hosts.sh mpiexec [--per-host K] ARGS...
+#                                 mpiexec over the hosts, K ranks on each (default 1), -n N·K
+#   hosts.sh cut HOST | heal HOST its link down or up again (HOST: host2 or 2)
+#   hosts.sh bytes HOST           bytes its link has carried, sent and received
+#   hosts.sh [-x] ADDRESS COMMAND how mpiexec starts a host's proxy, in place of ssh
+set -euo pipefail
+prefix=kusari
+bridge=$prefix-br
+state=/run/$prefix-hosts
+subnet=10.88.0
+
+fail() { echo "hosts.sh: $*" >&2; exit 2; }
+count() { [ -f "$state/count" ] && cat "$state/count" || echo 0; }
+index_of() {  # host2, 2 or 10.88.0.12 -> 2
+  local host=${1#host}
+  host=${host#$subnet.1}
+  [[ $host =~ ^[0-9]+$ ]] && [ "$host" -ge 1 ] && [ "$host" -le "$(count)" ] ||
+    fail "expected a host of 1..$(count) (host1, 1 or $subnet.11), got '$1'"
+  echo "$host"
+}
+
+down() {
+  for ns in $(ip netns list | awk '{print $1}' | grep "^$prefix-host" || true); do ip netns del "$ns"; done
+  ip link del "$bridge" 2>/dev/null || true
+  rm -rf "$state"
+}
+
+up() {
+  local n=${1:-} rate=""
+  [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 80 ] || fail "up: expected a host count of 1..80, got '$n'"
+  shift
+  [ "${1:-}" != --rate ] || { rate=${2:?hosts.sh up: --rate needs a value such as 200mbit}; shift 2; }
+  [ $# -eq 0 ] || fail "up: unexpected argument '$1'"
+  down
+  mkdir -p "$state"
+  ip link add "$bridge" type bridge
+  ip addr add "$subnet.1/24" dev "$bridge"
+  ip link set "$bridge" up
+  for i in $(seq 1 "$n"); do
+    local ns=$prefix-host$i link=${prefix}h$i
+    ip netns add "$ns"
+    ip link add "$link" type veth peer name eth0 netns "$ns"
+    ip link set "$link" master "$bridge" up
+    ip -n "$ns" addr add "$subnet.1$i/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    if [ -n "$rate" ]; then  # both directions: into the host on the bridge's side, out of it inside
+      tc qdisc add dev "$link" root tbf rate "$rate" burst 256kb latency 50ms
+      tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
+    fi
+  done
+  echo "$n" > "$state/count"
+  echo "$n hosts up (host1..host$n at $subnet.11..$subnet.1$n)${rate:+, links shaped to $rate}"
+}
+
+launch() {  # called by mpiexec as ssh would be: [-x] ADDRESS COMMAND...
+  while [[ ${1:-} == -* ]]; do shift; done
+  local i
+  i=$(index_of "$1")
+  shift
+  # Its own hostname, IPC and PID namespaces and /dev/shm: nothing of another host's memory is reachable,
+  # while the ranks of one host share them; UCX (MPICH's network layer) is kept to TCP, since it would
+  # take the hosts for one machine and reach for shared memory.
+  export UCX_TLS=${KUSARI_HOSTS_UCX_TLS:-tcp,self}
+  exec ip netns exec "$prefix-host$i" unshare --uts --ipc --pid --fork --mount --propagation private \
+    /bin/bash -c "mount -t tmpfs -o size=50% tmpfs /dev/shm && hostname host$i && exec $*"
+}
+
+run_mpiexec() {
+  local per_host=1 n
+  [ "${1:-}" != --per-host ] || { per_host=$2; shift 2; }
+  n=$(count)
+  [ "$n" -ge 1 ] || fail "mpiexec: no hosts are up (hosts.sh up N first)"
+  local hostfile=$state/hostfile_$per_host
+  for i in $(seq 1 "$n"); do echo "$subnet.1$i:$per_host"; done > "$hostfile"
+  local launcher=${KUSARI_HOSTS_MPIEXEC:-$(command -v mpiexec.mpich || command -v mpiexec)}
+  exec "$launcher" -launcher ssh -launcher-exec "$(readlink -f "$0")" -f "$hostfile" -iface "$bridge" \
+    -n $((n * per_host)) "$@"
+}
+
+command=${1:-}
+# mpiexec calls this script as it would call ssh: [-x] ADDRESS COMMAND.
+case $command in -*|$subnet.*) launch "$@" ;; esac
+shift || true
+case $command in
+  up) up "$@" ;;
+  down) down ;;
+  mpiexec) run_mpiexec "$@" ;;
+  cut) ip link set "${prefix}h$(index_of "${1:-}")" down ;;
+  heal) ip link set "${prefix}h$(index_of "${1:-}")" up ;;
+  bytes)
+    link=${prefix}h$(index_of "${1:-}")
+    echo $(( $(cat /sys/class/net/$link/statistics/tx_bytes) + $(cat /sys/class/net/$link/statistics/rx_bytes) )) ;;
+  *) fail "expected up, down, mpiexec, cut, heal or bytes, got '$command'" ;;
+esac
