@@ -53,6 +53,7 @@ up() {
     ip -n "$ns" addr add "$subnet.1$i/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
+    cat /proc/sys/kernel/random/uuid > "$state/boot_id_$i"  # each host a boot of its own (see launch)
     if [ -n "$rate" ]; then  # both directions: into the host on the bridge's side, out of it inside
       tc qdisc add dev "$link" root tbf rate "$rate" burst 256kb latency 50ms
       tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
@@ -67,12 +68,13 @@ launch() {  # called by mpiexec as ssh would be: [-x] ADDRESS COMMAND...
   local i
   i=$(index_of "$1")
   shift
-  # Its own hostname, IPC and PID namespaces and /dev/shm: nothing of another host's memory is reachable,
-  # while the ranks of one host share them; UCX (MPICH's network layer) is kept to TCP, since it would
-  # take the hosts for one machine and reach for shared memory.
-  export UCX_TLS=${KUSARI_HOSTS_UCX_TLS:-tcp,self}
-  exec ip netns exec "$prefix-host$i" unshare --uts --ipc --pid --fork --mount --propagation private \
-    /bin/bash -c "mount -t tmpfs -o size=50% tmpfs /dev/shm && hostname host$i && exec $*"
+  # Its own hostname, IPC and PID namespaces, /dev/shm and boot id: nothing of another host's memory is
+  # reachable, while the ranks of one host share them. UCX (MPICH's network layer) tells machines apart
+  # by the kernel's boot id: with one per host it takes shared memory within a host and TCP between.
+  [ -z "${KUSARI_HOSTS_UCX_TLS:-}" ] || export UCX_TLS=$KUSARI_HOSTS_UCX_TLS
+  exec ip netns exec "$prefix-host$i" unshare --uts --ipc --pid --fork --mount-proc --propagation private \
+    /bin/bash -c "mount -t tmpfs -o size=50% tmpfs /dev/shm && mount --bind $state/boot_id_$i \
+      /proc/sys/kernel/random/boot_id && hostname host$i && exec $*"
 }
 
 run_mpiexec() {
