@@ -309,6 +309,20 @@ TEST_CASE("sampling a JPEG's Y, Cb, Cr planes matches sampling its RGB decode") 
   CHECK(D::decode_jpeg_planes(tj_encode(cmyk.data(), 16, 16, TJPF_CMYK), "c.jpg", 0, 0).planes.empty());
 }
 
+TEST_CASE("a grayscale JPEG first on a thread samples its one plane (no chroma scratch behind it)") {
+  // The small preset's list images: gray, luminance output, resized and centre-cropped. On a new thread
+  // the chroma scratch planes have never been allocated (UBSan found pointer arithmetic on them).
+  const D::Image rgb = rgb_pattern(96, 120);
+  std::vector<uint8_t> gray;
+  for (size_t i = 0; i < rgb.pixels.size(); i += 3) gray.push_back(rgb.pixels[i + 1]);
+  const std::vector<uint8_t> bytes = tj_encode(gray.data(), 96, 120, TJPF_GRAY, TJSAMP_GRAY, 95);
+  const D::ImageOptions small{.crop_height = 28, .crop_width = 28, .resize_shorter = 28, .channels = 1};
+  Array sampled;
+  std::thread([&] { sampled = D::transform_image_bytes(bytes, "g.jpg", small, 0, 0); }).join();
+  CHECK(sampled.shape() == Shape({1, 28, 28}));
+  expect_close(sampled, D::transform_image(D::decode_image(bytes, "g.jpg"), small, 0, 0, "g.jpg"), 0.02, 0);
+}
+
 TEST_CASE("the region sampler equals cropping then resize_bilinear, mirrored or not, at any width") {
   // Widths around the 16-output blocks of the vectorised path, up- and downscaling.
   const D::Image image = rgb_pattern(50, 70);

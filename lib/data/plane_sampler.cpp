@@ -44,12 +44,19 @@ Array sample_jpeg_planes(const JpegPlanes& image, const Region& region, int64_t 
                          bool mirror, const ImageOptions& options) {
   const int64_t count = out_height * out_width;
   Array out = Array::empty({options.channels, out_height, out_width}, Dtype::float32, Device::cpu());
-  // Luminance output keeps the sampled chroma in scratch planes.
+  // Chroma goes to the output's planes 1 and 2, or for luminance output to scratch planes; a gray image
+  // has none.
   thread_local std::vector<float> scratch;
   const bool gray = image.planes.size() == 1, luminance = options.channels == 1;
-  if (luminance && !gray) scratch.resize(static_cast<size_t>(2 * count));
-  float* planes[3] = {out.data<float>(), luminance ? scratch.data() : out.data<float>() + count,
-                      luminance ? scratch.data() + count : out.data<float>() + 2 * count};
+  float* planes[3] = {out.data<float>(), nullptr, nullptr};
+  if (!gray && luminance) {
+    scratch.resize(static_cast<size_t>(2 * count));
+    planes[1] = scratch.data();
+    planes[2] = scratch.data() + count;
+  } else if (!gray) {
+    planes[1] = out.data<float>() + count;
+    planes[2] = out.data<float>() + 2 * count;
+  }
   const float one = 1, zero = 0;
   for (size_t p = 0; p < image.planes.size(); ++p) {
     const Plane& plane = image.planes[p];
