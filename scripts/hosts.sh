@@ -72,9 +72,10 @@ launch() {  # called by mpiexec as ssh would be: [-x] ADDRESS COMMAND...
   # reachable, while the ranks of one host share them. UCX (MPICH's network layer) tells machines apart
   # by the kernel's boot id: with one per host it takes shared memory within a host and TCP between.
   [ -z "${KUSARI_HOSTS_UCX_TLS:-}" ] || export UCX_TLS=$KUSARI_HOSTS_UCX_TLS
+  # The command is a shell command line, as ssh runs it (Open MPI's sets variables before its daemon).
   exec ip netns exec "$prefix-host$i" unshare --uts --ipc --pid --fork --mount-proc --propagation private \
     /bin/bash -c "mount -t tmpfs -o size=50% tmpfs /dev/shm && mount --bind $state/boot_id_$i \
-      /proc/sys/kernel/random/boot_id && hostname host$i && exec $*"
+      /proc/sys/kernel/random/boot_id && hostname host$i && exec /bin/bash -c \"\$0\"" "$*"
 }
 
 run_mpiexec() {
@@ -82,11 +83,17 @@ run_mpiexec() {
   [ "${1:-}" != --per-host ] || { per_host=$2; shift 2; }
   n=$(count)
   [ "$n" -ge 1 ] || fail "mpiexec: no hosts are up (hosts.sh up N first)"
-  local hostfile=$state/hostfile_$per_host
-  for i in $(seq 1 "$n"); do echo "$subnet.1$i:$per_host"; done > "$hostfile"
   local launcher=${KUSARI_HOSTS_MPIEXEC:-$(command -v mpiexec.mpich || command -v mpiexec)}
-  exec "$launcher" -launcher ssh -launcher-exec "$(readlink -f "$0")" -f "$hostfile" -iface "$bridge" \
-    -n $((n * per_host)) "$@"
+  local self hostfile=$state/hostfile_$per_host
+  self=$(readlink -f "$0")
+  if "$launcher" --version 2>&1 | grep -q OpenRTE; then  # Open MPI: its rsh agent, TCP on the bridge's subnet
+    for i in $(seq 1 "$n"); do echo "$subnet.1$i slots=$per_host"; done > "$hostfile"
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    exec "$launcher" --mca plm_rsh_agent "$self" --hostfile "$hostfile" --bind-to none \
+      --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" -n $((n * per_host)) "$@"
+  fi
+  for i in $(seq 1 "$n"); do echo "$subnet.1$i:$per_host"; done > "$hostfile"
+  exec "$launcher" -launcher ssh -launcher-exec "$self" -f "$hostfile" -iface "$bridge" -n $((n * per_host)) "$@"
 }
 
 command=${1:-}
