@@ -10,6 +10,7 @@
 #   hosts.sh mpiexec [--per-host K] ARGS...
 #                                 mpiexec over the hosts, K ranks on each (default 1), -n N·K
 #   hosts.sh cut HOST | heal HOST its link down or up again (HOST: host2 or 2)
+#   hosts.sh kill HOST            SIGKILL to every process on it
 #   hosts.sh bytes HOST           bytes its link has carried, sent and received
 #   hosts.sh [-x] ADDRESS COMMAND how mpiexec starts a host's proxy, in place of ssh
 set -euo pipefail
@@ -28,8 +29,14 @@ index_of() {  # host2, 2 or 10.88.0.12 -> 2
   echo "$host"
 }
 
-down() {
-  for ns in $(ip netns list | awk '{print $1}' | grep "^$prefix-host" || true); do ip netns del "$ns"; done
+down() {  # the hosts' processes too, and links a process still in a host kept alive
+  for ns in $(ip netns list | awk '{print $1}' | grep "^$prefix-host" || true); do
+    ip netns pids "$ns" | xargs -r kill -9
+    ip netns del "$ns"
+  done
+  for link in $(ip -o link show | awk -F'[:@]' '{print $2}' | tr -d ' ' | grep "^${prefix}h[0-9]" || true); do
+    ip link del "$link" 2>/dev/null || true
+  done
   ip link del "$bridge" 2>/dev/null || true
   rm -rf "$state"
 }
@@ -73,9 +80,27 @@ launch() {  # called by mpiexec as ssh would be: [-x] ADDRESS COMMAND...
   # by the kernel's boot id: with one per host it takes shared memory within a host and TCP between.
   [ -z "${KUSARI_HOSTS_UCX_TLS:-}" ] || export UCX_TLS=$KUSARI_HOSTS_UCX_TLS
   # The command is a shell command line, as ssh runs it (Open MPI's sets variables before its daemon).
-  exec ip netns exec "$prefix-host$i" unshare --uts --ipc --pid --fork --mount-proc --propagation private \
+  # Like ssh with ServerAliveInterval, the connection is given up when the host's link stays down
+  # (KUSARI_HOSTS_ALIVE_SECONDS, 10 by default, as ssh's ServerAliveInterval 5 and CountMax 2): the
+  # host's processes are killed and the exit status is ssh's 255, so the launcher learns of it as of a
+  # lost ssh connection. (A cut is marked in $state, which every host sees: Open MPI's daemons start
+  # one another, so this may run inside another host's namespaces.)
+  ip netns exec "$prefix-host$i" setpriv --pdeathsig KILL unshare --uts --ipc --pid --fork --kill-child --mount-proc --propagation private \
     /bin/bash -c "mount -t tmpfs -o size=50% tmpfs /dev/shm && mount --bind $state/boot_id_$i \
-      /proc/sys/kernel/random/boot_id && hostname host$i && exec /bin/bash -c \"\$0\"" "$*"
+      /proc/sys/kernel/random/boot_id && hostname host$i && exec /bin/bash -c \"\$0\"" "$*" <&0 &
+  local child=$! down=0 alive=${KUSARI_HOSTS_ALIVE_SECONDS:-10}
+  trap 'kill -9 $child 2>/dev/null' EXIT  # the launcher ending the connection ends the host's processes
+  while kill -0 "$child" 2>/dev/null; do
+    if [ -e "$state/cut_$i" ]; then down=$((down + 1)); else down=0; fi
+    if [ "$down" -ge $((alive * 5)) ]; then
+      echo "hosts.sh: connection to host$i lost: its link has been down for $alive s" >&2
+      kill -9 "$child"
+      wait "$child"
+      exit 255
+    fi
+    sleep 0.2
+  done
+  wait "$child"
 }
 
 run_mpiexec() {
@@ -89,7 +114,10 @@ run_mpiexec() {
   if "$launcher" --version 2>&1 | grep -q OpenRTE; then  # Open MPI: its rsh agent, TCP on the bridge's subnet
     for i in $(seq 1 "$n"); do echo "$subnet.1$i slots=$per_host"; done > "$hostfile"
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    exec "$launcher" --mca plm_rsh_agent "$self" --hostfile "$hostfile" --bind-to none \
+    # Its daemons' connections probe an idle peer after 2 s, so a host cut off is found within seconds
+    # (the defaults take 8 minutes).
+    exec "$launcher" --mca plm_rsh_agent "$self" --hostfile "$hostfile" --bind-to none --mca oob_tcp_keepalive_time 2 \
+      --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3 \
       --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" -n $((n * per_host)) "$@"
   fi
   for i in $(seq 1 "$n"); do echo "$subnet.1$i:$per_host"; done > "$hostfile"
@@ -98,16 +126,17 @@ run_mpiexec() {
 
 command=${1:-}
 # mpiexec calls this script as it would call ssh: [-x] ADDRESS COMMAND.
-case $command in -*|$subnet.*) launch "$@" ;; esac
+case $command in -*|$subnet.*) launch "$@"; exit $? ;; esac
 shift || true
 case $command in
   up) up "$@" ;;
   down) down ;;
   mpiexec) run_mpiexec "$@" ;;
-  cut) ip link set "${prefix}h$(index_of "${1:-}")" down ;;
-  heal) ip link set "${prefix}h$(index_of "${1:-}")" up ;;
+  cut) i=$(index_of "${1:-}"); ip link set "${prefix}h$i" down; touch "$state/cut_$i" ;;
+  heal) i=$(index_of "${1:-}"); ip link set "${prefix}h$i" up; rm -f "$state/cut_$i" ;;
+  kill) ip netns pids "$prefix-host$(index_of "${1:-}")" | xargs -r kill -9 ;;
   bytes)
     link=${prefix}h$(index_of "${1:-}")
     echo $(( $(cat /sys/class/net/$link/statistics/tx_bytes) + $(cat /sys/class/net/$link/statistics/rx_bytes) )) ;;
-  *) fail "expected up, down, mpiexec, cut, heal or bytes, got '$command'" ;;
+  *) fail "expected up, down, mpiexec, cut, heal, kill or bytes, got '$command'" ;;
 esac

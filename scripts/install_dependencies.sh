@@ -11,7 +11,7 @@ packages=(meson ninja-build g++ pkg-config python3 python3-numpy libopenblas-ope
 for extra in "$@"; do
   case $extra in
     sanitizers) packages+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
-    openmpi) packages+=(libopenmpi-dev openmpi-bin) ;;
+    openmpi) packages+=(libopenmpi-dev openmpi-bin iproute2 util-linux) ;;  # and the hosts of scripts/hosts.sh
     *) echo "install_dependencies.sh: expected sanitizers or openmpi, got '$extra'" >&2; exit 2 ;;
   esac
 done

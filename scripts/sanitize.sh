@@ -21,7 +21,7 @@ export HWLOC_PLUGINS_BLACKLIST=hwloc_pci
 # build's) run in the plain suite only: under the sanitizers the loopback suites and the recipes' own
 # tests go through the same code.
 meson test -C "$build" --num-processes "${KUSARI_TEST_PROCESSES:-2}" --timeout-multiplier 4 --print-errorlogs \
-  --no-suite device_matrix --no-suite golden --no-suite hosts
+  --no-suite device_matrix --no-suite golden
 status=$?
 python3 scripts/summarize_tests.py meson sanitized "$build/meson-logs/testlog.json" \
   --record "${KUSARI_CASE_RECORD:-}" || status=1

@@ -93,7 +93,8 @@ void print_plan(const Settings& s, const distributed::Communicator& comm, const 
     std::cout << "warning: " << comm.intra_size() << " ranks x (" << threads.compute << " threads + "
               << threads.loaders << " loaders) exceed this node's " << cores << " cores\n";
   }
-  std::cout << "ranks: " << comm.size() << " (" << distributed::mpi_library() << "), communicator: " << comm.algorithm() << " (" << s.wire_dtype
+  std::cout << "ranks: " << comm.size() << " on " << comm.inter_size() << (comm.inter_size() == 1 ? " node" : " nodes")
+            << " (" << distributed::mpi_library() << "), communicator: " << comm.algorithm() << " (" << s.wire_dtype
             << " wire), compute threads per rank: " << threads.compute << ", loaders per rank: " << threads.loaders
             << "\nbatch: " << s.batchsize << " in all, " << s.batchsize / comm.size() << " per rank"
             << (s.bn_batch > 0 ? ", batch normalization over groups of " + std::to_string(s.bn_batch) : "")

@@ -88,6 +88,35 @@ std::string rank_list(const std::vector<int>& ranks) {
   return text;
 }
 
+// "ranks 2, 3 on host2, rank 5 on host3": the ranks grouped by the host each runs on, hosts in the order
+// their first rank comes.
+std::string ranks_on_hosts(const std::vector<int>& ranks, const std::vector<std::string>& host_of_rank) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (int r : ranks) {
+    const std::string& host = host_of_rank.at(static_cast<size_t>(r));
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == host; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {host, {}});
+    it->second.push_back(r);
+  }
+  std::string text;
+  for (const auto& [host, members] : groups) text += (text.empty() ? "" : ", ") + rank_list(members) + " on " + host;
+  return text;
+}
+
+// Every rank's host name (MPI_Get_processor_name), gathered over `comm`.
+std::vector<std::string> host_names(MPI_Comm comm) {
+  int size = 0, length = 0;
+  MPI_Comm_size(comm, &size);
+  std::vector<char> mine(MPI_MAX_PROCESSOR_NAME, '\0');
+  MPI_Get_processor_name(mine.data(), &length);
+  std::vector<char> all(static_cast<size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+  check_mpi(MPI_Allgather(mine.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                          comm), "MPI_Allgather");
+  std::vector<std::string> names;
+  for (int r = 0; r < size; ++r) names.emplace_back(all.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+  return names;
+}
+
 // A collective in progress on this process.
 struct OpenCollective {
   Key key;
@@ -116,6 +145,7 @@ class Inspector {
     // mutex, which collectives on other threads need meanwhile), so ranks never disagree on it.
     MPI_Comm comm = MPI_COMM_NULL;
     check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
+    std::vector<std::string> hosts = host_names(comm);
     const StallSettings settings = stall_settings_from_environment();
     if (settings.warning_seconds == 0) return;
     if (mpi_thread_level() != ThreadLevel::multiple) {
@@ -125,6 +155,7 @@ class Inspector {
     std::lock_guard lock(mutex_);
     settings_ = settings;
     comm_ = comm;
+    host_of_rank_ = std::move(hosts);
     MPI_Comm_rank(comm_, &rank_);
     // The thread stops before MPI does: at exit before kusari's own MPI_Finalize (atexit handlers run
     // in reverse order, and MPI was initialised before this), and in an MPI_Finalize the program calls
@@ -285,7 +316,7 @@ class Inspector {
                            c.key.members.size(), " ranks); ");
     if (!c.missing) return text + "no answer from rank 0, which gathers the reports: it may be the one stalled";
     if (c.missing->empty()) return text + "every rank has joined it";
-    return text + "not joined: " + rank_list(*c.missing);
+    return text + "not joined: " + ranks_on_hosts(*c.missing, host_of_rank_);
   }
 
   void print(const OpenCollective& c, double age) const {
@@ -301,6 +332,7 @@ class Inspector {
   StallSettings settings_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
+  std::vector<std::string> host_of_rank_;  // every rank's host name
   std::thread thread_;
   std::map<int64_t, OpenCollective> open_;
   std::vector<Key> done_;                     // collectives closed after being reported
