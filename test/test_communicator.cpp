@@ -13,6 +13,7 @@
 
 #include <kusari/distributed/mpi_interop.h>
 #include <kusari/distributed/detail/mpi_launcher.h>
+#include <kusari/distributed/detail/nccl_pattern.h>
 #include <kusari/distributed/detail/stall_inspector.h>
 
 using namespace kusari;
@@ -139,6 +140,35 @@ TEST_CASE("create_communicator: ranks that ask for different algorithms or optio
   expect_error<ValueError>(
       [&] { create_communicator("ring", {.wire_dtype = rank == 0 ? Dtype::float16 : Dtype::float32}); },
       {"disagree on wire_dtype", "rank 0 has float16", "rank 1 has float32"});
+}
+
+TEST_CASE("on CUDA arrays each algorithm takes its NCCL pattern, or is refused naming the choices") {
+  const CommunicatorOptions defaults;
+  CHECK(nccl_pattern("flat", defaults, 100) == NcclPattern::all);
+  CHECK(nccl_pattern("nccl", defaults, 100) == NcclPattern::all);
+  CHECK(nccl_pattern("hierarchical", defaults, 1 << 30) == NcclPattern::hierarchical);
+  CHECK(nccl_pattern("two_dimensional", defaults, 1) == NcclPattern::two_dimensional);
+  // Jia's hybrid as on a CPU: the ring (NCCL's own over every rank) from the threshold up, hierarchical below.
+  const CommunicatorOptions threshold{.hybrid_threshold_bytes = 4096};
+  CHECK(nccl_pattern("hybrid", threshold, 4095) == NcclPattern::hierarchical);
+  CHECK(nccl_pattern("hybrid", threshold, 4096) == NcclPattern::all);
+  CHECK(nccl_uses_node_groups("hybrid"));
+  CHECK(nccl_uses_world_group("hybrid"));
+  CHECK_FALSE(nccl_uses_world_group("hierarchical"));
+  CHECK_FALSE(nccl_uses_node_groups("nccl"));
+  for (const char* name : {"naive", "ring", "multi_color"}) {
+    expect_error<ValueError>([&] { check_cuda_communicator(name, defaults); },
+                             {name, "not built on NCCL", "nccl", "hierarchical", "two_dimensional", "hybrid"});
+  }
+  expect_error<ValueError>([] { check_cuda_communicator("hybrid", {.chunk_bytes = 4096}); },
+                           {"chunk_bytes (4096)", "pipeline_depth (4)", "NCCL chunks and pipelines itself"});
+  expect_error<ValueError>([] { check_cuda_communicator("nccl", {.pipeline_depth = 2}); }, {"pipeline_depth (2)"});
+  check_cuda_communicator("hybrid", defaults);
+  // nccl is the library's own all-reduce: MPI's on CPU arrays.
+  std::vector<float> values = {1.5f, 2.5f};
+  const Array a = Array::from_vector(values, {2});
+  create_communicator("nccl").allreduce_grad({a});
+  CHECK(a.data<float>()[0] == doctest::Approx(1.5));
 }
 
 TEST_CASE("create_communicator rejects unknown algorithms and bad options") {

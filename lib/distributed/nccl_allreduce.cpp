@@ -1,7 +1,7 @@
 // The communicator's NCCL path: one GPU's arrays on every rank summed by NCCL on the device, with the
-// communicator's algorithm mapped onto NCCL groups (NCCL's own all-reduce over every rank, or, for the
-// hierarchical and two-dimensional algorithms, the same two-level message pattern as their MPI versions
-// over an intra-node and an inter-node NCCL group).
+// communicator's algorithm mapped onto NCCL groups by nccl_pattern (NCCL's own all-reduce over every
+// rank, or the hierarchical and two-dimensional algorithms' two-level message pattern over an intra-node
+// and an inter-node NCCL group; hybrid takes one or the other by size, as on a CPU).
 
 #include <kusari/distributed/detail/communicator_impl.h>
 
@@ -13,6 +13,7 @@
 
 #include <kusari/distributed/detail/collectives.h>
 #include <kusari/distributed/detail/mpi_util.h>
+#include <kusari/distributed/detail/nccl_pattern.h>
 #include <kusari/distributed/detail/rank_agreement.h>
 #include <kusari/distributed/detail/stall_inspector.h>
 #include <kusari/distributed/detail/wire_scaling.h>
@@ -102,11 +103,6 @@ std::unique_ptr<kernels::cuda::NcclGroup> nccl_group_over(MPI_Comm comm, int dev
       kernels::cuda::WatchSettings{stall.warning_seconds, stall.timeout_seconds, cat("rank ", world_rank)}, end_job);
 }
 
-// Whether the communicator's algorithm sums in two levels, inside each node and then across nodes.
-bool two_level(const Communicator::Impl& impl) {
-  return impl.name == "hierarchical" || impl.name == "two_dimensional";
-}
-
 // The NCCL groups of the communicator for `device`, made on the first call (collective: every rank makes
 // them at the same collective) after checking that no two ranks of a node share a GPU.
 NcclGroups& nccl_groups_for(Communicator::Impl& impl, int device) {
@@ -114,30 +110,28 @@ NcclGroups& nccl_groups_for(Communicator::Impl& impl, int device) {
   require_own_gpus(impl.groups.all(), device);
   auto groups = std::make_unique<NcclGroups>();
   groups->device = device;
-  if (two_level(impl)) {
+  if (nccl_uses_node_groups(impl.name)) {
     groups->intra = nccl_group_over(impl.groups.intra(), device);
     // hierarchical sums across nodes on the nodes' first ranks only; each inter-node group is whole ranks
     // of one intra-node index, so a group is made by all of its ranks or by none.
     if (impl.name == "two_dimensional" || impl.groups.topology().intra_rank == 0) {
       groups->inter = nccl_group_over(impl.groups.inter(), device);
     }
-  } else {
-    groups->all = nccl_group_over(impl.groups.all(), device);
   }
+  if (nccl_uses_world_group(impl.name)) groups->all = nccl_group_over(impl.groups.all(), device);
   impl.nccl = std::move(groups);
   return *impl.nccl;
 }
 
-// summed = the sum over every rank of on_wire, by the communicator's algorithm's message pattern:
-// hierarchical reduces inside the node to its first rank, sums across the nodes' first ranks and
-// broadcasts inside the node; two_dimensional reduce-scatters inside the node, sums each slice across
-// the nodes and gathers the slices inside the node (on_wire padded to a multiple of the node's ranks);
-// every other algorithm (naive, flat, ring, multi_color, hybrid) is NCCL's own all-reduce over every
-// rank, which picks its ring or tree itself. A failure between the stages leaves partial sums in summed.
-void sum_on_wire(Communicator::Impl& impl, NcclGroups& groups, const Array& on_wire, const Array& summed) {
-  if (!two_level(impl)) return groups.all->allreduce_sum(on_wire, summed);
+// summed = the sum over every rank of on_wire, by `pattern`: hierarchical reduces inside the node to its
+// first rank, sums across the nodes' first ranks and broadcasts inside the node; two_dimensional
+// reduce-scatters inside the node, sums each slice across the nodes and gathers the slices inside the
+// node (on_wire padded to a multiple of the node's ranks); all is NCCL's own all-reduce over every rank,
+// which picks its ring or tree itself. A failure between the stages leaves partial sums in summed.
+void sum_on_wire(NcclPattern pattern, NcclGroups& groups, const Array& on_wire, const Array& summed) {
+  if (pattern == NcclPattern::all) return groups.all->allreduce_sum(on_wire, summed);
   kernels::cuda::NcclGroup& intra = *groups.intra;
-  if (impl.name == "hierarchical") {
+  if (pattern == NcclPattern::hierarchical) {
     intra.reduce_sum(on_wire, summed, 0);
     if (groups.inter) groups.inter->allreduce_sum(summed, summed);  // the node's first rank
     intra.broadcast(summed, 0);
@@ -190,7 +184,14 @@ bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& ar
   }
   Array on_wire = scaling->prescale == 1 ? fused : fused * static_cast<double>(scaling->prescale);
   if (on_wire.dtype() != wire) on_wire = on_wire.astype(wire);
-  if (on_wire.size() > 0) sum_on_wire(impl, nccl_groups_for(impl, *device), on_wire, on_wire);  // NCCL sums in place
+  if (on_wire.size() > 0) {  // NCCL sums in place
+    if (impl.groups.topology().size > 1) {
+      sum_on_wire(nccl_pattern(impl.name, impl.options, on_wire.nbytes()), nccl_groups_for(impl, *device), on_wire,
+                  on_wire);
+    } else if (nccl_uses_world_group(impl.name)) {  // one rank: its own array is the sum, NCCL's too
+      sum_on_wire(NcclPattern::all, nccl_groups_for(impl, *device), on_wire, on_wire);
+    }
+  }
   fused = on_wire.dtype() == Dtype::float32 ? on_wire : on_wire.astype(Dtype::float32);
   if (scaling->postscale != 1) fused = fused * static_cast<double>(scaling->postscale);
   if (in_place && fused.storage() == arrays[0].storage()) return true;

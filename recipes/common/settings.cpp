@@ -181,6 +181,14 @@ void check_settings(const Settings& s) {
                       s.device + "'"};
     }
   }
+  if (s.device.rfind("cuda", 0) == 0) {
+    try {
+      distributed::check_cuda_communicator(s.communicator, {.chunk_bytes = s.chunk_bytes,
+                                                            .pipeline_depth = static_cast<int>(s.pipeline_depth)});
+    } catch (const ValueError& e) {
+      throw FlagError{"--communicator " + s.communicator + " with --device " + s.device + ": " + e.what()};
+    }
+  }
   if (s.device.rfind("cuda", 0) == 0 && cuda::device_count() == 0) {
     throw FlagError{"--device " + s.device + ": " + cuda::unavailable_reason()};
   }

@@ -17,6 +17,8 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> algorithms = {
       {"naive", [](const CommunicatorOptions&) { return make_naive_allreduce(); }},
       {"flat", [](const CommunicatorOptions&) { return make_flat_allreduce(); }},
+      // The library's own all-reduce under the name GPU users know it by: MPI's on CPU arrays, NCCL's on CUDA ones.
+      {"nccl", [](const CommunicatorOptions&) { return make_flat_allreduce(); }},
       {"ring", make_ring_allreduce},
       {"hierarchical", make_hierarchical_allreduce},
       {"two_dimensional", make_two_dimensional_allreduce},
