@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Hosts on this machine for multi-host runs: each host a network namespace with its own address and
 # hostname, joined through a bridge, its link shaped with tbf so that a host's shared memory is much
-# faster than the wire between hosts; mpiexec starts each host's ranks inside its namespace, and MPI
-# carries bytes between hosts over TCP (UCX_TLS=tcp,self for the network layer, as hosts that share no
-# memory), inside a host over MPICH's shared memory. Needs root (ip netns, veth, bridge, tc).
+# faster than the wire between hosts; mpiexec (MPICH's, or Open MPI's named by KUSARI_HOSTS_MPIEXEC)
+# starts each host's ranks inside its namespaces, and MPI carries bytes between hosts over TCP, inside a
+# host over shared memory. Needs root (ip netns, veth, bridge, tc). docs/hosts.md tells more.
 #
 #   hosts.sh up N [--rate RATE]   hosts host1..hostN at 10.88.0.11.. (RATE: tc's, e.g. 200mbit)
 #   hosts.sh down                 removes every host and the bridge (idempotent)
 #   hosts.sh mpiexec [--per-host K] ARGS...
 #                                 mpiexec over the hosts, K ranks on each (default 1), -n N·K
+#                                 (KUSARI_HOSTS_ALIVE_SECONDS: how long a cut link is borne, 10)
 #   hosts.sh cut HOST | heal HOST its link down or up again (HOST: host2 or 2)
 #   hosts.sh kill HOST            SIGKILL to every process on it
 #   hosts.sh bytes HOST           bytes its link has carried, sent and received
