@@ -90,7 +90,7 @@ launch() {  # called by mpiexec as ssh would be: [-x] ADDRESS COMMAND...
     /bin/bash -c "mount -t tmpfs -o size=50% tmpfs /dev/shm && mount --bind $state/boot_id_$i \
       /proc/sys/kernel/random/boot_id && hostname host$i && exec /bin/bash -c \"\$0\"" "$*" <&0 &
   local child=$! down=0 alive=${KUSARI_HOSTS_ALIVE_SECONDS:-10}
-  trap 'kill -9 $child 2>/dev/null' EXIT  # the launcher ending the connection ends the host's processes
+  trap "kill -9 $child 2>/dev/null || true" EXIT  # the launcher ending the connection ends the host's processes
   while kill -0 "$child" 2>/dev/null; do
     if [ -e "$state/cut_$i" ]; then down=$((down + 1)); else down=0; fi
     if [ "$down" -ge $((alive * 5)) ]; then
