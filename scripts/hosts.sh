@@ -85,12 +85,13 @@ launch() {  # called by mpiexec as ssh would be: [-x] ADDRESS COMMAND...
   # (KUSARI_HOSTS_ALIVE_SECONDS, 10 by default, as ssh's ServerAliveInterval 5 and CountMax 2): the
   # host's processes are killed and the exit status is ssh's 255, so the launcher learns of it as of a
   # lost ssh connection. (A cut is marked in $state, which every host sees: Open MPI's daemons start
-  # one another, so this may run inside another host's namespaces.)
+  # one another, so this may run inside another host's namespaces.) However this process ends, the
+  # host's processes end with it: its child gets SIGKILL when it exits (pdeathsig), and unshare's own
+  # child, the host's first process, with that (--kill-child).
   ip netns exec "$prefix-host$i" setpriv --pdeathsig KILL unshare --uts --ipc --pid --fork --kill-child --mount-proc --propagation private \
     /bin/bash -c "mount -t tmpfs -o size=50% tmpfs /dev/shm && mount --bind $state/boot_id_$i \
       /proc/sys/kernel/random/boot_id && hostname host$i && exec /bin/bash -c \"\$0\"" "$*" <&0 &
   local child=$! down=0 alive=${KUSARI_HOSTS_ALIVE_SECONDS:-10}
-  trap "kill -9 $child 2>/dev/null || true" EXIT  # the launcher ending the connection ends the host's processes
   while kill -0 "$child" 2>/dev/null; do
     if [ -e "$state/cut_$i" ]; then down=$((down + 1)); else down=0; fi
     if [ "$down" -ge $((alive * 5)) ]; then
