@@ -36,8 +36,8 @@ BAD = [
     (["--model", "resnet50"], ["--model resnet50", "imagenet preset", "fashion_mnist"]),
     (["--bn", "multi_node", "--bn-batch", "32"], ["--bn multi_node", "--bn-batch 0", "32"]),
     # On GPUs every algorithm runs as on a CPU or is refused: kusari's host-memory engines and their pacing.
-    (["--device", "cuda", "--communicator", "multi_color"],
-     ["--communicator multi_color with --device cuda", "not built on NCCL", "nccl", "hierarchical", "hybrid"]),
+    (["--device", "cuda", "--communicator", "ring"],
+     ["--communicator ring with --device cuda", "not built on NCCL", "nccl", "hierarchical", "hybrid", "multi_color"]),
     (["--device", "cuda", "--communicator", "hybrid", "--chunk-bytes", "4096"], ["chunk_bytes (4096)", "NCCL chunks"]),
 ]
 
@@ -73,7 +73,7 @@ for recipe in recipes:
         for model, batch in [("mlp", "200"), ("resnet20", "256"), ("resnet32", "256"), ("resnet56", "256")]:
             shown = check([recipe, "--model", model, "--help"], 0, ["--batchsize"])
             assert f"--batchsize INT:an integer >= 1={batch}" in shown, f"--model {model}: default batch {batch}"
-    if name in ("akiba2017", "kumar2017"):  # their ring and multi_color default to NCCL's own on a GPU
+    if name in ("akiba2017", "kumar2017"):  # ring becomes NCCL's own on a GPU; multi_color runs its NCCL colors
         check([recipe, "--preset", "fashion_mnist", "--device", "cuda"], 2, ["--device cuda", "no CUDA device"])
     if name == "akiba2017":
         check([recipe, "--preset", "fashion_mnist", "--slow-start-epochs", "7,4,8"], 2,

@@ -152,13 +152,12 @@ TEST_CASE("on CUDA arrays each algorithm takes its NCCL pattern, or is refused n
   const CommunicatorOptions threshold{.hybrid_threshold_bytes = 4096};
   CHECK(nccl_pattern("hybrid", threshold, 4095) == NcclPattern::hierarchical);
   CHECK(nccl_pattern("hybrid", threshold, 4096) == NcclPattern::all);
-  CHECK(nccl_uses_node_groups("hybrid"));
-  CHECK(nccl_uses_world_group("hybrid"));
-  CHECK_FALSE(nccl_uses_world_group("hierarchical"));
-  CHECK_FALSE(nccl_uses_node_groups("nccl"));
-  for (const char* name : {"naive", "ring", "multi_color"}) {
+  // Kumar's multi-color: its colors' rings at once, one NCCL group each.
+  CHECK(nccl_pattern("multi_color", {.colors = 3}, 100) == NcclPattern::multi_color);
+  for (const char* name : {"naive", "ring"}) {
     expect_error<ValueError>([&] { check_cuda_communicator(name, defaults); },
-                             {name, "not built on NCCL", "nccl", "hierarchical", "two_dimensional", "hybrid"});
+                             {name, "not built on NCCL", "nccl", "hierarchical", "two_dimensional", "hybrid",
+                              "multi_color"});
   }
   expect_error<ValueError>([] { check_cuda_communicator("hybrid", {.chunk_bytes = 4096}); },
                            {"chunk_bytes (4096)", "pipeline_depth (4)", "NCCL chunks and pipelines itself"});

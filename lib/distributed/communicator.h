@@ -104,8 +104,8 @@ class KUSARI_API Communicator {
 KUSARI_API Communicator create_communicator(const std::string& name = "hybrid", const CommunicatorOptions& options = {});
 // The algorithm names create_communicator accepts.
 KUSARI_API std::vector<std::string> allreduce_algorithm_names();
-// Throws ValueError when the algorithm `name` with `options` has no NCCL form for CUDA arrays: naive,
-// ring and multi_color (kusari's engines over host memory), or chunk_bytes or pipeline_depth changed.
+// Throws ValueError when the algorithm `name` with `options` has no NCCL form for CUDA arrays: naive and
+// ring (kusari's engines over host memory; nccl is NCCL's ring), or chunk_bytes or pipeline_depth changed.
 KUSARI_API void check_cuda_communicator(const std::string& name, const CommunicatorOptions& options);
 
 }  // namespace kusari::distributed

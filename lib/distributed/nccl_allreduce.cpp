@@ -1,7 +1,8 @@
-// The communicator's NCCL path: one GPU's arrays on every rank summed by NCCL on the device, with the
-// communicator's algorithm mapped onto NCCL groups by nccl_pattern (NCCL's own all-reduce over every
-// rank, or the hierarchical and two-dimensional algorithms' two-level message pattern over an intra-node
-// and an inter-node NCCL group; hybrid takes one or the other by size, as on a CPU).
+// The communicator's NCCL path: one GPU's arrays on every rank summed by NCCL on the device, the
+// communicator's algorithm mapped by nccl_pattern onto its composition of NCCL group collectives
+// (detail/group_allreduce.h: NCCL's own all-reduce over every rank, the hierarchical and two-dimensional
+// patterns over intra- and inter-node groups, multi_color's colors at once; hybrid takes NCCL's own or
+// hierarchical by size, as on a CPU).
 
 #include <kusari/distributed/detail/communicator_impl.h>
 
@@ -13,6 +14,7 @@
 
 #include <kusari/distributed/detail/collectives.h>
 #include <kusari/distributed/detail/mpi_util.h>
+#include <kusari/distributed/detail/nccl_collective_group.h>
 #include <kusari/distributed/detail/nccl_pattern.h>
 #include <kusari/distributed/detail/rank_agreement.h>
 #include <kusari/distributed/detail/stall_inspector.h>
@@ -84,7 +86,7 @@ void require_own_gpus(MPI_Comm comm, int device) {
 // An NCCL group over the ranks of `comm` (collective over comm), for `device`, its collectives watched
 // on the device with the stall inspector's settings: a late one is reported, and past
 // KUSARI_STALL_TIMEOUT the job ends as the inspector ends it.
-std::unique_ptr<kernels::cuda::NcclGroup> nccl_group_over(MPI_Comm comm, int device) {
+std::unique_ptr<CollectiveGroup> nccl_group_over(MPI_Comm comm, int device) {
   int rank = 0, size = 0, world_rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
@@ -95,12 +97,12 @@ std::unique_ptr<kernels::cuda::NcclGroup> nccl_group_over(MPI_Comm comm, int dev
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   };
-  return std::make_unique<kernels::cuda::NcclGroup>(
+  return std::make_unique<NcclCollectiveGroup>(std::make_unique<kernels::cuda::NcclGroup>(
       rank, size, device,
       [&](void* bytes, size_t n) {
         check_mpi(MPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, comm), "MPI_Bcast (NCCL unique id)");
       },
-      kernels::cuda::WatchSettings{stall.warning_seconds, stall.timeout_seconds, cat("rank ", world_rank)}, end_job);
+      kernels::cuda::WatchSettings{stall.warning_seconds, stall.timeout_seconds, cat("rank ", world_rank)}, end_job));
 }
 
 // The NCCL groups of the communicator for `device`, made on the first call (collective: every rank makes
@@ -110,47 +112,10 @@ NcclGroups& nccl_groups_for(Communicator::Impl& impl, int device) {
   require_own_gpus(impl.groups.all(), device);
   auto groups = std::make_unique<NcclGroups>();
   groups->device = device;
-  if (nccl_uses_node_groups(impl.name)) {
-    groups->intra = nccl_group_over(impl.groups.intra(), device);
-    // hierarchical sums across nodes on the nodes' first ranks only; each inter-node group is whole ranks
-    // of one intra-node index, so a group is made by all of its ranks or by none.
-    if (impl.name == "two_dimensional" || impl.groups.topology().intra_rank == 0) {
-      groups->inter = nccl_group_over(impl.groups.inter(), device);
-    }
-  }
-  if (nccl_uses_world_group(impl.name)) groups->all = nccl_group_over(impl.groups.all(), device);
+  groups->groups = make_allreduce_groups(impl.name, impl.options, impl.groups,
+                                         [device](MPI_Comm comm) { return nccl_group_over(comm, device); });
   impl.nccl = std::move(groups);
   return *impl.nccl;
-}
-
-// summed = the sum over every rank of on_wire, by `pattern`: hierarchical reduces inside the node to its
-// first rank, sums across the nodes' first ranks and broadcasts inside the node; two_dimensional
-// reduce-scatters inside the node, sums each slice across the nodes and gathers the slices inside the
-// node (on_wire padded to a multiple of the node's ranks); all is NCCL's own all-reduce over every rank,
-// which picks its ring or tree itself. A failure between the stages leaves partial sums in summed.
-void sum_on_wire(NcclPattern pattern, NcclGroups& groups, const Array& on_wire, const Array& summed) {
-  if (pattern == NcclPattern::all) return groups.all->allreduce_sum(on_wire, summed);
-  kernels::cuda::NcclGroup& intra = *groups.intra;
-  if (pattern == NcclPattern::hierarchical) {
-    intra.reduce_sum(on_wire, summed, 0);
-    if (groups.inter) groups.inter->allreduce_sum(summed, summed);  // the node's first rank
-    intra.broadcast(summed, 0);
-    return;
-  }
-  kernels::cuda::NcclGroup& inter = *groups.inter;
-  const int64_t n = on_wire.size(), ranks = intra.size();
-  const int64_t slice = (n + ranks - 1) / ranks;
-  const Array padded = slice * ranks == n ? on_wire
-                                          : ops::concatenate({on_wire, Array::zeros({slice * ranks - n}, on_wire.dtype(),
-                                                                                    on_wire.device())},
-                                                             0);
-  const Array mine = Array::empty({slice}, on_wire.dtype(), on_wire.device());
-  intra.reduce_scatter_sum(padded, mine);
-  inter.allreduce_sum(mine, mine);
-  if (slice * ranks == n) return intra.allgather(mine, summed);
-  const Array gathered = Array::empty({slice * ranks}, on_wire.dtype(), on_wire.device());
-  intra.allgather(mine, gathered);
-  summed.assign(gathered.get_item({Slice{0, n}}));
 }
 
 }  // namespace
@@ -184,13 +149,9 @@ bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& ar
   }
   Array on_wire = scaling->prescale == 1 ? fused : fused * static_cast<double>(scaling->prescale);
   if (on_wire.dtype() != wire) on_wire = on_wire.astype(wire);
-  if (on_wire.size() > 0) {  // NCCL sums in place
-    if (impl.groups.topology().size > 1) {
-      sum_on_wire(nccl_pattern(impl.name, impl.options, on_wire.nbytes()), nccl_groups_for(impl, *device), on_wire,
-                  on_wire);
-    } else if (nccl_uses_world_group(impl.name)) {  // one rank: its own array is the sum, NCCL's too
-      sum_on_wire(NcclPattern::all, nccl_groups_for(impl, *device), on_wire, on_wire);
-    }
+  if (on_wire.size() > 0) {  // NCCL sums in place (one rank's groups sum its own array: every call still runs)
+    allreduce_over_groups(nccl_pattern(impl.name, impl.options, on_wire.nbytes()),
+                          nccl_groups_for(impl, *device).groups, on_wire);
   }
   fused = on_wire.dtype() == Dtype::float32 ? on_wire : on_wire.astype(Dtype::float32);
   if (scaling->postscale != 1) fused = fused * static_cast<double>(scaling->postscale);

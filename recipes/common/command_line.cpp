@@ -33,11 +33,10 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, Recipe& rec
   app.option_defaults()->group("Optimizer");
   recipe.add_flags(app);
   if (!parse_flags(app, argc, argv)) return std::nullopt;
-  // On GPUs a recipe's own point-to-point engine (akiba2017's ring, kumar2017's multi_color) has no NCCL
-  // form: unless --communicator asks for it (refused below), the default becomes NCCL's own all-reduce.
+  // On GPUs akiba2017's ring (kusari's point-to-point engine) is NCCL's own ring: unless --communicator
+  // asks for kusari's (refused below), the default becomes nccl.
   const bool on_gpu = line.settings.device.rfind("cuda", 0) == 0;
-  if (on_gpu && app.get_option("--communicator")->count() == 0 &&
-      (line.settings.communicator == "ring" || line.settings.communicator == "multi_color")) {
+  if (on_gpu && app.get_option("--communicator")->count() == 0 && line.settings.communicator == "ring") {
     line.settings.communicator = "nccl";
   }
   line.settings.preset = preset;

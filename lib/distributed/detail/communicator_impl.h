@@ -8,23 +8,21 @@
 
 #include <kusari/distributed/detail/allreduce_algorithm.h>
 #include <kusari/distributed/detail/comm_groups.h>
-#include <kusari/kernels/cuda/detail/nccl_group.h>
+#include <kusari/distributed/detail/group_allreduce.h>
 #include <kusari/distributed/communicator.h>
 #include <kusari/distributed/detail/stall_inspector.h>
 #include <kusari/distributed/detail/wire_scaling.h>
 
 namespace kusari::distributed {
 
-// A communicator's NCCL groups for the GPU its ranks' arrays are on: one over every rank, or for the
-// two-level algorithms one inside the node and one across the nodes. Every group of a device queues
-// on its one communication stream, so two communicators must not run device collectives from two
-// threads at once (their order could differ between ranks); the multi-node optimizer's own
-// communicator runs them only on its thread.
+// A communicator's NCCL groups for the GPU its ranks' arrays are on: those its algorithm's composition
+// sums over (detail/group_allreduce.h). They queue on the device's one communication stream (colors
+// launched at once each on a stream of its own, joined back before the next collective), so two
+// communicators must not run device collectives from two threads at once (their order could differ
+// between ranks); the multi-node optimizer's own communicator runs them only on its thread.
 struct NcclGroups {
-  int device = 0;                                  // the GPU the groups serve
-  std::unique_ptr<kernels::cuda::NcclGroup> all;    // every rank (the flat algorithms)
-  std::unique_ptr<kernels::cuda::NcclGroup> intra;  // this node's ranks (two-level algorithms)
-  std::unique_ptr<kernels::cuda::NcclGroup> inter;  // one rank per node (two_dimensional; hierarchical: leaders)
+  int device = 0;          // the GPU the groups serve
+  AllreduceGroups groups;  // NCCL groups (NcclCollectiveGroup)
 };
 
 struct Communicator::Impl {

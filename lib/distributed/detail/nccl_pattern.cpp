@@ -8,10 +8,10 @@
 namespace kusari::distributed {
 
 NcclPattern nccl_pattern(const std::string& name, const CommunicatorOptions& options, int64_t wire_bytes) {
-  if (name == "naive" || name == "ring" || name == "multi_color") {
+  if (name == "naive" || name == "ring") {
     throw ValueError(cat("communicator ", name, " on CUDA arrays: kusari's ", name,
                          " engine moves host memory and is not built on NCCL; for GPUs take nccl (NCCL's own ring or "
-                         "tree), hierarchical, two_dimensional or hybrid"));
+                         "tree), hierarchical, two_dimensional, hybrid or multi_color"));
   }
   const CommunicatorOptions defaults;
   if (options.chunk_bytes != defaults.chunk_bytes || options.pipeline_depth != defaults.pipeline_depth) {
@@ -22,6 +22,7 @@ NcclPattern nccl_pattern(const std::string& name, const CommunicatorOptions& opt
   }
   if (name == "hierarchical") return NcclPattern::hierarchical;
   if (name == "two_dimensional") return NcclPattern::two_dimensional;
+  if (name == "multi_color") return NcclPattern::multi_color;
   if (name == "hybrid") return wire_bytes >= options.hybrid_threshold_bytes ? NcclPattern::all : NcclPattern::hierarchical;
   if (name == "flat" || name == "nccl") return NcclPattern::all;
   throw ValueError(cat("communicator ", name, " on CUDA arrays: no NCCL pattern for this algorithm"));
@@ -30,11 +31,5 @@ NcclPattern nccl_pattern(const std::string& name, const CommunicatorOptions& opt
 void check_cuda_communicator(const std::string& name, const CommunicatorOptions& options) {
   nccl_pattern(name, options, 0);
 }
-
-bool nccl_uses_node_groups(const std::string& name) {
-  return name == "hierarchical" || name == "two_dimensional" || name == "hybrid";
-}
-
-bool nccl_uses_world_group(const std::string& name) { return name == "flat" || name == "nccl" || name == "hybrid"; }
 
 }  // namespace kusari::distributed

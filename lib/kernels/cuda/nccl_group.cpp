@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/allocator.h>
@@ -108,6 +109,7 @@ struct NcclGroup::State {
   int device = 0;
   int size = 0;
   std::unique_ptr<CollectiveWatch> watch;  // stopped before the communicator is destroyed
+  cudaStream_t own_stream = nullptr;       // for collectives launched at once with other groups'; made on first use
 };
 
 NcclGroup::NcclGroup(int rank, int size, int device, const std::function<void(void*, size_t)>& broadcast,
@@ -136,6 +138,7 @@ NcclGroup::~NcclGroup() {
   state_->watch.reset();
   const DeviceGuard guard(state_->device);
   ncclCommDestroy(state_->comm);
+  if (state_->own_stream) cudaStreamDestroy(state_->own_stream);
 }
 
 
@@ -186,6 +189,50 @@ void NcclGroup::allgather(const Array& sent, const Array& received) {
     return ncclAllGather(sent.raw_data(), received.raw_data(), static_cast<size_t>(sent.size()),
                          nccl_type(sent.dtype()), state_->comm, stream);
   });
+}
+
+void NcclGroup::allreduce_sums_at_once(const std::vector<NcclGroup*>& groups, const std::vector<Array>& shares) {
+  constexpr const char* what = "ncclAllReduce (groups at once)";
+  if (groups.empty() || groups.size() != shares.size()) {
+    throw ValueError(cat(what, ": expected one share per group, got ", groups.size(), " groups and ", shares.size(),
+                         " shares"));
+  }
+  const int device = groups[0]->state_->device;
+  std::vector<ncclDataType_t> types;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    require_operands({&shares[i]}, device, what);
+    if (groups[i]->state_->device != device) {
+      throw ValueError(cat(what, ": expected groups of cuda:", device, ", got one of cuda:", groups[i]->state_->device));
+    }
+    types.push_back(nccl_type(shares[i].dtype()));
+  }
+  const DeviceGuard guard(device);
+  const cudaStream_t caller = current_stream(device);
+  for (NcclGroup* group : groups) {
+    if (!group->state_->own_stream) {
+      check(cudaStreamCreateWithFlags(&group->state_->own_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    }
+    order_after(group->state_->own_stream, device, caller);
+  }
+  // One group call: NCCL launches the communicators' collectives together, so no rank waits in one
+  // communicator's kernel for a peer still queued behind another's.
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  ncclResult_t queued = ncclSuccess;
+  for (size_t i = 0; i < groups.size() && queued == ncclSuccess; ++i) {
+    queued = ncclAllReduce(shares[i].raw_data(), shares[i].raw_data(), static_cast<size_t>(shares[i].size()), types[i],
+                           ncclSum, groups[i]->state_->comm, groups[i]->state_->own_stream);
+  }
+  const ncclResult_t launched = ncclGroupEnd();
+  check_nccl(queued, what);
+  check_nccl(launched, "ncclGroupEnd");
+  for (size_t i = 0; i < groups.size(); ++i) {
+    State& state = *groups[i]->state_;
+    mark_used_on(shares[i], state.own_stream);
+    order_after(caller, device, state.own_stream);
+    watch_completion(*state.watch, state.own_stream,
+                     cat(what, " of ", shares[i].size(), " ", shares[i].dtype(), " elements on cuda:", device,
+                         " (NCCL group ", i, " of ", groups.size(), ", ", state.size, " ranks)"));
+  }
 }
 
 int NcclGroup::device() const { return state_->device; }

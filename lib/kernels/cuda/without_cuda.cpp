@@ -65,6 +65,10 @@ void NcclGroup::allgather(const Array&, const Array&) {
   throw DeviceError(cat("ncclAllGather: ", kusari::cuda::unavailable_reason()));
 }
 
+void NcclGroup::allreduce_sums_at_once(const std::vector<NcclGroup*>&, const std::vector<Array>&) {
+  throw DeviceError(cat("ncclAllReduce: ", kusari::cuda::unavailable_reason()));
+}
+
 int NcclGroup::device() const { return -1; }
 
 int NcclGroup::size() const { return 0; }

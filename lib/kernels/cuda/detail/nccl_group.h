@@ -2,8 +2,8 @@
 // Internal to the library: the CUDA backend's NCCL communicator over the ranks of a job, for the arrays
 // of one CUDA device on this rank; kusari::distributed's communicators make one on the first collective
 // of CUDA arrays. It knows no MPI: the caller passes the broadcast that carries rank 0's unique id.
-// Collectives run on the device's communication stream, after the work queued on the caller's stream
-// and before that stream's later work, so the caller sees them as ordinary stream-ordered kernels
+// Collectives run on the device's communication stream (those launched at once, each group on its own),
+// after the work queued on the caller's stream and before that stream's later work, so the caller sees them as ordinary stream-ordered kernels
 // (inside a CommunicationStreamScope the caller's stream is the communication stream itself).
 // In a build without CUDA there is none (nccl_available() is false; the constructor throws).
 
@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <kusari/core/array.h>
 #include <kusari/kernels/cuda/detail/collective_watch.h>
@@ -49,6 +50,10 @@ class NcclGroup {
   void reduce_scatter_sum(const Array& sent, const Array& received);
   // received = every rank's `sent` end to end, in rank order.
   void allgather(const Array& sent, const Array& received);
+  // shares[i] = its sum over groups[i], in place, all at once: one NCCL group call launches them, each
+  // group on a stream of its own that waits for the caller's stream, and the caller's stream waits for
+  // them all (groups of one device; ValueError otherwise).
+  static void allreduce_sums_at_once(const std::vector<NcclGroup*>& groups, const std::vector<Array>& shares);
   // The device this group serves.
   int device() const;
   // Its number of ranks.
