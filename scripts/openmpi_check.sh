@@ -16,7 +16,7 @@ build=${KUSARI_OPENMPI_BUILD_DIR:-build-openmpi}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 [ -f "$build/build.ninja" ] || meson setup "$build" --wrap-mode=nodownload ${KUSARI_MESON_OPTIONS:-} -Dmpi=openmpi \
   >/dev/null || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-suites=(communicator batch_statistics communicator_messages mnbn model_parallel multi_node_optimizer
+suites=(communicator batch_statistics communicator_messages group_allreduce mnbn model_parallel multi_node_optimizer
   multi_node_training scatter_dataset)
 targets=(recipes/fashion_mnist recipes/goyal2017 recipes/akiba2017 recipes/jia2018 recipes/kumar2017
   test/communicator_fault test/kill_fault)

@@ -7,7 +7,8 @@ with tbf). Skipped (77) without root or network namespaces. Cases:
                            last digit; the start-up line counts the hosts as nodes; the gradients cross
                            the link between the hosts
   suites LAYOUT EXE...     each doctest suite passes on LAYOUT (every algorithm and wire dtype, multi-node
-                           batch normalization, the multi-node optimizer: each compares with one process)
+                           batch normalization, the multi-node optimizer, the GPUs' compositions over MPI
+                           groups: each compares with one process)
   cut RECIPE               host2's link is cut in the middle of training on 2x1 over a slow link: the
                            stall inspector names the rank and host that did not join, the job ends within
                            the stall timeout and the launcher's connection timeout, and --autoload from the
