@@ -30,6 +30,7 @@ struct Options {
   int batch = 0;                  // --batch N: the batch size (0: the program's own)
   bool channels_last = false;     // --channels-last 0|1: image inputs in channels-last order (kusari programs)
   bool profile = false;           // --profile 0|1: the profiler's report of the timed steps (kusari programs)
+  bool cudnn_benchmark = false;   // --cudnn-benchmark 0|1: cuDNN's algorithms timed, not by heuristics (kusari programs)
 };
 
 // Parses the command line into `app`'s options: --help prints them with their defaults and exits 0; a bad
@@ -68,6 +69,9 @@ inline Options parse_options(int argc, char** argv, Options defaults = {}) {
   app.add_option("--channels-last", options.channels_last, "image inputs in channels-last order (kusari programs)")
       ->capture_default_str();
   app.add_option("--profile", options.profile, "the profiler's report of the timed steps (kusari programs)")
+      ->capture_default_str();
+  app.add_option("--cudnn-benchmark", options.cudnn_benchmark,
+                 "GPUs: cuDNN's convolution algorithms chosen by timing, not by its heuristics (kusari programs)")
       ->capture_default_str();
   parse_or_exit(app, argc, argv);
   return options;

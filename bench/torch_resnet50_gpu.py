@@ -3,8 +3,9 @@
 ResNet-50, batch 256 of 224x224 images, 1000 classes, one SGD step (lr 0.01, momentum 0.9) of softmax
 cross-entropy per iteration on fixed random inputs, synchronized after each step, in float32 and in
 channels-last AMP (float16 autocast with a gradient scaler; amp_bf16: bfloat16 autocast, no scaler),
-each printing the bench line with the peak device memory: "name: X ms/step, Y samples/s peak_device_mb=N".
-Usage: torch_resnet50_gpu.py [float32|amp|amp_bf16 ...] [--batch N] [--warmup N] [--steps N]"""
+each printing the bench line with the peak device memory and cuDNN's algorithm policy (--cudnn-benchmark,
+as kusari's line states its own): "name: X ms/step, Y samples/s peak_device_mb=N cudnn=benchmark|heuristics".
+Usage: torch_resnet50_gpu.py [float32|amp|amp_bf16 ...] [--batch N] [--warmup N] [--steps N] [--cudnn-benchmark 0|1]"""
 import argparse
 import time
 
@@ -12,10 +13,10 @@ import torch
 import torchvision
 
 
-def run(mode, batch, warmup, steps):
+def run(mode, batch, warmup, steps, cudnn_benchmark):
     torch.manual_seed(0)
     device = torch.device("cuda:0")
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = cudnn_benchmark
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     model = torchvision.models.resnet50(num_classes=1000).to(device)
@@ -49,7 +50,9 @@ def run(mode, batch, warmup, steps):
     peak = torch.cuda.max_memory_reserved() >> 20
     kind = "bfloat16" if half == torch.bfloat16 else "float16"
     name = f"torch_resnet50_b{batch}_cuda" + (f"_{kind}_amp_channels_last" if amp else "")
-    print(f"{name}: {ms:.4f} ms/step, {batch * 1000 / ms:.1f} samples/s peak_device_mb={peak}", flush=True)
+    policy = "benchmark" if cudnn_benchmark else "heuristics"
+    print(f"{name}: {ms:.4f} ms/step, {batch * 1000 / ms:.1f} samples/s peak_device_mb={peak} cudnn={policy}",
+          flush=True)
 
 
 if __name__ == "__main__":
@@ -58,6 +61,8 @@ if __name__ == "__main__":
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--cudnn-benchmark", type=int, choices=[0, 1], default=1,
+                        help="torch.backends.cudnn.benchmark: 1 times cuDNN's algorithms, 0 takes its heuristics")
     args = parser.parse_args()
     for mode in args.modes:
-        run(mode, args.batch, args.warmup, args.steps)
+        run(mode, args.batch, args.warmup, args.steps, bool(args.cudnn_benchmark))

@@ -21,14 +21,17 @@ namespace kusari::bench {
 // buffers stuck on the smallest subnormal values, and their ~100-cycle arithmetic is not what these
 // programs measure.
 inline Options setup(int argc, char** argv, const Options& defaults) {
-  const Options options = parse_options(argc, argv, defaults);
+  Options options = defaults;
   try {
+    options.cudnn_benchmark = cuda::cudnn_benchmark();  // KUSARI_CUDNN_BENCHMARK, the flag's default
+    options = parse_options(argc, argv, options);
     dtype_from_name(options.dtype);
     Device::parse(options.device);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     std::exit(2);
   }
+  cuda::set_cudnn_benchmark(options.cudnn_benchmark);
   set_num_threads(options.threads);
   set_flush_denormal(true);
   return options;
@@ -75,12 +78,16 @@ inline double train_benchmark(const std::string& name, const std::shared_ptr<lin
   std::string full_name = dtype == Dtype::float32 ? name : name + "_" + options.dtype;
   if (device.type != DeviceType::cpu) full_name += device.type == DeviceType::cuda ? "_cuda" : "_loopback";
   if (options.channels_last) full_name += "_channels_last";
-  if (!options.profile) return time_steps(full_name, x.shape()[0], step, options, suffix);
+  // A GPU's line says how cuDNN's algorithms were chosen (its PyTorch twin says the same of its own).
+  const Suffix line_end = device.type != DeviceType::cuda ? suffix : Suffix([suffix, &options] {
+    return (suffix ? suffix() : std::string()) + (options.cudnn_benchmark ? " cudnn=benchmark" : " cudnn=heuristics");
+  });
+  if (!options.profile) return time_steps(full_name, x.shape()[0], step, options, line_end);
   // The warm-up outside the profiler's window; the timed steps inside it (timed with the profiler on).
   for (int i = 0; i < options.warmup; ++i) step();
   profiler::start();
   const double ms = time_steps(full_name + "_profiled", x.shape()[0], step, 0, options.min_steps, options.seconds,
-                               suffix);
+                               line_end);
   profiler::stop();
   std::printf("%s", profiler::report().c_str());
   return ms;

@@ -52,7 +52,7 @@ for recipe in recipes:
     text = check([recipe, "--help"], 0, ["--batchsize", "--epoch", "--resume", "--autoload", "--frequency",
                                           "--seed", "--threads", "--device", "--dtype", "--wire-dtype",
                                           "--communicator", "--preset", "--train", "--val", "--root",
-                                          "--dataset", "--model", "--bn-batch"])
+                                          "--dataset", "--model", "--bn-batch", "--cudnn-benchmark"])
     assert "=" in text, text  # defaults are shown
     groups = ["Run:", "Data:", "Model:", "Device:", "Distributed:", "Output:", "Optimizer:", "Environment:"]
     missing = [group for group in groups if group not in text]
@@ -62,6 +62,8 @@ for recipe in recipes:
         following = text[text.index(group):]
         assert flag in following.split("\n\n\n")[0], f"{recipe} --help: {flag} is not in the group {group}"
     assert "KUSARI_STALL_TIMEOUT" in text, f"{recipe} --help lists the environment variables"
+    check([recipe, "--preset", "fashion_mnist"], 2, ["KUSARI_CUDNN_BENCHMARK", "expected 0 or 1", "'yes'"],
+          env=dict(os.environ, KUSARI_CUDNN_BENCHMARK="yes"))
     check([mpiexec, "-n", "3", recipe, "--preset", "fashion_mnist", "--batchsize", "8"], 2,
           ["--batchsize", "multiple of the 3 ranks", "8"])
     check([mpiexec, "-n", "2", recipe, "--preset", "fashion_mnist", "--batchsize", "96", "--bn", "local",

@@ -2,7 +2,7 @@
 // cuDNN is given fit its output formula for every geometry the CPU accepts (cover_all, a
 // deconvolution's outsize), and a one-axis convolution and its adjoint computed cuDNN's way at those
 // extents (zeros past the image and past gy, the output cropped) equal the definition; the memory order
-// of each dtype's pass.
+// of each dtype's pass; the algorithm policy KUSARI_CUDNN_BENCHMARK starts (run again with it set).
 
 #include <doctest/doctest.h>
 
@@ -12,6 +12,9 @@
 #include <kusari/core/array.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cuda/detail/convolution_plan.h>
+#include <kusari/kernels/cuda/runtime.h>
+
+#include "testing.h"
 
 using namespace kusari;
 using namespace kusari::kernels::cuda;
@@ -134,4 +137,18 @@ TEST_CASE("channels-last images run channels-last on cuDNN but in float64 (no fi
     CHECK(dnn_pass_order(channels_last) == (nhwc ? MemoryOrder::channels_last : MemoryOrder::row_major));
     CHECK(dnn_pass_order(row_major) == MemoryOrder::row_major);
   }
+}
+
+TEST_CASE("cudnn_benchmark starts as KUSARI_CUDNN_BENCHMARK says, and another value is refused, naming it") {
+  const char* value = std::getenv("KUSARI_CUDNN_BENCHMARK");
+  const std::string given = value ? value : "";
+  if (given.empty() || given == "0" || given == "1") {
+    CHECK(kusari::cuda::cudnn_benchmark() == (given == "1"));
+    kusari::cuda::set_cudnn_benchmark(given != "1");  // the program's own choice wins
+    CHECK(kusari::cuda::cudnn_benchmark() == (given != "1"));
+    kusari::cuda::set_cudnn_benchmark(given == "1");
+    return;
+  }
+  kusari::testing::expect_error<ValueError>([] { kusari::cuda::cudnn_benchmark(); },
+                                            {"KUSARI_CUDNN_BENCHMARK", "expected 0 or 1", "'" + given + "'"});
 }

@@ -1,5 +1,6 @@
 #include "command_line.h"
 
+#include <kusari/kernels/cuda/runtime.h>
 #include <kusari/version.h>
 
 #include "flags.h"
@@ -15,6 +16,7 @@ constexpr const char* kEnvironmentHelp = R"(Environment:
   KUSARI_TIMELINE=PATH     every rank writes its spans (forward, backward, update, data, communication) as a Chrome trace
   KUSARI_PROFILE=1         profile the whole process and print the report at exit (--profile N: a window)
   KUSARI_POISON=1          the CUDA caching allocator hands out memory filled with NaN (finds reads of unwritten memory)
+  KUSARI_CUDNN_BENCHMARK=1 time cuDNN's convolution algorithms for each shape (--cudnn-benchmark's default)
   OMP_NUM_THREADS          ignored by the recipes: --threads sets the compute threads)";
 
 }  // namespace
@@ -29,6 +31,11 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, Recipe& rec
   app.set_version_flag("--version", "kusari " + kusari::version() + " (" + recipe.name() + ")",
                        "print kusari's version and exit");
   app.footer(kEnvironmentHelp);
+  try {
+    line.settings.cudnn_benchmark = cuda::cudnn_benchmark();  // KUSARI_CUDNN_BENCHMARK, shown as the default
+  } catch (const ValueError& e) {
+    throw FlagError{e.what()};
+  }
   add_common_flags(app, line.settings);
   app.option_defaults()->group("Optimizer");
   recipe.add_flags(app);

@@ -98,7 +98,11 @@ void print_plan(const Settings& s, const distributed::Communicator& comm, const 
             << " wire), compute threads per rank: " << threads.compute << ", loaders per rank: " << threads.loaders
             << "\nbatch: " << s.batchsize << " in all, " << s.batchsize / comm.size() << " per rank"
             << (s.bn_batch > 0 ? ", batch normalization over groups of " + std::to_string(s.bn_batch) : "")
-            << "; dtype " << s.dtype << "\ntraining examples per rank: " << data.train->size()
+            << "; dtype " << s.dtype
+            << (s.device.rfind("cuda", 0) == 0 ? s.cudnn_benchmark ? "; cuDNN algorithms: timed (--cudnn-benchmark)"
+                                                                   : "; cuDNN algorithms: heuristics"
+                                               : "")
+            << "\ntraining examples per rank: " << data.train->size()
             << ", validation examples on rank 0: " << data.val->size() << "\n" << std::flush;
 }
 
@@ -167,6 +171,7 @@ void train(Recipe& recipe, const CommandLine& line) {
   if (leader) print_plan(s, comm, threads, data);
 
   const Device device = training_device(s, comm);
+  cuda::set_cudnn_benchmark(s.cudnn_benchmark);
   const DeviceScope on_device(device);  // parameters made lazily, and every array of this thread, go there
   const std::shared_ptr<links::Link> model = make_model(s, data.channels, comm);
   model->to_device(device);

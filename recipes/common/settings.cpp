@@ -83,6 +83,9 @@ void add_device_flags(CLI::App& app, Settings& s) {
                  "device seam, for tests)")
       ->capture_default_str();
   add_value(app, "--dtype", s.dtype, "compute dtype (float32 master weights)", one_of(kDtypes));
+  add_switch(app, "cudnn-benchmark", s.cudnn_benchmark,
+             "GPUs: choose each convolution shape's cuDNN algorithm by timing the candidates, not by cuDNN's "
+             "heuristics (KUSARI_CUDNN_BENCHMARK=1 turns the default on)");
   app.add_option("--loss-scale", s.loss_scale, "none, dynamic, or a fixed loss scale")->capture_default_str();
   add_value(app, "--loss-scale-initial", s.loss_scale_initial, "dynamic loss scaling: the first scale",
             positive_number());

@@ -38,6 +38,7 @@ struct Settings {
   int64_t loaders = -1;              // image decoding threads per rank; -1: chosen from the cores
   std::string device = "cpu";        // cpu, cuda (the rank's local index), cuda:N or loopback:N
   std::string dtype = "float32";     // compute dtype (float32 master weights for half)
+  bool cudnn_benchmark = false;      // cuDNN's convolution algorithms by timing (KUSARI_CUDNN_BENCHMARK's default)
   std::string wire_dtype = "float32";  // what gradients travel as
   std::string communicator = "hybrid"; // the all-reduce algorithm
   int64_t colors = 4;                // multi_color: rings at once

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include <kusari/core/error.h>
 #include <kusari/distributed/detail/mpi_util.h>
 #include <kusari/distributed/detail/ring.h>
 #include <kusari/kernels/routines.h>

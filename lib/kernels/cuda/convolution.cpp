@@ -5,11 +5,10 @@
 // (cover_all, a deconvolution's outsize) runs at the extents convolution_plan.h gives: operands
 // extended by zeros, the output cropped. float64 and float32 compute in their own precision (no TF32);
 // float16 and bfloat16 on the tensor cores, accumulating in float32. Each shape's algorithm is chosen once per
-// device, by cuDNN's heuristics or, with cuda::set_cudnn_benchmark(true), by timing them
+// device, by cuDNN's heuristics or, with cuda::set_cudnn_benchmark(true) or KUSARI_CUDNN_BENCHMARK=1, by timing them
 // (cudnnFind...Ex), and kept.
 
 #include <array>
-#include <atomic>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -92,12 +91,6 @@ std::vector<int64_t> layout_key(const Array& a) {
   std::vector<int64_t> key(a.shape().begin(), a.shape().end());
   key.insert(key.end(), a.strides().begin(), a.strides().end());
   return key;
-}
-
-// Whether plans are chosen by timing (set_cudnn_benchmark).
-std::atomic<bool>& benchmark_flag() {
-  static std::atomic<bool> flag{false};
-  return flag;
 }
 
 // The workspace the timing search may use.
@@ -198,7 +191,7 @@ void run_pass(Pass pass, const Array& x, const Array& w, const Array& y, const C
   const PlanKey key{pass, dtype, layout_key(x), layout_key(w), layout_key(y), w_channels_last,
                     {g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, g.groups}};
   auto it = plans.find(key);
-  if (it == plans.end()) it = plans.emplace(key, choose(dnn.handle(), pass, o, benchmark_flag().load())).first;
+  if (it == plans.end()) it = plans.emplace(key, choose(dnn.handle(), pass, o, kusari::cuda::cudnn_benchmark())).first;
   const Plan plan = it->second;
   const Array workspace =
       Array::empty({static_cast<int64_t>(std::max<size_t>(plan.workspace, 1))}, Dtype::uint8, device);
@@ -339,11 +332,3 @@ void register_convolution_kernels() {
 }
 
 }  // namespace kusari::kernels::cuda
-
-namespace kusari::cuda {
-
-void set_cudnn_benchmark(bool enabled) { kernels::cuda::benchmark_flag().store(enabled); }
-
-bool cudnn_benchmark() { return kernels::cuda::benchmark_flag().load(); }
-
-}  // namespace kusari::cuda

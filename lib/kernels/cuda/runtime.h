@@ -21,10 +21,10 @@ KUSARI_API void synchronize(int index);
 // Returns every cached, unused block of device memory to the driver (torch.cuda.empty_cache()).
 KUSARI_API void empty_cache();
 // Whether convolutions choose each shape's cuDNN algorithm by timing the candidates (the first call of a
-// shape then takes longer) instead of by cuDNN's heuristics (torch.backends.cudnn.benchmark); off by
-// default, and it applies to shapes not yet seen.
+// shape then takes longer) instead of by cuDNN's heuristics (torch.backends.cudnn.benchmark); it starts as
+// KUSARI_CUDNN_BENCHMARK says (1 on; 0 or unset off) and applies to shapes not yet seen.
 KUSARI_API void set_cudnn_benchmark(bool enabled);
-// The setting set_cudnn_benchmark made.
+// The setting; ValueError when KUSARI_CUDNN_BENCHMARK is set to other than 0 or 1.
 KUSARI_API bool cudnn_benchmark();
 
 }  // namespace kusari::cuda

@@ -21,15 +21,6 @@ void synchronize(int index) { throw DeviceError(cat("cuda::synchronize(", index,
 
 void empty_cache() {}
 
-namespace {
-// The setting is kept (and read back) although no convolution here uses it.
-bool benchmark = false;
-}  // namespace
-
-void set_cudnn_benchmark(bool enabled) { benchmark = enabled; }
-
-bool cudnn_benchmark() { return benchmark; }
-
 }  // namespace kusari::cuda
 
 namespace kusari::kernels::cuda {
