@@ -1,10 +1,11 @@
 // Calibrates the all-reduce cost model (kusari/distributed/cost_model.h) on this machine and checks it
 // against bench/allreduce: measures α and β of an exchange between two ranks of one node (and of two
 // nodes when there are several, e.g. pretend nodes of KUSARI_RANKS_PER_NODE ranks), every pair at once as
-// the collectives send; the per-element cost of each local pass of every wire dtype, every rank at once;
+// the collectives send (between machines, one pair per network link of a node: --links-per-node, default
+// one); the per-element cost of each local pass of every wire dtype, every rank at once;
 // then predicts each bench/allreduce line (ResNet-50's gradients), times it as bench/allreduce does, and
 // prints "calibration <setting>: predicted=X ms measured=Y ms error=E%".
-//   mpiexec -n 2 build/bench/allreduce_calibrate [--rounds R] [--save FILE]
+//   mpiexec -n 2 build/bench/allreduce_calibrate [--rounds R] [--save FILE] [--links-per-node L]
 //   KUSARI_RANKS_PER_NODE=2 mpiexec -n 4 build/bench/allreduce_calibrate
 // --save writes the measured cluster for bench/predict_seeds --recommend --cluster FILE.
 
@@ -36,9 +37,10 @@ namespace dist = kusari::distributed;
 namespace cost = kusari::distributed::cost;
 
 // The slowest rank's median seconds of `body` over at least 5 calls and 100 ms, every rank at once (the
-// ranks agree after each call whether to go on, so that paired calls stay paired).
+// ranks agree after each call whether to go on, so that paired calls stay paired); an `idle` rank, whose
+// body does nothing, leaves the count to the others.
 template <class Body>
-double median_seconds(Body body) {
+double median_seconds(Body body, bool idle = false) {
   std::vector<double> times;
   double spent = 0;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -47,7 +49,7 @@ double median_seconds(Body body) {
     body();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     spent += times.back();
-    done = times.size() >= 5 && spent >= 0.1;
+    done = idle || (times.size() >= 5 && spent >= 0.1);
     MPI_Allreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   }
   double t = ::bench::median(times);
@@ -70,14 +72,16 @@ cost::Link measure_link(int partner) {
   };
   std::vector<cost::Timing> cached, streamed;
   for (int64_t bytes = 8; bytes <= (8 << 20); bytes *= 4) {
-    cached.push_back({static_cast<double>(bytes), median_seconds([&] { exchange(bytes, 0); })});
+    cached.push_back({static_cast<double>(bytes), median_seconds([&] { exchange(bytes, 0); }, partner < 0)});
   }
   for (int64_t bytes = 256 << 10; bytes <= (4 << 20); bytes *= 2) {
     // One timed body walks through all 128 MB, so every send reads memory the caches do not hold.
     const int64_t count = kStream / bytes;
-    const double t = median_seconds([&] {
-      for (int64_t i = 0; i < count; ++i) exchange(bytes, i * bytes);
-    });
+    const double t = median_seconds(
+        [&] {
+          for (int64_t i = 0; i < count; ++i) exchange(bytes, i * bytes);
+        },
+        partner < 0);
     streamed.push_back({static_cast<double>(bytes), t / static_cast<double>(count)});
   }
   cost::Link link = cost::fit_link(cached);
@@ -138,7 +142,7 @@ cost::MpiFactors measure_mpi_factors(const cost::Cluster& cluster, cost::Span sp
   return f;
 }
 
-void run(int rounds, const std::string& save) {
+void run(int rounds, const std::string& save, int links_per_node) {
   dist::ensure_mpi_initialized();
   const dist::Communicator world = dist::create_communicator("ring");
   const dist::Topology& where = world.topology();
@@ -148,13 +152,15 @@ void run(int rounds, const std::string& save) {
   cluster.ranks = size;
   cluster.ranks_per_node = k;
   // Pretend nodes share one machine's memory: each of a node's k concurrent flows gets what it was
-  // measured to get with the others running, i.e. k links.
-  cluster.links_per_node = k;
+  // measured to get with the others running, i.e. k links. Nodes MPI found are machines whose flows to
+  // other machines share their network links (one unless said): each link is measured with one flow.
+  cluster.links_per_node = links_per_node > 0 ? links_per_node : dist::ranks_per_node_from_env() > 0 ? k : 1;
   // Nodes are consecutive ranks; a rank's partner in the next (or previous) node has its intra rank.
   const int intra_partner = k > 1 ? (where.intra_rank % 2 == 0 ? (where.intra_rank + 1 < k ? rank + 1 : -1) : rank - 1) : -1;
   const int node = where.inter_rank;
+  const bool measures_inter = where.inter_size > 1 && where.intra_rank < cluster.links_per_node;
   const int inter_partner =
-      where.inter_size > 1 ? (node % 2 == 0 ? (node + 1 < where.inter_size ? rank + k : -1) : rank - k) : -1;
+      measures_inter ? (node % 2 == 0 ? (node + 1 < where.inter_size ? rank + k : -1) : rank - k) : -1;
   cluster.intra = k > 1 ? measure_link(intra_partner) : cost::Link{};
   cluster.inter = where.inter_size > 1 ? measure_link(inter_partner) : cluster.intra;
   if (k == 1) cluster.intra = cluster.inter;
@@ -173,7 +179,8 @@ void run(int rounds, const std::string& save) {
   std::vector<::bench::AllreduceSetting> settings = ::bench::allreduce_settings(set, cost::modelled_algorithms());
   ::bench::time_settings(settings, set, rounds);
   if (rank != 0) return;
-  std::printf("# %d ranks in nodes of %d; median of %d rounds of ResNet-50's %lld gradient values\n", size, k, rounds,
+  std::printf("# %d ranks in nodes of %d (%d network link%s each); median of %d rounds of ResNet-50's %lld gradient "
+              "values\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
               static_cast<long long>(set.total));
   const auto link_line = [](const char* name, const cost::Link& link) {
     const double memory = cost::memory_beta(link);
@@ -219,7 +226,13 @@ int main(int argc, char** argv) {
       ->check(kusari::flags::integer_between(1, 1000))
       ->capture_default_str();
   app.add_option("--save", save, "write the measured cluster for predict_seeds --recommend --cluster FILE");
+  int links_per_node = 0;
+  app.add_option("--links-per-node", links_per_node,
+                 "network links a node's flows to other nodes share (0: one, or k for KUSARI_RANKS_PER_NODE's "
+                 "pretend nodes of k, which share one machine's memory)")
+      ->check(kusari::flags::nonnegative_integer())
+      ->capture_default_str();
   kusari::bench::parse_or_exit(app, argc, argv);
-  dist::abort_on_exception([&] { run(rounds, save); });
+  dist::abort_on_exception([&] { run(rounds, save, links_per_node); });
   return 0;
 }

@@ -271,6 +271,30 @@ TEST_CASE("MPI factors stretch β for MPICH's large collectives only") {
   CHECK(cost::mpi_reduce_seconds(int64_t{8} << 20, 4, true, pair, 0) == doctest::Approx(large));  // its own factor
 }
 
+TEST_CASE("between machines MPI's extra copies add to the wire's β; flows sharing a link stretch β_memory too") {
+  // Nodes of 2: β 0.1 ns inside, 1 ns between; MPI's all-reduce factor 3 makes the copies 0.2 ns more
+  // per byte: 0.3 ns inside, 1.2 ns (not 3 ns) for an exchange between nodes, which the node's 2 ranks
+  // make at once on one link (× 2). 4 ranks, 32 MiB: Rabenseifner's exchanges at distance 1 (16 MiB,
+  // inside) and 2 (8 MiB, between), each twice.
+  cost::Span span{4, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
+  span.mpi.allreduce = 3;
+  const double bytes = double(int64_t{8} << 20) * 4;
+  CHECK(cost::mpi_allreduce_seconds(int64_t{8} << 20, 4, true, span, 0) ==
+        doctest::Approx(2 * (1e-6 + bytes / 2 * 3e-10) + 2 * (1e-5 + bytes / 4 * 2 * 1.2e-9)));
+  // multi_color across nodes of one link: 2 colors × 2 flows share its wire (β × 4, 4 ns); the memory end
+  // of the ring's steps that start from or land in the owned slice (β_memory - β, 2 ns) is this rank's own,
+  // once for each of its 2 colors: 4 + 2 × 2 = 8 ns per byte there instead of 4.
+  cost::Cluster cluster = two_level(4);
+  cluster.inter.beta_memory = 3e-9;
+  CommunicatorOptions two = plain();
+  two.colors = 2;
+  const double with_memory = cost::allreduce_seconds(cluster, "multi_color", two, {1000});
+  cluster.inter.beta_memory = 0;
+  // Each color's 2-rank ring moves 500 bytes in each phase, all of it from or into the owned slice.
+  CHECK(with_memory - cost::allreduce_seconds(cluster, "multi_color", two, {1000}) ==
+        doctest::Approx(2 * 500 * (8e-9 - 4e-9)));
+}
+
 TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is wrong in a file") {
   cost::Cluster cluster = two_level(8);
   cluster.links_per_node = 3;

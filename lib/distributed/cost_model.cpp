@@ -25,10 +25,14 @@ int floor_log2(int s) {
 
 bool crosses_nodes(const Span& span) { return span.ranks > span.ranks_per_node; }
 
-// The link one of `flows` concurrent flows of a node gets between nodes: β stretched when the flows
-// outnumber the node's links.
-Link shared_inter(const Span& span, int flows) {
-  return {span.inter.alpha, span.inter.beta * std::max(1.0, double(flows) / std::max(1, span.links_per_node))};
+// The link one of `flows` concurrent flows of a node gets between nodes, `own_flows` of them this rank's:
+// the wire's β stretched when the flows outnumber the node's links, and a message's memory end (β_memory
+// beyond β) paid by this rank for each of its own flows, one after another on its one thread.
+Link shared_inter(const Span& span, int flows, int own_flows) {
+  const double stretch = std::max(1.0, double(flows) / std::max(1, span.links_per_node));
+  const double beta = span.inter.beta * stretch;
+  if (span.inter.beta_memory == 0) return {span.inter.alpha, beta};
+  return {span.inter.alpha, beta, beta + std::max(0.0, span.inter.beta_memory - span.inter.beta) * own_flows};
 }
 
 // The link of a ring over the span in rank order: its slowest hop (one flow per node crosses).
@@ -60,11 +64,11 @@ double within_nodes_seconds(const Cluster& cluster, int64_t n, int w, int64_t ch
 
 // `colors` rings at once over the S ranks of `span` on the n elements split evenly among them: their
 // messages travel side by side, so the message time is the slowest color's, its share of the bytes on a
-// link shared by the node's `flows_per_color`·colors flows; the adds of every color run on this rank's
-// one thread ((S-1)/S·n of them in all).
+// link shared by the node's `flows_per_color`·colors flows (`colors` of them this rank's); the adds of
+// every color run on this rank's one thread ((S-1)/S·n of them in all).
 double colored_rings_seconds(int64_t n, int colors, int flows_per_color, const Span& span, int w, int64_t chunk,
                              double accumulate) {
-  const Link link = crosses_nodes(span) ? shared_inter(span, flows_per_color * colors) : span.intra;
+  const Link link = crosses_nodes(span) ? shared_inter(span, flows_per_color * colors, colors) : span.intra;
   double messages = 0;
   for (int color = 0; color < colors; ++color) {
     const int64_t part = n * (color + 1) / colors - n * color / colors;
@@ -212,13 +216,15 @@ double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, int64_t chun
 
 namespace {
 
-// The span with both links' β multiplied by `factor` (an MpiFactors entry) for a collective on a buffer
-// of `bytes` from the factors' size up; the span itself below it.
+// The span with MPI's extra copies of a collective on a buffer of `bytes` from the factors' size up (the
+// span itself below it): `factor` (an MpiFactors entry) times the intra-node β, and the same extra
+// copies, (factor - 1) times the intra-node β per byte, added to the inter-node β (a network's wire does
+// not make MPI's copies slower; where both links are one machine's memory this is factor times both).
 Span scaled(const Span& span, double factor, double bytes) {
   if (bytes < span.mpi.from_bytes) return span;
   Span out = span;
   out.intra.beta *= factor;
-  out.inter.beta *= factor;
+  out.inter.beta += (factor - 1) * span.intra.beta;
   return out;
 }
 
@@ -227,7 +233,7 @@ Span scaled(const Span& span, double factor, double bytes) {
 // its links.
 Link exchange_link(const Span& span, int distance) {
   const int k = std::min(span.ranks_per_node, span.ranks);
-  return distance < k ? span.intra : shared_inter(span, k);
+  return distance < k ? span.intra : shared_inter(span, k, 1);
 }
 
 // One half of Rabenseifner's algorithm over the largest power of two p ≤ S: log2 p exchanges at

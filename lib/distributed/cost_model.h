@@ -26,9 +26,9 @@ struct KUSARI_API Link {
 // The per-byte time of a message with one end in memory: beta_memory, or beta where that is 0.
 KUSARI_API double memory_beta(const Link& link);
 
-// How many times the links' β MPICH's collectives on large buffers (from_bytes up, beyond the caches)
-// take per byte: the temporary buffers and copies inside MPI beyond the messages the formulas count, by
-// collective and by op kind (MPI's built-in float32 sum, or kusari's half-precision sum, a user op).
+// How many times the intra-node β MPICH's large collectives (from_bytes up, beyond the caches) take per
+// byte: MPI's temporary buffers and copies beyond the formulas' messages, by collective and op kind (MPI's
+// float32 sum, or kusari's half-precision user op); between nodes the same copies add (factor - 1)·β_intra.
 // Smaller buffers follow the formulas as they are. bench/allreduce_calibrate measures them on one node.
 struct KUSARI_API MpiFactors {
   double allreduce = 1, allreduce_half = 1, reduce = 1, reduce_half = 1, bcast = 1;
