@@ -8,6 +8,8 @@
 //   mpiexec -n 2 build/bench/allreduce_calibrate [--rounds R] [--save FILE] [--links-per-node L]
 //   KUSARI_RANKS_PER_NODE=2 mpiexec -n 4 build/bench/allreduce_calibrate
 // --save writes the measured cluster for bench/predict_seeds --recommend --cluster FILE.
+// --replay FILE re-predicts an earlier run's lines (its printed output) with this build's model, without
+// MPI: "replay <setting>: predicted=X ms measured=Y ms error=E%" (a model change shown on old launches).
 
 #include <mpi.h>
 
@@ -17,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -215,6 +218,88 @@ void run(int rounds, const std::string& save, int links_per_node) {
   }
 }
 
+// The algorithm and options the model prices the setting `name` of allreduce_settings as: the MPI
+// baselines as naive and flat without the size check, the others "<algorithm>_<wire dtype>".
+std::pair<std::string, dist::CommunicatorOptions> priced_as(const std::string& name) {
+  if (name == "mpi_per_tensor_float32") return {"naive", {.check_sizes = false}};
+  if (name == "mpi_fused_float32") return {"flat", {.check_sizes = false}};
+  const size_t cut = name.rfind('_');
+  if (cut == std::string::npos) throw ValueError(cat("allreduce_calibrate --replay: no wire dtype in '", name, "'"));
+  return {name.substr(0, cut), {.wire_dtype = dtype_from_name(name.substr(cut + 1))}};
+}
+
+// One launch read back from its output: the cluster it printed and its measured lines.
+struct Launch {
+  cost::Cluster cluster;
+  bool has_inter = false;
+  std::vector<std::pair<std::string, double>> measured;
+};
+
+// Re-predicts a launch's lines with this build's model; returns the largest |error| in percent.
+double replay_launch(Launch launch) {
+  if (!launch.has_inter) launch.cluster.inter = launch.cluster.intra;
+  const std::vector<int64_t> sizes = ::bench::resnet50_gradient_sizes();
+  double worst = 0;
+  for (const auto& [name, ms] : launch.measured) {
+    const auto [algorithm, options] = priced_as(name);
+    const double predicted = cost::allreduce_seconds(launch.cluster, algorithm, options, sizes) * 1e3;
+    const double error = (predicted - ms) / ms * 100;
+    worst = std::max(worst, std::abs(error));
+    std::printf("replay %s: predicted=%.1f ms measured=%.1f ms error=%+.1f%%\n", name.c_str(), predicted, ms, error);
+  }
+  std::printf("# largest |error|: %.1f%%\n", worst);
+  return worst;
+}
+
+// Reads the launches an earlier run printed in `path` (several in one file each start at their "# N ranks"
+// line) and re-predicts each one's lines. A launch from before --links-per-node measured every flow at
+// once (k links per node); one from before β_memory has none (0: β).
+void replay(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IOError(cat(path, ": cannot open the file"));
+  std::vector<Launch> launches;
+  for (std::string line; std::getline(in, line);) {
+    const char* text = line.c_str();
+    int ranks = 0, k = 0, links = 0;
+    char which[16] = {}, name[96] = {};
+    double a = 0, b = 0, m = 0, pack = 0, accumulate = 0, add = 0, unpack = 0, max_abs = 0;
+    if (std::sscanf(text, "# %d ranks in nodes of %d (%d network link", &ranks, &k, &links) >= 2) {
+      launches.emplace_back();
+      launches.back().cluster.ranks = ranks;
+      launches.back().cluster.ranks_per_node = k;
+      launches.back().cluster.links_per_node = links > 0 ? links : k;
+      continue;
+    }
+    if (launches.empty()) continue;
+    Launch& launch = launches.back();
+    cost::MpiFactors& f = launch.cluster.mpi;
+    if (std::sscanf(text, "# link %15s alpha=%lf us beta=%lf ns/B (%*f GB/s) beta_memory=%lf", which, &a, &b, &m) >= 3) {
+      const cost::Link link{a * 1e-6, b * 1e-9, m * 1e-9};
+      if (std::string(which) == "inter:") {
+        launch.cluster.inter = link;
+        launch.has_inter = true;
+      } else {
+        launch.cluster.intra = link;
+      }
+    } else if (std::sscanf(text, "# local %15[^,], ns/element: pack=%lf accumulate=%lf add=%lf unpack=%lf max_abs=%lf",
+                           which, &pack, &accumulate, &add, &unpack, &max_abs) == 6) {
+      const cost::WireCosts costs{pack * 1e-9, accumulate * 1e-9, add * 1e-9, unpack * 1e-9, max_abs * 1e-9};
+      const Dtype wire = dtype_from_name(which);
+      cost::Cluster& c = launch.cluster;
+      (wire == Dtype::float32 ? c.float32 : wire == Dtype::float16 ? c.float16 : c.bfloat16) = costs;
+    } else if (std::sscanf(text, "# MPI factors (x the links' beta): allreduce=%lf allreduce_half=%lf reduce=%lf "
+                           "reduce_half=%lf bcast=%lf", &f.allreduce, &f.allreduce_half, &f.reduce, &f.reduce_half,
+                           &f.bcast) == 5) {
+    } else if (std::sscanf(text, "calibration %95[^:]: predicted=%*f ms measured=%lf ms", name, &m) == 2) {
+      launch.measured.emplace_back(name, m);
+    }
+  }
+  if (launches.empty() || launches.front().measured.empty()) {
+    throw ValueError(cat(path, ": expected allreduce_calibrate's output, found no calibration line"));
+  }
+  for (const Launch& launch : launches) replay_launch(launch);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -232,7 +317,19 @@ int main(int argc, char** argv) {
                  "pretend nodes of k, which share one machine's memory)")
       ->check(kusari::flags::nonnegative_integer())
       ->capture_default_str();
+  std::string replayed;
+  app.add_option("--replay", replayed, "re-predict the lines of an earlier run's output FILE with this build's model "
+                                       "(no MPI run)");
   kusari::bench::parse_or_exit(app, argc, argv);
+  if (!replayed.empty()) {
+    try {
+      replay(replayed);
+    } catch (const kusari::Error& e) {
+      std::fprintf(stderr, "allreduce_calibrate: %s\n", e.what());
+      return 1;
+    }
+    return 0;
+  }
   dist::abort_on_exception([&] { run(rounds, save, links_per_node); });
   return 0;
 }

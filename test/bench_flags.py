@@ -2,8 +2,8 @@
 """The planning programs refuse a bad command line (CLI11's parse, the validators of
 recipes/common/flag_validators.h) with exit status 2 and a message naming the flag, the expected form and
 what came: bench/predict_seeds (--recommend and its flags) and bench/allreduce_calibrate
-(--rounds, unknown arguments); an unreadable cluster file ends with status 1 naming it; a good
---recommend ranks the candidates.
+(--rounds, --links-per-node, unknown arguments); an unreadable cluster file or calibration output ends
+with status 1 naming it; a good --recommend ranks the candidates; --replay re-predicts a stored launch.
 Usage: bench_flags.py PREDICT_SEEDS ALLREDUCE_CALIBRATE"""
 import os
 import sys
@@ -38,4 +38,16 @@ with tempfile.TemporaryDirectory() as work:
     check([calibrate, "--rounds", "0"], 2, ["--rounds", "an integer in [1, 1000]", "'0'"])
     check([calibrate, "--rounds", "5x"], 2, ["--rounds", "'5x'"])
     check([calibrate, "--bogus"], 2, ["not expected", "--bogus", "--help lists every flag"])
+    check([calibrate, "--links-per-node", "-1"], 2, ["--links-per-node", "'-1'"])
+    # --replay re-predicts a stored launch (its measured times kept) and refuses what is not one.
+    check([calibrate, "--replay", missing_file], 1, ["cannot open", "no_such_cluster.json"])
+    not_output = os.path.join(work, "not_output.txt")
+    with open(not_output, "w") as f:
+        f.write("hello\n")
+    check([calibrate, "--replay", not_output], 1, ["not_output.txt", "no calibration line"])
+    stored = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "cost_model",
+                          "calibration_hosts_2x1_1gbit_a.txt")
+    replayed = check([calibrate, "--replay", stored], 0,
+                     ["replay ring_float32: predicted=", "measured=878.8 ms", "largest |error|"])
+    assert replayed.count("replay ") == 23, replayed
 print("predict_seeds and allreduce_calibrate refuse every bad command line with its flag named")
