@@ -109,7 +109,6 @@ struct NcclGroup::State {
   int device = 0;
   int size = 0;
   std::unique_ptr<CollectiveWatch> watch;  // stopped before the communicator is destroyed
-  cudaStream_t own_stream = nullptr;       // for collectives launched at once with other groups'; made on first use
 };
 
 NcclGroup::NcclGroup(int rank, int size, int device, const std::function<void(void*, size_t)>& broadcast,
@@ -138,7 +137,6 @@ NcclGroup::~NcclGroup() {
   state_->watch.reset();
   const DeviceGuard guard(state_->device);
   ncclCommDestroy(state_->comm);
-  if (state_->own_stream) cudaStreamDestroy(state_->own_stream);
 }
 
 
@@ -208,11 +206,12 @@ void NcclGroup::allreduce_sums_at_once(const std::vector<NcclGroup*>& groups, co
   }
   const DeviceGuard guard(device);
   const cudaStream_t caller = current_stream(device);
-  for (NcclGroup* group : groups) {
-    if (!group->state_->own_stream) {
-      check(cudaStreamCreateWithFlags(&group->state_->own_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    }
-    order_after(group->state_->own_stream, device, caller);
+  // Side streams live as long as the process, so a buffer freed after the groups still finds the stream
+  // it was used on.
+  std::vector<cudaStream_t> streams;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    streams.push_back(side_stream(device, static_cast<int>(i)));
+    order_after(streams.back(), device, caller);
   }
   // One group call: NCCL launches the communicators' collectives together, so no rank waits in one
   // communicator's kernel for a peer still queued behind another's.
@@ -220,16 +219,16 @@ void NcclGroup::allreduce_sums_at_once(const std::vector<NcclGroup*>& groups, co
   ncclResult_t queued = ncclSuccess;
   for (size_t i = 0; i < groups.size() && queued == ncclSuccess; ++i) {
     queued = ncclAllReduce(shares[i].raw_data(), shares[i].raw_data(), static_cast<size_t>(shares[i].size()), types[i],
-                           ncclSum, groups[i]->state_->comm, groups[i]->state_->own_stream);
+                           ncclSum, groups[i]->state_->comm, streams[i]);
   }
   const ncclResult_t launched = ncclGroupEnd();
   check_nccl(queued, what);
   check_nccl(launched, "ncclGroupEnd");
   for (size_t i = 0; i < groups.size(); ++i) {
     State& state = *groups[i]->state_;
-    mark_used_on(shares[i], state.own_stream);
-    order_after(caller, device, state.own_stream);
-    watch_completion(*state.watch, state.own_stream,
+    mark_used_on(shares[i], streams[i]);
+    order_after(caller, device, streams[i]);
+    watch_completion(*state.watch, streams[i],
                      cat(what, " of ", shares[i].size(), " ", shares[i].dtype(), " elements on cuda:", device,
                          " (NCCL group ", i, " of ", groups.size(), ", ", state.size, " ranks)"));
   }

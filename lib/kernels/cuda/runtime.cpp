@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <vector>
 
 #include <kusari/core/allocator.h>
 #include <kusari/kernels/cuda/detail/allocator.h>
@@ -47,6 +48,8 @@ struct DeviceStreams {
   cudaStream_t compute = nullptr;
   cudaStream_t communication = nullptr;
   std::atomic<bool> made{false};
+  std::mutex side_mutex;            // guards side
+  std::vector<cudaStream_t> side;  // side_stream's, made as they are first asked for
 };
 
 // Every device's streams, whether made or not.
@@ -103,6 +106,18 @@ bool has_streams(int index) {
 }
 
 cudaStream_t communication_stream(int index) { return streams_of(index).communication; }
+
+cudaStream_t side_stream(int index, int which) {
+  DeviceStreams& s = streams_of(index);
+  const std::lock_guard lock(s.side_mutex);
+  while (static_cast<int>(s.side.size()) <= which) {
+    const DeviceGuard guard(index);
+    cudaStream_t made = nullptr;
+    check(cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    s.side.push_back(made);
+  }
+  return s.side[static_cast<size_t>(which)];
+}
 
 cudaStream_t current_stream(int index) {
   const bool communicating = index >= 0 && index < kMaxDevices && (communicating_devices >> index & 1) != 0;

@@ -50,9 +50,9 @@ class NcclGroup {
   void reduce_scatter_sum(const Array& sent, const Array& received);
   // received = every rank's `sent` end to end, in rank order.
   void allgather(const Array& sent, const Array& received);
-  // shares[i] = its sum over groups[i], in place, all at once: one NCCL group call launches them, each
-  // group on a stream of its own that waits for the caller's stream, and the caller's stream waits for
-  // them all (groups of one device; ValueError otherwise).
+  // shares[i] = its sum over groups[i], in place, all at once: one NCCL group call launches them, the
+  // i-th on the device's i-th side stream (detail/streams.h), each waiting for the caller's stream, and
+  // the caller's stream waits for them all (groups of one device; ValueError otherwise).
   static void allreduce_sums_at_once(const std::vector<NcclGroup*>& groups, const std::vector<Array>& shares);
   // The device this group serves.
   int device() const;

@@ -1,8 +1,9 @@
 #pragma once
-// Internal to the CUDA backend: the two streams of each device, created on first use and kept for the
-// process's life. Kernels, copies, library calls and allocations queue on current_stream: the compute
-// stream, or the communication stream inside a CommunicationStreamScope (detail/stream_order.h); the
-// NCCL communicator runs on the communication stream, ordered after the caller's stream with events.
+// Internal to the CUDA backend: the two streams of each device (and side streams for collectives
+// launched at once), created on first use and kept for the process's life. Kernels, copies, library
+// calls and allocations queue on current_stream: the compute stream, or the communication stream inside a
+// CommunicationStreamScope (detail/stream_order.h); the NCCL communicator runs on the communication
+// stream (several groups at once on side streams), ordered after the caller's stream with events.
 
 #include <cuda_runtime_api.h>
 
@@ -12,6 +13,9 @@ namespace kusari::kernels::cuda {
 cudaStream_t compute_stream(int index);
 // The stream collective communication of device `index` runs on.
 cudaStream_t communication_stream(int index);
+// The `which`-th stream of device `index` for collectives launched at once beside each other (multi_color's
+// colors), made on first use and kept for the process's life, as the others are.
+cudaStream_t side_stream(int index, int which);
 // The stream this thread queues device `index`'s work on: its communication stream inside a
 // CommunicationStreamScope for that device, else its compute stream.
 cudaStream_t current_stream(int index);
