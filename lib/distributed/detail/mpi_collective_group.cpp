@@ -42,11 +42,11 @@ void MpiCollectiveGroup::allreduce_sum(const Array& sent, const Array& received)
   constexpr const char* what = "MPI_Allreduce";
   require_operands({&sent, &received}, what);
   require_size(received.size(), sent.size(), what, "the result");
-  if (received.raw_data() != sent.raw_data()) received.assign(sent);
+  if (received.host_data() != sent.host_data()) received.assign(sent);
   const MPI_Datatype type = mpi_datatype(sent.dtype());
   const MPI_Op sum = mpi_op(ReduceOp::sum, sent.dtype());
   for_each_mpi_block(received.size(), [&](int64_t at, int count) {
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, advance(received.raw_data(), at, itemsize(sent.dtype())), count, type, sum,
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, advance(received.host_data(), at, itemsize(sent.dtype())), count, type, sum,
                             comm_.get()),
               what);
   });
@@ -57,13 +57,13 @@ void MpiCollectiveGroup::reduce_sum(const Array& sent, const Array& received, in
   require_operands({&sent, &received}, what);
   require_size(received.size(), sent.size(), what, "the result");
   const bool is_root = rank_ == root;
-  if (is_root && received.raw_data() != sent.raw_data()) received.assign(sent);
+  if (is_root && received.host_data() != sent.host_data()) received.assign(sent);
   const MPI_Datatype type = mpi_datatype(sent.dtype());
   const MPI_Op sum = mpi_op(ReduceOp::sum, sent.dtype());
   const size_t item = itemsize(sent.dtype());
   for_each_mpi_block(sent.size(), [&](int64_t at, int count) {
     // The root sums into `received` in place; the others only send.
-    void* block = advance(is_root ? received.raw_data() : sent.raw_data(), at, item);
+    void* block = advance(is_root ? received.host_data() : sent.host_data(), at, item);
     check_mpi(MPI_Reduce(is_root ? MPI_IN_PLACE : block, is_root ? block : nullptr, count, type, sum, root, comm_.get()),
               what);
   });
@@ -73,7 +73,7 @@ void MpiCollectiveGroup::broadcast(const Array& array, int root) {
   constexpr const char* what = "MPI_Bcast";
   require_operands({&array}, what);
   for_each_mpi_block(array.nbytes(), [&](int64_t at, int count) {
-    check_mpi(MPI_Bcast(advance(array.raw_data(), at, 1), count, MPI_BYTE, root, comm_.get()), what);
+    check_mpi(MPI_Bcast(advance(array.host_data(), at, 1), count, MPI_BYTE, root, comm_.get()), what);
   });
 }
 
@@ -88,7 +88,7 @@ void MpiCollectiveGroup::reduce_scatter_sum(const Array& sent, const Array& rece
   for_each_mpi_block(slice, [&](int64_t at, int count) {
     // This block of every rank's slice, end to end (the whole array when one block holds a slice).
     const Array blocks = count == slice ? sent : by_rank.get_item({Slice{}, Slice{at, at + count}}).copy();
-    check_mpi(MPI_Reduce_scatter_block(blocks.raw_data(), advance(received.raw_data(), at, itemsize(sent.dtype())),
+    check_mpi(MPI_Reduce_scatter_block(blocks.host_data(), advance(received.host_data(), at, itemsize(sent.dtype())),
                                        count, type, sum, comm_.get()),
               what);
   });
@@ -102,14 +102,14 @@ void MpiCollectiveGroup::allgather(const Array& sent, const Array& received) {
   const Array by_rank = received.reshape({size_, part});
   const MPI_Datatype type = mpi_datatype(sent.dtype());
   for_each_mpi_block(part, [&](int64_t at, int count) {
-    const void* block = advance(sent.raw_data(), at, itemsize(sent.dtype()));
+    const void* block = advance(sent.host_data(), at, itemsize(sent.dtype()));
     if (count == part) {
-      check_mpi(MPI_Allgather(block, count, type, received.raw_data(), count, type, comm_.get()), what);
+      check_mpi(MPI_Allgather(block, count, type, received.host_data(), count, type, comm_.get()), what);
       return;
     }
     // This block of every rank's part, gathered end to end and then put in its place.
     const Array gathered = Array::empty({size_, count}, sent.dtype(), Device::cpu());
-    check_mpi(MPI_Allgather(block, count, type, gathered.raw_data(), count, type, comm_.get()), what);
+    check_mpi(MPI_Allgather(block, count, type, gathered.host_data(), count, type, comm_.get()), what);
     by_rank.get_item({Slice{}, Slice{at, at + count}}).assign(gathered);
   });
 }
@@ -131,7 +131,7 @@ void MpiCollectiveGroup::allreduce_sums_at_once(const std::vector<CollectiveGrou
     const MPI_Op sum = mpi_op(ReduceOp::sum, share.dtype());
     for_each_mpi_block(share.size(), [&](int64_t at, int count) {
       requests.emplace_back();
-      check_mpi(MPI_Iallreduce(MPI_IN_PLACE, advance(share.raw_data(), at, itemsize(share.dtype())), count, type, sum,
+      check_mpi(MPI_Iallreduce(MPI_IN_PLACE, advance(share.host_data(), at, itemsize(share.dtype())), count, type, sum,
                                group->comm_.get(), &requests.back()),
                 what);
     });
