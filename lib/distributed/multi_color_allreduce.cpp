@@ -18,7 +18,7 @@ class MultiColorAllreduce : public AllreduceAlgorithm {
 
   void run(ReduceBuffer& buffer, const CommGroups& groups) const override {
     const Topology& topology = groups.topology();
-    if (topology.intra_size == 1 || !topology.homogeneous) {
+    if (!colors_between_nodes(topology)) {
       run_colors(groups.all(), topology.size, buffer);
       return;
     }
@@ -33,7 +33,7 @@ class MultiColorAllreduce : public AllreduceAlgorithm {
     std::vector<RingPlan> plans;
     for (int color = 0; color < options_.colors; ++color) {
       RingPlan plan = natural_ring(comm, n * color / options_.colors, n * (color + 1) / options_.colors, options_);
-      plan.order = rotated_order(size, static_cast<int>(int64_t{size} * color / options_.colors), color % 2 == 1);
+      plan.order = color_order(size, color, options_.colors);
       plan.tag_base = color * 2 * size;
       plans.push_back(std::move(plan));
     }

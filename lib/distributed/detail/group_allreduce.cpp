@@ -11,18 +11,13 @@
 namespace kusari::distributed {
 namespace {
 
-// Whether multi_color's colors run between nodes, inside a reduce-scatter and an all-gather in the node
-// (as on a CPU: nodes of several ranks, the same number on each).
-bool colors_between_nodes(const Topology& topology) { return topology.intra_size > 1 && topology.homogeneous; }
-
-// One group per color over the ranks of `comm`: color c's ranks in the order of its ring, which starts
-// at rank c·size/colors and runs backwards for odd c (multi_color_allreduce.cpp's rings).
+// One group per color over the ranks of `comm`: color c's ranks in the order of its ring (color_order, as
+// multi_color_allreduce.cpp's rings).
 std::vector<std::unique_ptr<CollectiveGroup>> color_groups(MPI_Comm comm, int colors, const GroupMaker& make_group) {
   const int size = comm_size(comm), rank = comm_rank(comm);
   std::vector<std::unique_ptr<CollectiveGroup>> groups;
   for (int color = 0; color < colors; ++color) {
-    const std::vector<int> order =
-        rotated_order(size, static_cast<int>(int64_t{size} * color / colors), color % 2 == 1);
+    const std::vector<int> order = color_order(size, color, colors);
     const int position = static_cast<int>(std::find(order.begin(), order.end(), rank) - order.begin());
     CommHandle ordered;
     check_mpi(MPI_Comm_split(comm, 0, position, ordered.out()), "MPI_Comm_split");

@@ -303,6 +303,12 @@ std::vector<int> rotated_order(int size, int first, bool reverse) {
   return order;
 }
 
+std::vector<int> color_order(int size, int color, int colors) {
+  return rotated_order(size, static_cast<int>(int64_t{size} * color / colors), color % 2 == 1);
+}
+
+bool colors_between_nodes(const Topology& topology) { return topology.intra_size > 1 && topology.homogeneous; }
+
 void run_rings(const std::vector<RingPlan>& plans, ReduceBuffer& buffer) {
   std::deque<RingStream> streams;
   for (const RingPlan& plan : plans) {

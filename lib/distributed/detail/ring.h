@@ -43,6 +43,13 @@ RingPlan natural_ring(MPI_Comm comm, int64_t begin, int64_t end, const Communica
 ElementRange owned_range(const RingPlan& plan);
 // Ranks 0 .. size-1 of comm starting at `first` and going forward, or backward when `reverse`.
 std::vector<int> rotated_order(int size, int first, bool reverse);
+// multi_color's ring of color `color` of `colors` over `size` ranks: rotated to start at rank
+// color·size/colors, backwards for odd colors, so that every rank owns a segment of some color early
+// and both directions of every link carry data.
+std::vector<int> color_order(int size, int color, int colors);
+// Whether multi_color's colors run between nodes, inside a reduce-scatter and an all-gather in each node:
+// nodes of several ranks, the same number on each (else they run over every rank).
+bool colors_between_nodes(const Topology& topology);
 // Runs every plan to completion, all at once; the plans' ranges must not overlap.
 void run_rings(const std::vector<RingPlan>& plans, ReduceBuffer& buffer);
 
