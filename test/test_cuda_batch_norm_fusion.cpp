@@ -19,39 +19,42 @@ Array channels_last(const Shape& shape, Dtype dtype) {
 
 }  // namespace
 
-TEST_CASE("channels-last float16 runs persistent NHWC, with the ReLU and residual fused for C % 4 == 0") {
-  const Array x = channels_last({4, 8, 3, 3}, Dtype::float16);
-  const auto plain = batch_norm_fusion(x, false, false);
-  REQUIRE(plain);
-  CHECK(plain->channels_last);
-  CHECK(plain->persistent);
-  CHECK(plain->ops == FusedOps::batch_norm);
-  const auto relu = batch_norm_fusion(x, false, true);
-  REQUIRE(relu);
-  CHECK(relu->ops == FusedOps::batch_norm_relu);
-  const auto add_relu = batch_norm_fusion(x, true, true);
-  REQUIRE(add_relu);
-  CHECK(add_relu->ops == FusedOps::batch_norm_add_relu);
-  CHECK_FALSE(batch_norm_fusion(x, true, false));  // a residual without a ReLU: the passes
-  const Array odd = channels_last({4, 6, 3, 3}, Dtype::float16);
-  CHECK(batch_norm_fusion(odd, false, false));
-  CHECK_FALSE(batch_norm_fusion(odd, false, true));
-  CHECK_FALSE(batch_norm_fusion(odd, true, true));
+TEST_CASE("channels-last half inputs run persistent NHWC, with the ReLU and residual fused for C % 4 == 0") {
+  // cuDNN 9 has float16 and bfloat16 instances of every semi-persistent NHWC kernel, the fused ReLU's
+  // and residual's forward and backward included.
+  for (const Dtype dtype : {Dtype::float16, Dtype::bfloat16}) {
+    CAPTURE(dtype);
+    const Array x = channels_last({4, 8, 3, 3}, dtype);
+    const auto plain = batch_norm_fusion(x, false, false);
+    REQUIRE(plain);
+    CHECK(plain->channels_last);
+    CHECK(plain->persistent);
+    CHECK(plain->ops == FusedOps::batch_norm);
+    const auto relu = batch_norm_fusion(x, false, true);
+    REQUIRE(relu);
+    CHECK(relu->ops == FusedOps::batch_norm_relu);
+    const auto add_relu = batch_norm_fusion(x, true, true);
+    REQUIRE(add_relu);
+    CHECK(add_relu->ops == FusedOps::batch_norm_add_relu);
+    CHECK_FALSE(batch_norm_fusion(x, true, false));  // a residual without a ReLU: the passes
+    const Array odd = channels_last({4, 6, 3, 3}, dtype);
+    CHECK(batch_norm_fusion(odd, false, false));
+    CHECK_FALSE(batch_norm_fusion(odd, false, true));
+    CHECK_FALSE(batch_norm_fusion(odd, true, true));
+  }
 }
 
-TEST_CASE("bfloat16 and row-major half inputs run plain spatial batch normalization, without fusion") {
-  const auto bf16 = batch_norm_fusion(channels_last({4, 8, 3, 3}, Dtype::bfloat16), false, false);
-  REQUIRE(bf16);
-  CHECK(bf16->channels_last);
-  CHECK_FALSE(bf16->persistent);
-  CHECK_FALSE(batch_norm_fusion(channels_last({4, 8, 3, 3}, Dtype::bfloat16), false, true));
-  for (const Shape& shape : {Shape{16, 8}, Shape{4, 8, 5}, Shape{4, 8, 3, 3}, Shape{2, 8, 2, 3, 3}}) {
-    INFO(shape);
-    const auto f = batch_norm_fusion(Array::zeros(shape, Dtype::float16), false, false);
-    REQUIRE(f);
-    CHECK_FALSE(f->channels_last);
-    CHECK_FALSE(f->persistent);
-    CHECK_FALSE(batch_norm_fusion(Array::zeros(shape, Dtype::float16), false, true));
+TEST_CASE("row-major half inputs run plain spatial batch normalization, without fusion") {
+  for (const Dtype dtype : {Dtype::float16, Dtype::bfloat16}) {
+    for (const Shape& shape : {Shape{16, 8}, Shape{4, 8, 5}, Shape{4, 8, 3, 3}, Shape{2, 8, 2, 3, 3}}) {
+      CAPTURE(dtype);
+      INFO(shape);
+      const auto f = batch_norm_fusion(Array::zeros(shape, dtype), false, false);
+      REQUIRE(f);
+      CHECK_FALSE(f->channels_last);
+      CHECK_FALSE(f->persistent);
+      CHECK_FALSE(batch_norm_fusion(Array::zeros(shape, dtype), false, true));
+    }
   }
 }
 

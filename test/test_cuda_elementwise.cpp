@@ -1,7 +1,8 @@
 // The CUDA elementwise kernels against the CPU's: every unary and binary operation on every dtype it is
-// defined for, contiguous, strided and broadcast operands, where, axpby and the momentum step. Exact
-// where both backends round the same IEEE operation (arithmetic, comparisons, sqrt, division); within
-// a few units in the last place where the device's libm computes a transcendental function.
+// defined for, contiguous (of any length and alignment), strided and broadcast operands, where, axpby and
+// the momentum step. Exact where both backends round the same IEEE operation (arithmetic, comparisons,
+// sqrt, division); within a few units in the last place where the device's libm computes a
+// transcendental function.
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
 
@@ -164,6 +165,27 @@ TEST_CASE("every binary operation equals the CPU's, with broadcast and strided o
       check_close(c.op(a.to(gpu), row.to(gpu)), c.op(a, row), ulps, what + ", a row broadcast");
       check_close(c.op(a.to(gpu).transpose(), b.to(gpu).transpose()), c.op(a.transpose(), b.transpose()), ulps,
                   what + ", transposed");
+    }
+  }
+}
+
+TEST_CASE("contiguous operands of any length and alignment equal the CPU's (16-byte loads and their tails)") {
+  std::vector<Dtype> dtypes = floating;
+  dtypes.insert(dtypes.end(), integers.begin(), integers.end());
+  for (const Dtype dtype : dtypes) {
+    CAPTURE(dtype);
+    const Array a = values_in({1003}, -6, 6, 11, dtype), b = values_in({1003}, -6, 6, 12, dtype);
+    for (const int64_t start : {0, 1, 3}) {
+      for (const int64_t stop : {1003, 1000, 16, 5}) {
+        CAPTURE(start);
+        CAPTURE(stop);
+        const Array ha = a.get_item({Slice{start, stop}}), hb = b.get_item({Slice{start, stop}});
+        const Array da = a.to(gpu).get_item({Slice{start, stop}}), db = b.to(gpu).get_item({Slice{start, stop}});
+        check_close(ops::add(da, db), ops::add(ha, hb), 0, "add");
+        check_close(ops::greater(da, db), ops::greater(ha, hb), 0, "greater (bool)");
+        check_close(ops::abs(da), ops::abs(ha), 0, "abs");
+        if (is_floating(dtype)) check_close(ops::relu_grad(da, db), ops::relu_grad(ha, hb), 0, "relu_grad");
+      }
     }
   }
 }

@@ -1,6 +1,7 @@
 // The CUDA batch normalization against the CPU's: forward (statistics, output) and backward (gx, ggamma,
 // gbeta) with and without the ReLU and a residual, in every floating dtype, for row-major and
-// channels-last inputs and 2-D (N, C) ones, and which cases go through cuDNN's fused batch normalization.
+// channels-last inputs and 2-D (N, C) ones, and which cases go through cuDNN's fused batch normalization
+// (whose backward of a fused ReLU reads the forward's output).
 // Sums run in another order on the device, so values agree to the rounding of their dtype.
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include <kusari/core/array.h>
+#include <kusari/core/channel_gate.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/routines.h>
@@ -62,6 +64,70 @@ TEST_CASE("batch normalization forward and backward equal the CPU's") {
   }
 }
 
+TEST_CASE("channel sums and affine maps equal the CPU's in 16-byte loads, single loads, many blocks and groups") {
+  struct Case {
+    Shape shape;
+    bool channels_last;
+    Dtype dtype;
+    int64_t misalign;  // elements the operands start past an aligned address (single loads)
+  };
+  const Case cases[] = {
+      {{64, 64, 8, 8}, true, Dtype::float16, 0},    // 8 channels a load, 16 row groups
+      {{256, 8, 16, 16}, false, Dtype::float32, 0},  // planes of 256 in loads of 4, 8 slices a channel
+      {{16, 6, 7, 7}, false, Dtype::bfloat16, 0},   // planes of 49: one element a load
+      {{512, 24}, false, Dtype::float64, 0},         // 2-D: channels innermost, 2 a load
+      {{40, 12, 5, 5}, false, Dtype::float32, 1},    // misaligned: one element a load
+      {{96, 40, 3, 3}, true, Dtype::bfloat16, 0},    // 5 loads a row
+  };
+  for (const Case& c : cases) {
+    INFO(c.shape, (c.channels_last ? " channels-last " : " row-major "), dtype_name(c.dtype), " misaligned by ",
+         c.misalign);
+    // Dense operands on both sides, the device's starting c.misalign elements into their memory.
+    const auto operand = [&](uint64_t seed) {
+      const Array host = Array::normal(c.shape, 0.25, 1.5, seed, c.dtype);
+      if (c.channels_last) {
+        const Array ordered = in_order(host, MemoryOrder::channels_last);
+        return std::pair{ordered, on_gpu(ordered)};
+      }
+      const Array flat = Array::zeros({host.size() + c.misalign}, c.dtype, gpu);
+      const Array device = flat.get_item({Slice{c.misalign, host.size() + c.misalign}}).reshape(c.shape);
+      device.assign(host.to(gpu));
+      return std::pair{host, device};
+    };
+    const auto [hx, dx] = operand(71);
+    const auto [hy, dy] = operand(72);
+    const auto [hg, dg] = operand(73);
+    const int64_t channels = c.shape[1];
+    const Array a = Array::uniform({channels}, 0.5, 1.5, 74, Dtype::float64);
+    const Array b = Array::uniform({channels}, -1, 1, 75, Dtype::float64);
+    const Array d = Array::uniform({channels}, -0.5, 0.5, 76, Dtype::float64);
+    const Array shift = Array::uniform({channels}, -0.5, 0.5, 77, Dtype::float64);
+    const ChannelGate host_gate{hg, a, shift}, device_gate{dg, on_gpu(a), on_gpu(shift)};
+    const double t = tolerance(c.dtype);
+    for (const bool gated : {false, true}) {
+      INFO((gated ? "gated" : "not gated"));
+      const auto [hs, hp] = ops::channel_sums(hx, hy, gated ? host_gate : ChannelGate{});
+      const auto [ds, dp] = ops::channel_sums(dx, dy, gated ? device_gate : ChannelGate{});
+      check_close(ds, hs, t, "sums", Relative::to_largest);
+      check_close(dp, hp, t, "products", Relative::to_largest);
+      for (const bool relu : {false, true}) {
+        const Array host_out = ops::channel_affine(hx, a, hy, b, d, gated ? host_gate : ChannelGate{}, relu);
+        const Array device_out = ops::channel_affine(dx, on_gpu(a), dy, on_gpu(b), on_gpu(d),
+                                                     gated ? device_gate : ChannelGate{}, relu);
+        check_close(device_out, host_out, t, relu ? "affine, relu" : "affine", Relative::to_largest);
+      }
+      const Array host_single = ops::channel_affine(hx, a, Array(), Array(), d, gated ? host_gate : ChannelGate{});
+      const Array device_single =
+          ops::channel_affine(dx, on_gpu(a), Array(), Array(), on_gpu(d), gated ? device_gate : ChannelGate{});
+      check_close(device_single, host_single, t, "affine without y", Relative::to_largest);
+    }
+    const auto [hgs, hgp] = ops::group_channel_sums(hx, hy, 4);
+    const auto [dgs, dgp] = ops::group_channel_sums(dx, dy, 4);
+    check_close(dgs, hgs, t, "group sums", Relative::to_largest);
+    check_close(dgp, hgp, t, "group products", Relative::to_largest);
+  }
+}
+
 TEST_CASE("2-D batch normalization (N, C) and a channel of one element equal the CPU's") {
   const Array x = Array::normal({64, 10}, 1.0, 3.0, 56, Dtype::float32);
   const Array gamma = Array::ones({10}), beta = Array::zeros({10});
@@ -99,6 +165,8 @@ TEST_CASE("half-precision batch normalization runs cuDNN's fused kernels where t
       {Dtype::float16, true, false, false, true},   {Dtype::float16, true, true, false, true},
       {Dtype::float16, true, true, true, true},     {Dtype::float16, true, false, true, false},
       {Dtype::float16, false, false, false, true},  {Dtype::float16, false, true, false, false},
+      {Dtype::bfloat16, true, false, false, true},  {Dtype::bfloat16, true, true, false, true},
+      {Dtype::bfloat16, true, true, true, true},    {Dtype::bfloat16, false, true, false, false},
       {Dtype::float32, true, true, true, false},    {Dtype::float64, false, false, false, false},
   };
   for (const Case& c : cases) {
@@ -116,6 +184,8 @@ TEST_CASE("half-precision batch normalization runs cuDNN's fused kernels where t
     const BatchNormForwardResult device =
         ops::batch_normalization(on_gpu(x), on_gpu(gamma), on_gpu(beta), c.residual ? on_gpu(r) : Array(), 1e-5, c.relu);
     CHECK((device.statistics.state != nullptr) == c.through_dnn);
+    // cuDNN's backward of its fused ReLU reads the output, which the caller is asked to keep.
+    CHECK(device.statistics.backward_reads_output == (c.relu && (c.through_dnn || c.residual)));
     CHECK(memory_order_of(device.y) == memory_order_of(x));
     check_close(device.y, host.y, tolerance(c.dtype), "y", Relative::to_largest);
     check_close(device.statistics.mean, host.statistics.mean, tolerance(c.dtype), "mean", Relative::to_largest);
@@ -129,6 +199,11 @@ TEST_CASE("half-precision batch normalization runs cuDNN's fused kernels where t
       check_close(device_g.gx, host_g.gx, 10 * tolerance(c.dtype), "gx", Relative::to_largest);
       check_close(device_g.ggamma, host_g.ggamma, 10 * tolerance(c.dtype), "ggamma", Relative::to_largest);
       check_close(device_g.gbeta, host_g.gbeta, 10 * tolerance(c.dtype), "gbeta", Relative::to_largest);
+    }
+    if (device.statistics.backward_reads_output) {
+      CHECK_THROWS_AS(ops::batch_normalization_backward(on_gpu(x), on_gpu(gamma), on_gpu(gy), Array(),
+                                                        device.statistics, c.relu, true),
+                      ValueError);
     }
   }
 }

@@ -368,6 +368,18 @@ TEST_CASE("the batch normalization routines: a whole batch against the reference
   CHECK_FALSE(ops::batch_normalization_backward(x, gamma, gy, Array(), plain.statistics, false, false).gx.defined());
   expect_error<ValueError>([&] { ops::batch_normalization_backward(x, gamma, gy, Array(), fused.statistics, true, true); },
                            {"batch_normalization_backward", "output y", "residual"});
+  // A ReLU without a residual: the passes recompute its gate from x and ask for no output; a backend
+  // whose fused backward reads it (cuDNN's) says so in the statistics, and then the output is required.
+  const BatchNormForwardResult relu_only = ops::batch_normalization(x, gamma, beta, Array(), 1e-5, true);
+  CHECK(fused.statistics.backward_reads_output);
+  CHECK_FALSE(relu_only.statistics.backward_reads_output);
+  CHECK_FALSE(plain.statistics.backward_reads_output);
+  BatchNormStatistics reads_output = relu_only.statistics;
+  reads_output.backward_reads_output = true;
+  expect_error<ValueError>([&] { ops::batch_normalization_backward(x, gamma, gy, Array(), reads_output, true, true); },
+                           {"batch_normalization_backward", "output y", "device's backward reads it"});
+  expect_close(ops::batch_normalization_backward(x, gamma, gy, relu_only.y, reads_output, true, true).gx,
+               ops::batch_normalization_backward(x, gamma, gy, Array(), relu_only.statistics, true, true).gx, 0, 0);
 
   expect_error<ShapeError>([&] { ops::batch_normalization(x, Array::ones({4}, Dtype::float64), beta, Array(), 1e-5, false); },
                            {"batch_normalization", "(3,)", "(4,)"});

@@ -39,8 +39,9 @@ void check_arguments(const Variable& x, const std::vector<const Variable*>& per_
 }
 
 // Training-mode batch normalization, optionally plus a residual (input 3) and followed by a ReLU.
-// Forward and the first-order backward are the device's batch normalization routines (only x and gamma
-// are kept, the ReLU's gate is recomputed from x, or read from the output when a residual was added);
+// Forward and the first-order backward are the device's batch normalization routines (x and gamma are
+// kept, and the output where the backward reads it: the ReLU's gate after a residual, or a device's
+// fused ReLU backward; otherwise the gate is recomputed from x);
 // when the backward itself is being recorded (double backprop) it is rebuilt from differentiable
 // functions.
 // With a batch_sum the batch is split across processes: statistics and the gradient sums that x's
@@ -61,7 +62,7 @@ class BatchNormalization final : public detail::BatchNormalizationNode {
     scale_ = statistics_.scale;
     shift_ = statistics_.shift;
     retain_inputs({0, 1});
-    if (residual && activation_ == Activation::relu) retain_outputs({0});
+    if (activation_ == Activation::relu && statistics_.backward_reads_output) retain_outputs({0});
     return {y};
   }
 
@@ -80,7 +81,7 @@ class BatchNormalization final : public detail::BatchNormalizationNode {
   // The routine's gradients: one pass for Σgy and Σgy·x, one affine pass for gx.
   std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) override {
     const bool relu = activation_ == Activation::relu;
-    const Array y = relu && inputs().size() == 4 ? retained_output(0) : Array();
+    const Array y = relu && statistics_.backward_reads_output ? retained_output(0) : Array();
     const BatchNormGradients g = ops::batch_normalization_backward(x, gamma, gy, y, statistics_, relu, need_gx,
                                                                    part_sum());
     return {g.gx.defined() ? Variable(g.gx, false) : Variable(),

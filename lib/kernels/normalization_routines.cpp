@@ -106,6 +106,7 @@ BatchNormForwardResult batch_normalization_in_passes(const Array& x, const Array
   s.inv_std = reciprocal(sqrt(add(s.var, scalar_like(eps, s.var))));
   set_affine_map(s, gamma, beta);
   s.residual = residual.defined();
+  s.backward_reads_output = relu && s.residual;
   Array y = residual.defined() ? channel_affine(x, s.scale, residual, channel_ones(x), s.shift, {}, relu)
                                : channel_affine(x, s.scale, Array(), Array(), s.shift, {}, relu);
   return {std::move(y), std::move(s)};
@@ -159,8 +160,10 @@ BatchNormGradients batch_normalization_backward(const Array& x, const Array& gam
                                                 const PartSum& part_sum) {
   const char* op = "batch_normalization_backward";
   check_operands(x, {&gamma, &statistics.mean, &statistics.inv_std, &statistics.scale, &statistics.shift}, gy, op);
-  if (relu && statistics.residual && !y.defined()) {
-    throw ValueError(cat(op, ": expected the forward's output y (its ReLU followed a residual), got none"));
+  if (relu && statistics.backward_reads_output && !y.defined()) {
+    throw ValueError(cat(op, ": expected the forward's output y (",
+                         statistics.residual ? "its ReLU followed a residual" : "the device's backward reads it",
+                         "), got none"));
   }
   if (y.defined()) check_operands(x, {}, y, op);
   if (part_sum) {

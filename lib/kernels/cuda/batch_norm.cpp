@@ -2,8 +2,8 @@
 // (cudnnBatchNormalizationForwardTrainingEx and BackwardEx, accumulating in float32 as the statistics
 // dtype of float16 and bfloat16 asks) where batch_norm_fusion chooses it, else through the two channel
 // passes of batch_norm_passes.h, as also for any configuration cuDNN declines. The backward uses cuDNN's
-// when its forward did, and the passes otherwise (also after a fused ReLU without a residual: its output
-// is not kept, the passes recompute the gate from x).
+// when its forward did (after a fused ReLU it reads the forward's output, which the statistics ask the
+// caller to keep, as ReLU's backward does elsewhere), and the passes otherwise.
 
 #include <algorithm>
 #include <memory>
@@ -124,6 +124,7 @@ BatchNormStatistics statistics_from(const Array& x, const Array& gamma, const Ar
   s.var = maximum(sub(reciprocal(square(s.inv_std)), scalar_like(state->eps, s.inv_std)), scalar_like(0.0, s.mean));
   ops::detail::set_affine_map(s, gamma, beta);
   s.residual = residual;
+  s.backward_reads_output = state->fusion.ops != FusedOps::batch_norm;
   s.state = std::move(state);
   return s;
 }
@@ -186,16 +187,11 @@ BatchNormForwardResult forward(const Array& x, const Array& gamma, const Array& 
   if (!dnn_forward(input, z, y, float32_channels(gamma), *state)) {
     return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
   }
-  // The backward of a fused ReLU without a residual runs the passes (its output is not kept): no reserve.
-  if (f.ops == FusedOps::batch_norm_relu) {
-    state->reserve = Array();
-    state->reserve_bytes = 0;
-  }
   return {f.channels_last ? y : y.reshape(x.shape()), statistics_from(x, gamma, beta, residual.defined(), state)};
 }
 
 // The operands of cuDNN's backward, described: x, the forward's output (with a ReLU), gy, and where gx,
-// the residual's gradient (with a ReLU) and gamma's and beta's gradients (float32 (C,)) go.
+// the residual's gradient (with a residual and a ReLU) and gamma's and beta's gradients (float32 (C,)) go.
 struct BackwardOperands {
   Array x, y, gy, gx, gz, gamma32, ggamma, gbeta;
 };
@@ -212,7 +208,8 @@ bool dnn_backward(const BackwardOperands& o, const DnnBatchNormState& state) {
   const ChannelDescriptor channel_desc(x_desc, mode);
   const ReluDescriptor relu_desc;
   const cudnnActivationDescriptor_t activation = relu ? relu_desc.d : nullptr;
-  const cudnnTensorDescriptor_t y_desc = relu ? x_desc.d : nullptr, gz_desc = relu ? x_desc.d : nullptr;
+  const cudnnTensorDescriptor_t y_desc = relu ? x_desc.d : nullptr;
+  const cudnnTensorDescriptor_t gz_desc = o.gz.defined() ? x_desc.d : nullptr;
   const Device device = o.x.device();
   const DnnLock dnn(device.index);
   size_t workspace_bytes = 0;
@@ -227,7 +224,7 @@ bool dnn_backward(const BackwardOperands& o, const DnnBatchNormState& state) {
   return !declined(cudnnBatchNormalizationBackwardEx(
                        dnn.handle(), mode, ops, &one, &zero, &one, &zero, x_desc.d, o.x.raw_data(), y_desc,
                        relu ? o.y.raw_data() : nullptr, gy_desc.d, o.gy.raw_data(), gz_desc,
-                       relu ? o.gz.raw_data() : nullptr, gx_desc.d, o.gx.raw_data(), channel_desc.d,
+                       o.gz.defined() ? o.gz.raw_data() : nullptr, gx_desc.d, o.gx.raw_data(), channel_desc.d,
                        o.gamma32.raw_data(), state.beta.raw_data(), o.ggamma.raw_data(), o.gbeta.raw_data(), state.eps,
                        state.saved_mean.raw_data(), state.saved_inv_std.raw_data(), activation, workspace.raw_data(),
                        workspace_bytes, state.reserve.raw_data(), state.reserve_bytes),
@@ -237,8 +234,8 @@ bool dnn_backward(const BackwardOperands& o, const DnnBatchNormState& state) {
 BatchNormGradients backward(const Array& x, const Array& gamma, const Array& gy, const Array& y,
                             const BatchNormStatistics& statistics, bool relu, bool need_gx) {
   const auto* state = dynamic_cast<const DnnBatchNormState*>(statistics.state.get());
-  const bool usable = state != nullptr && state->fusion.ops != FusedOps::batch_norm_relu &&
-                      relu == (state->fusion.ops == FusedOps::batch_norm_add_relu);
+  // cuDNN's backward of a fused ReLU reads the forward's output (the routine checked it is given).
+  const bool usable = state != nullptr && relu == (state->fusion.ops != FusedOps::batch_norm) && (!relu || y.defined());
   if (!usable) return ops::detail::batch_norm_backward_kernel(x, gamma, gy, y, statistics, relu, need_gx);
   const BatchNormFusion& f = state->fusion;
   const Device device = x.device();
@@ -248,8 +245,8 @@ BatchNormGradients backward(const Array& x, const Array& gamma, const Array& gy,
   o.x = as_described(x, f);
   o.gy = as_described(gy, f);
   o.gx = empty_like_described(o.x, f);
-  if (relu) {
-    o.y = as_described(y, f);
+  if (relu) o.y = as_described(y, f);
+  if (f.ops == FusedOps::batch_norm_add_relu) {
     o.gz = empty_like_described(o.x, f);  // the residual's gradient: the caller computes its own
   }
   const int64_t channels = x.shape()[1];

@@ -15,11 +15,11 @@ std::optional<BatchNormFusion> batch_norm_fusion(const Array& x, bool residual, 
   BatchNormFusion f;
   f.channels_last = x.ndim() == 4 && memory_order_of(x) == MemoryOrder::channels_last;
   if (!f.channels_last && !x.is_contiguous()) return std::nullopt;
-  const bool nhwc_half = f.channels_last && x.dtype() == Dtype::float16;
-  f.persistent = nhwc_half;
+  // cuDNN's semi-persistent NHWC kernels take both half types (float16 and bfloat16 instances of each).
+  f.persistent = f.channels_last;
   if (residual && !relu) return std::nullopt;
   if (relu) {
-    if (!nhwc_half || channels % 4 != 0) return std::nullopt;
+    if (!f.persistent || channels % 4 != 0) return std::nullopt;
     f.ops = residual ? FusedOps::batch_norm_add_relu : FusedOps::batch_norm_relu;
   }
   return f;

@@ -1,9 +1,11 @@
 // CUDA unary, binary, where, axpby and momentum-step kernels: one grid-stride kernel per operation over
 // the function objects the CPU's loops call (elementwise_functions.h), computed in float for the half
-// types, operands of any strides (broadcast ones too).
+// types, operands of any strides (broadcast ones too); unary and binary maps of contiguous operands load
+// 16 bytes at a time (packs.cuh).
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
+#include <kusari/kernels/cuda/detail/packs.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
 #include <kusari/kernels/detail/elementwise_functions.h>
 #include <kusari/kernels/ops/elementwise.h>
@@ -13,14 +15,78 @@ namespace {
 
 template <class T, class U, class F>
 __global__ void unary_elements(KernelLayout<2> layout, F f) {
-  KUSARI_FOR_EACH_ELEMENT(i, layout.size) { element<U>(layout, 1, i) = store<U>(f(load(element<T>(layout, 0, i)))); }
+  KUSARI_FOR_EACH_ELEMENT(i, layout.size) {
+    int64_t at[2];
+    element_offsets(layout, i, at);
+    element_at<U>(layout, 1, at[1]) = store<U>(f(load(element_at<T>(layout, 0, at[0]))));
+  }
 }
 
 template <class T, class U, class F>
 __global__ void binary_elements(KernelLayout<3> layout, F f) {
   KUSARI_FOR_EACH_ELEMENT(i, layout.size) {
-    element<U>(layout, 2, i) = store<U>(f(load(element<T>(layout, 0, i)), load(element<T>(layout, 1, i))));
+    int64_t at[3];
+    element_offsets(layout, i, at);
+    element_at<U>(layout, 2, at[2]) =
+        store<U>(f(load(element_at<T>(layout, 0, at[0])), load(element_at<T>(layout, 1, at[1]))));
   }
+}
+
+// unary_elements over contiguous operands, V elements a load (the last n % V one by one).
+template <class T, class U, class F, int V>
+__global__ void unary_packs(const T* x, U* out, int64_t n, F f) {
+  const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x, step = int64_t{blockDim.x} * gridDim.x;
+  const int64_t packs = n / V;
+  for (int64_t p = first; p < packs; p += step) {
+    const Pack<T, V> in = load_pack<T, V>(x, p * V);
+    Pack<U, V> result;
+#pragma unroll
+    for (int lane = 0; lane < V; ++lane) result.v[lane] = store<U>(f(load(in.v[lane])));
+    store_pack<U, V>(out, p * V, result);
+  }
+  for (int64_t i = packs * V + first; i < n; i += step) out[i] = store<U>(f(load(x[i])));
+}
+
+// binary_elements over contiguous operands, V elements a load (the last n % V one by one).
+template <class T, class U, class F, int V>
+__global__ void binary_packs(const T* a, const T* b, U* out, int64_t n, F f) {
+  const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x, step = int64_t{blockDim.x} * gridDim.x;
+  const int64_t packs = n / V;
+  for (int64_t p = first; p < packs; p += step) {
+    const Pack<T, V> left = load_pack<T, V>(a, p * V), right = load_pack<T, V>(b, p * V);
+    Pack<U, V> result;
+#pragma unroll
+    for (int lane = 0; lane < V; ++lane) result.v[lane] = store<U>(f(load(left.v[lane]), load(right.v[lane])));
+    store_pack<U, V>(out, p * V, result);
+  }
+  for (int64_t i = packs * V + first; i < n; i += step) out[i] = store<U>(f(load(a[i]), load(b[i])));
+}
+
+// Runs f over the elements of `arrays` (inputs, then the output of U): the packed kernel where the
+// operands are contiguous and aligned (and U no wider than T), the general one otherwise.
+template <class T, class U, size_t N, class F>
+void run_map(const char* op, const std::array<const Array*, N>& arrays, F f) {
+  const int index = device_of<N>(arrays, op);
+  if (arrays[0]->size() == 0) return;
+  DeviceGuard guard(index);
+  const KernelLayout<N> layout = kernel_layout<N>(arrays, op);
+  const cudaStream_t stream = current_stream(index);
+  constexpr int V = kPackElements<T>;
+  const auto input = [&](size_t k) { return reinterpret_cast<const T*>(layout.bases[k]); };
+  U* const out = reinterpret_cast<U*>(layout.bases[N - 1]);
+  const unsigned packed_blocks = blocks_for((layout.size + V - 1) / V);
+  if (sizeof(U) <= sizeof(T) && packs_fit(layout)) {
+    if constexpr (N == 2) {
+      unary_packs<T, U, F, V><<<packed_blocks, kThreads, 0, stream>>>(input(0), out, layout.size, f);
+    } else {
+      binary_packs<T, U, F, V><<<packed_blocks, kThreads, 0, stream>>>(input(0), input(1), out, layout.size, f);
+    }
+  } else if constexpr (N == 2) {
+    unary_elements<T, U, F><<<blocks_for(layout.size), kThreads, 0, stream>>>(layout, f);
+  } else {
+    binary_elements<T, U, F><<<blocks_for(layout.size), kThreads, 0, stream>>>(layout, f);
+  }
+  check(cudaGetLastError(), op);
 }
 
 template <class T>
@@ -44,12 +110,11 @@ void unary_kernel(UnaryOp op, double param, const Array& x, const Array& out) {
   visit_dtype(x.dtype(), [&]<class T>() {
     if constexpr (std::is_same_v<T, bool>) {
       if (op != UnaryOp::logical_not) throw DtypeError("unary kernel: only logical_not is defined for bool");
-      launch<2>("unary kernel", {&x, &out}, unary_elements<bool, bool, elementwise::LogicalNot<bool>>,
-                elementwise::LogicalNot<bool>{});
+      run_map<bool, bool, 2>("unary kernel", {&x, &out}, elementwise::LogicalNot<bool>{});
     } else {
       using C = compute_type_t<T>;
       elementwise::visit_unary<C>(op, param, x.dtype(), [&]<class F>(F f) {
-        launch<2>("unary kernel", {&x, &out}, unary_elements<T, elementwise::result_element_t<T, F, C>, F>, f);
+        run_map<T, elementwise::result_element_t<T, F, C>, 2>("unary kernel", {&x, &out}, f);
       });
     }
   });
@@ -60,7 +125,7 @@ void binary_kernel(BinaryOp op, const Array& a, const Array& b, const Array& out
     using T = std::conditional_t<std::is_same_v<D, bool>, uint8_t, D>;  // bool bytes compute as 0 and 1
     using C = compute_type_t<T>;
     elementwise::visit_binary<C>(op, [&]<class F>(F f) {
-      launch<3>("binary kernel", {&a, &b, &out}, binary_elements<T, elementwise::result_element_t<T, F, C, C>, F>, f);
+      run_map<T, elementwise::result_element_t<T, F, C, C>, 3>("binary kernel", {&a, &b, &out}, f);
     });
   });
 }
@@ -73,8 +138,7 @@ void axpby_kernel(double alpha, const Array& dst, double beta, const Array& x) {
   visit_floating_dtype(dst.dtype(), "axpby kernel", [&]<class T>() {
     using C = compute_type_t<T>;
     using F = elementwise::Axpby<C>;
-    launch<3>("axpby kernel", {&dst, &x, &dst}, binary_elements<T, T, F>,
-              F{static_cast<C>(alpha), static_cast<C>(beta)});
+    run_map<T, T, 3>("axpby kernel", {&dst, &x, &dst}, F{static_cast<C>(alpha), static_cast<C>(beta)});
   });
 }
 

@@ -1,13 +1,20 @@
-// CUDA per-channel kernels of batch normalization, for (N, C, ...) arrays of any strides (row-major,
-// channels-last or views): sums over every axis but the channel axis (each channel's elements split
-// into slices that blocks sum in float64, the slices then added in order), and the per-channel affine
-// map, one thread per element: the passes of batch_norm_passes.h, which batch_norm.cpp runs where
-// cuDNN's fused batch normalization does not.
+// CUDA per-channel kernels of batch normalization: the sums over every axis but the channel axis and
+// the per-channel affine map, the passes of batch_norm_passes.h that batch_norm.cpp runs where cuDNN's
+// fused batch normalization does not. Operands are dense, row-major or with their channels innermost
+// (others are copied row-major first), and read in 16-byte vectors where the layout allows, as
+// channel_plan.h lays a launch out. A block's sums are reduced in a fixed order into one row of
+// partial sums (in float32 for the float32 and half types, float64 for float64), the rows then added
+// in order in float64: the same bits on every run, with no atomics.
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cuda/detail/channel_plan.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
+#include <kusari/kernels/cuda/detail/packs.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
 #include <kusari/kernels/detail/channel_functions.h>
 #include <kusari/kernels/ops/normalization.h>
@@ -16,50 +23,170 @@
 namespace kusari::kernels::cuda {
 namespace {
 
-// The channel of logical element i of an (N, C, plane) array.
-__device__ inline int64_t channel_of(int64_t i, int64_t channels, int64_t plane) { return i / plane % channels; }
-
-constexpr int kSumThreads = 256;
-
-// Block (c, s) adds slice s of channel c's elements (x gated; x·y for the products) into
-// partial[2 · (c · slices + s)] and the next slot.
+// The type a thread and a block sum elements of T in.
 template <class T>
-__global__ void channel_slice_sums(KernelLayout<3> layout, int64_t channels, int64_t plane, int64_t slices, bool gated,
-                                   const double* gate_scale, const double* gate_shift, double* partial) {
-  using C = compute_type_t<T>;
-  __shared__ double sums[kSumThreads], products[kSumThreads];
-  const int64_t c = blockIdx.x, s = blockIdx.y;
-  const int64_t per_channel = layout.size / channels;
-  const int64_t begin = per_channel * s / slices, end = per_channel * (s + 1) / slices;
-  const C scale = gated ? static_cast<C>(gate_scale[c]) : C(0), shift = gated ? static_cast<C>(gate_shift[c]) : C(0);
-  double sum = 0, product = 0;
-  for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
-    const int64_t i = (j / plane * channels + c) * plane + j % plane;
-    C u = load(element<T>(layout, 0, i));
-    if (gated && !gate_keeps(scale, load(element<T>(layout, 2, i)), shift)) u = C(0);
-    sum += static_cast<double>(u);
-    product += static_cast<double>(u * load(element<T>(layout, 1, i)));
+using channel_accumulator_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Per-channel coefficients of a thread's V lanes (each lane's channel: the next one where the channels
+// are innermost, the same one otherwise), in the compute type; zeros where `values` is null.
+template <class C, int V>
+__device__ inline void lane_coefficients(const ChannelPlan& plan, int64_t first, const double* values, C (&out)[V]) {
+  for (int lane = 0; lane < V; ++lane) {
+    out[lane] = values ? static_cast<C>(values[plan.channels_innermost() ? first + lane : first]) : C(0);
   }
-  sums[threadIdx.x] = sum;
-  products[threadIdx.x] = product;
+}
+
+// Block (x, y) adds its loads (x gated; x·y for the products) into row y of the partial sums: with the
+// channels innermost, each thread's lanes per channel, then the block's rows in a tree over threads y;
+// in planes, each thread's lanes together, then a tree over the block's threads.
+template <class T, int V>
+__global__ void channel_block_sums(ChannelPlan plan, const T* x, const T* y, const T* gate_input,
+                                   const double* gate_scale, const double* gate_shift, double* partial_sums,
+                                   double* partial_products) {
+  using C = compute_type_t<T>;
+  using A = channel_accumulator_t<T>;
+  __shared__ A shared_sums[kChannelThreads * V], shared_products[kChannelThreads * V];
+  const int64_t first = first_channel(plan, blockIdx.x, threadIdx.x);
+  C scale[V], shift[V];
+  lane_coefficients<C, V>(plan, first < 0 ? 0 : first, gate_input ? gate_scale : nullptr, scale);
+  lane_coefficients<C, V>(plan, first < 0 ? 0 : first, gate_input ? gate_shift : nullptr, shift);
+  A sums[V] = {}, products[V] = {};
+  for_each_channel_load(plan, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y, [&](int64_t offset, int64_t) {
+    const Pack<T, V> xs = load_pack<T, V>(x, offset), ys = load_pack<T, V>(y, offset);
+    Pack<T, V> gs = xs;
+    if (gate_input) gs = load_pack<T, V>(gate_input, offset);
+    for (int lane = 0; lane < V; ++lane) {
+      C u = load(xs.v[lane]);
+      if (gate_input && !gate_keeps(scale[lane], load(gs.v[lane]), shift[lane])) u = C(0);
+      sums[lane] += static_cast<A>(u);
+      products[lane] += static_cast<A>(u * load(ys.v[lane]));
+    }
+  });
+  const unsigned thread = threadIdx.y * blockDim.x + threadIdx.x;
+  if (plan.channels_innermost()) {
+    for (int lane = 0; lane < V; ++lane) {
+      shared_sums[thread * V + lane] = sums[lane];
+      shared_products[thread * V + lane] = products[lane];
+    }
+    __syncthreads();
+    for (unsigned half = blockDim.y / 2; half > 0; half /= 2) {
+      if (threadIdx.y < half) {
+        const unsigned other = thread + half * blockDim.x;
+        for (int lane = 0; lane < V; ++lane) {
+          shared_sums[thread * V + lane] += shared_sums[other * V + lane];
+          shared_products[thread * V + lane] += shared_products[other * V + lane];
+        }
+      }
+      __syncthreads();
+    }
+    if (threadIdx.y == 0 && first >= 0) {
+      for (int lane = 0; lane < V; ++lane) {
+        partial_sums[blockIdx.y * plan.channels + first + lane] = shared_sums[thread * V + lane];
+        partial_products[blockIdx.y * plan.channels + first + lane] = shared_products[thread * V + lane];
+      }
+    }
+    return;
+  }
+  A sum = 0, product = 0;
+  for (int lane = 0; lane < V; ++lane) {
+    sum += sums[lane];
+    product += products[lane];
+  }
+  shared_sums[thread] = sum;
+  shared_products[thread] = product;
   __syncthreads();
   for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      sums[threadIdx.x] += sums[threadIdx.x + half];
-      products[threadIdx.x] += products[threadIdx.x + half];
+    if (thread < half) {
+      shared_sums[thread] += shared_sums[thread + half];
+      shared_products[thread] += shared_products[thread + half];
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) {
-    partial[2 * (c * slices + s)] = sums[0];
-    partial[2 * (c * slices + s) + 1] = products[0];
+  if (thread == 0) {
+    partial_sums[blockIdx.y * plan.channels + blockIdx.x] = shared_sums[0];
+    partial_products[blockIdx.y * plan.channels + blockIdx.x] = shared_products[0];
   }
+}
+
+// sums[c · sums_stride] and products[c · products_stride]: column c of the (rows, channels) partial sums
+// added in row order.
+__global__ void add_partial_rows(const double* partial_sums, const double* partial_products, int64_t rows,
+                                 int64_t channels, double* sums, int64_t sums_stride, double* products,
+                                 int64_t products_stride) {
+  KUSARI_FOR_EACH_ELEMENT(c, channels) {
+    double sum = 0, product = 0;
+    for (int64_t row = 0; row < rows; ++row) {
+      sum += partial_sums[row * channels + c];
+      product += partial_products[row * channels + c];
+    }
+    sums[c * sums_stride] = sum;
+    products[c * products_stride] = product;
+  }
+}
+
+// out = a·x + b·y + d per lane's channel, x gated, then the ReLU when relu (NaN stays).
+template <class T, int V>
+__global__ void channel_affine_loads(ChannelPlan plan, const T* x, const T* y, const T* gate_input, T* out,
+                                     const double* a, const double* b, const double* d, const double* gate_scale,
+                                     const double* gate_shift, bool relu) {
+  using C = compute_type_t<T>;
+  const int64_t first = first_channel(plan, blockIdx.x, threadIdx.x);
+  if (first < 0) return;
+  C ca[V], cb[V], cd[V], scale[V], shift[V];
+  lane_coefficients<C, V>(plan, first, a, ca);
+  lane_coefficients<C, V>(plan, first, y ? b : nullptr, cb);
+  lane_coefficients<C, V>(plan, first, d, cd);
+  lane_coefficients<C, V>(plan, first, gate_input ? gate_scale : nullptr, scale);
+  lane_coefficients<C, V>(plan, first, gate_input ? gate_shift : nullptr, shift);
+  for_each_channel_load(plan, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y, [&](int64_t offset, int64_t) {
+    const Pack<T, V> xs = load_pack<T, V>(x, offset);
+    Pack<T, V> ys = xs, gs = xs, result;
+    if (y) ys = load_pack<T, V>(y, offset);
+    if (gate_input) gs = load_pack<T, V>(gate_input, offset);
+    for (int lane = 0; lane < V; ++lane) {
+      C term = ca[lane] * load(xs.v[lane]);
+      if (gate_input && !gate_keeps(scale[lane], load(gs.v[lane]), shift[lane])) term = C(0);
+      C v = cd[lane] + term;
+      if (y) v += cb[lane] * load(ys.v[lane]);
+      if (relu) v = v <= C(0) ? C(0) : v;
+      result.v[lane] = store<T>(v);
+    }
+    store_pack<T, V>(out, offset, result);
+  });
 }
 
 // The coefficient array as a contiguous float64 array on the device (undefined stays undefined).
 Array coefficients(const Array& c) { return c.defined() ? c.astype(Dtype::float64).contiguous() : c; }
 
 const double* data_of(const Array& c) { return c.defined() ? static_cast<const double*>(c.raw_data()) : nullptr; }
+
+// Operands of one shape, dense in one layout: themselves where they share one, else row-major copies.
+struct DenseOperands {
+  std::vector<Array> arrays;
+  ChannelExtents extents;
+};
+
+DenseOperands dense_operands(std::vector<Array> arrays) {
+  const std::optional<ChannelExtents> first = dense_channel_extents(arrays.front());
+  bool shared = first.has_value();
+  for (const Array& a : arrays) {
+    const std::optional<ChannelExtents> e = dense_channel_extents(a);
+    shared = shared && e && e->outer == first->outer && e->inner == first->inner;
+  }
+  if (!shared) {
+    for (Array& a : arrays) a = a.contiguous();
+  }
+  return {arrays, *dense_channel_extents(arrays.front())};
+}
+
+// The plan for dense operands of T: 16-byte loads where every operand's address allows them.
+template <class T>
+ChannelPlan plan_for(const DenseOperands& dense, int64_t channels) {
+  bool aligned = true;
+  for (const Array& a : dense.arrays) aligned = aligned && reinterpret_cast<uintptr_t>(a.raw_data()) % 16 == 0;
+  return plan_channels(dense.extents.outer, channels, dense.extents.inner,
+                       aligned ? kPackElements<T> : 1);
+}
 
 void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums,
                          const Array& products) {
@@ -70,46 +197,34 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
     products.fill(0.0);
     return;
   }
-  const int64_t plane = x.size() / (x.shape()[0] * channels);
-  const int64_t per_channel = x.size() / channels;
-  // Slices of about 8 elements per thread, at most 128 per channel.
-  const int64_t slices = std::clamp<int64_t>(per_channel / (kSumThreads * 8), 1, 128);
   const bool gated = gate.input.defined();
+  const DenseOperands dense = dense_operands({x, y, gated ? gate.input : x});
   const Array gate_scale = coefficients(gate.scale), gate_shift = coefficients(gate.shift);
-  const Array partial = Array::empty({channels, slices, 2}, Dtype::float64, x.device());
-  const Array& gate_input = gated ? gate.input : x;
-  const KernelLayout<3> layout = logical_kernel_layout<3>({&x, &y, &gate_input}, "channel_sums kernel");
-  {
-    DeviceGuard guard(index);
-    visit_floating_dtype(x.dtype(), "channel_sums kernel", [&]<class T>() {
-      channel_slice_sums<T><<<dim3(static_cast<unsigned>(channels), static_cast<unsigned>(slices)), kSumThreads, 0,
-                              current_stream(index)>>>(layout, channels, plane, slices, gated, data_of(gate_scale),
-                                                       data_of(gate_shift), static_cast<double*>(partial.raw_data()));
-    });
-    check(cudaGetLastError(), "channel_sums kernel");
-  }
-  const Array totals = ops::sum(partial, {1});  // (C, 2)
-  sums.assign(totals.get_item({Slice{}, 0}));
-  products.assign(totals.get_item({Slice{}, 1}));
-}
-
-template <class T>
-__global__ void channel_affine_elements(KernelLayout<4> layout, int64_t channels, int64_t plane, const double* a,
-                                        const double* b, const double* d, const double* gate_scale,
-                                        const double* gate_shift, bool relu) {
-  using C = compute_type_t<T>;
-  KUSARI_FOR_EACH_ELEMENT(i, layout.size) {
-    const int64_t c = channel_of(i, channels, plane);
-    C term = static_cast<C>(a[c]) * load(element<T>(layout, 0, i));
-    if (gate_scale &&
-        !gate_keeps(static_cast<C>(gate_scale[c]), load(element<T>(layout, 2, i)), static_cast<C>(gate_shift[c]))) {
-      term = C(0);
+  DeviceGuard guard(index);
+  const cudaStream_t stream = current_stream(index);
+  visit_floating_dtype(x.dtype(), "channel_sums kernel", [&]<class T>() {
+    const ChannelPlan plan = plan_for<T>(dense, channels);
+    const Array partial = Array::empty({2, static_cast<int64_t>(plan.grid_y), channels}, Dtype::float64, x.device());
+    double* partial_sums = static_cast<double*>(partial.raw_data());
+    double* partial_products = partial_sums + plan.grid_y * channels;
+    const auto operand = [&](size_t k) { return static_cast<const T*>(dense.arrays[k].raw_data()); };
+    const dim3 grid(plan.grid_x, plan.grid_y), block(plan.threads_x, plan.threads_y);
+    constexpr int wide = kPackElements<T>;
+    const auto run = [&](auto kernel) {
+      kernel<<<grid, block, 0, stream>>>(plan, operand(0), operand(1), gated ? operand(2) : nullptr,
+                                         data_of(gate_scale), data_of(gate_shift), partial_sums, partial_products);
+    };
+    if (plan.vector == wide) {
+      run(channel_block_sums<T, wide>);
+    } else {
+      run(channel_block_sums<T, 1>);
     }
-    C v = static_cast<C>(d[c]) + term;
-    if (b) v += static_cast<C>(b[c]) * load(element<T>(layout, 1, i));
-    if (relu) v = v <= C(0) ? C(0) : v;
-    element<T>(layout, 3, i) = store<T>(v);
-  }
+    check(cudaGetLastError(), "channel_sums kernel");
+    add_partial_rows<<<blocks_for(channels), kThreads, 0, stream>>>(
+        partial_sums, partial_products, plan.grid_y, channels, static_cast<double*>(sums.raw_data()),
+        sums.strides()[0], static_cast<double*>(products.raw_data()), products.strides()[0]);
+    check(cudaGetLastError(), "channel_sums kernel");
+  });
 }
 
 void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
@@ -117,20 +232,33 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   const int index = device_of<2>({&x, &out}, "channel_affine kernel");
   if (out.size() == 0) return;
   const int64_t channels = x.shape()[1];
-  const int64_t plane = x.size() / (x.shape()[0] * channels);
   const Array ca = coefficients(a), cb = coefficients(b), cd = coefficients(d);
   const Array gate_scale = coefficients(gate.scale), gate_shift = coefficients(gate.shift);
   const bool gated = gate.input.defined();
-  const Array& second = y.defined() ? y : x;
-  const Array& gate_input = gated ? gate.input : x;
-  const KernelLayout<4> layout = logical_kernel_layout<4>({&x, &second, &gate_input, &out}, "channel_affine kernel");
+  // The output dense in the operands' layout: out itself when it shares it, else written back after.
+  const DenseOperands dense = dense_operands({x, y.defined() ? y : x, gated ? gate.input : x, out});
+  const Array& target = dense.arrays[3];
   DeviceGuard guard(index);
+  const cudaStream_t stream = current_stream(index);
   visit_floating_dtype(x.dtype(), "channel_affine kernel", [&]<class T>() {
-    channel_affine_elements<T><<<blocks_for(layout.size), kThreads, 0, current_stream(index)>>>(
-        layout, channels, plane, data_of(ca), y.defined() ? data_of(cb) : nullptr, data_of(cd),
-        gated ? data_of(gate_scale) : nullptr, gated ? data_of(gate_shift) : nullptr, relu);
+    const ChannelPlan plan = plan_for<T>(dense, channels);
+    const auto operand = [&](size_t k) { return static_cast<const T*>(dense.arrays[k].raw_data()); };
+    const dim3 grid(plan.grid_x, plan.grid_y), block(plan.threads_x, plan.threads_y);
+    constexpr int wide = kPackElements<T>;
+    const auto run = [&](auto kernel) {
+      kernel<<<grid, block, 0, stream>>>(plan, operand(0), y.defined() ? operand(1) : nullptr,
+                                         gated ? operand(2) : nullptr, static_cast<T*>(target.raw_data()),
+                                         data_of(ca), y.defined() ? data_of(cb) : nullptr, data_of(cd),
+                                         data_of(gate_scale), data_of(gate_shift), relu);
+    };
+    if (plan.vector == wide) {
+      run(channel_affine_loads<T, wide>);
+    } else {
+      run(channel_affine_loads<T, 1>);
+    }
   });
   check(cudaGetLastError(), "channel_affine kernel");
+  if (target.raw_data() != out.raw_data()) out.assign(target);
 }
 
 }  // namespace

@@ -68,8 +68,8 @@ ChannelGate host_view(const ChannelGate& gate, const OperandDevice& on) {
   return {host_view(gate.input, on), host_view(gate.scale, on), host_view(gate.shift, on)};
 }
 BatchNormStatistics host_view(const BatchNormStatistics& s, const OperandDevice& on) {
-  return {host_view(s.mean, on),  host_view(s.var, on), host_view(s.inv_std, on), host_view(s.scale, on),
-          host_view(s.shift, on), s.count,              s.residual,               s.state};
+  return {host_view(s.mean, on),  host_view(s.var, on), host_view(s.inv_std, on),  host_view(s.scale, on),
+          host_view(s.shift, on), s.count,              s.residual, s.backward_reads_output, s.state};
 }
 template <class T>
 const T& host_view(const T& value, const OperandDevice&) {
@@ -89,8 +89,8 @@ Array on_device_if_defined(const Array& result, const OperandDevice& on) {
   return result.defined() ? on_device(result, on) : result;
 }
 BatchNormStatistics on_device(const BatchNormStatistics& s, const OperandDevice& on) {
-  return {on_device(s.mean, on),  on_device(s.var, on), on_device(s.inv_std, on), on_device(s.scale, on),
-          on_device(s.shift, on), s.count,              s.residual,               s.state};
+  return {on_device(s.mean, on),  on_device(s.var, on), on_device(s.inv_std, on),  on_device(s.scale, on),
+          on_device(s.shift, on), s.count,              s.residual, s.backward_reads_output, s.state};
 }
 BatchNormForwardResult on_device(const BatchNormForwardResult& result, const OperandDevice& on) {
   return {on_device(result.y, on), on_device(result.statistics, on)};

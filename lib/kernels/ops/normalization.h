@@ -20,6 +20,9 @@ struct KUSARI_API BatchNormStatistics {
   Array mean, var, inv_std, scale, shift;
   int64_t count = 0;
   bool residual = false;  // whether the forward added a residual (then a ReLU's gate reads its output)
+  // Whether the backward reads the forward's output y: a ReLU's gate after a residual, or a backend's
+  // fused backward of its ReLU (cuDNN's); the caller keeps y for it then.
+  bool backward_reads_output = false;
   KernelStatePtr state;
 };
 
@@ -54,8 +57,8 @@ struct KUSARI_API BatchNormForward {
 };
 // BatchNormForward's gradients given gy (x's shape and dtype) and the forward's statistics: ggamma = Σgy·x̂,
 // gbeta = Σgy (gy passed through the ReLU's gate when relu), gx when need_gx. With relu, the gate is
-// pre > 0 (pre recomputed from x), or y > 0 when the forward added a residual (y: its output; may be
-// undefined otherwise).
+// pre > 0 (pre recomputed from x), or y > 0 when the forward added a residual (y: its output, defined
+// whenever statistics.backward_reads_output; may be undefined otherwise).
 struct KUSARI_API BatchNormBackward {
   static constexpr const char* name = "batch_norm_backward";
   using Fn = BatchNormGradients(const Array& x, const Array& gamma, const Array& gy, const Array& y,

@@ -174,6 +174,28 @@ __device__ inline T& element(const KernelLayout<N>& layout, size_t k, int64_t i)
   return reinterpret_cast<T*>(layout.bases[k])[offset];
 }
 
+// Every operand's element offset of index i (row-major over the layout's extents), dividing i once per
+// axis for all of them.
+template <size_t N>
+__device__ inline void element_offsets(const KernelLayout<N>& layout, int64_t i, int64_t (&offsets)[N]) {
+  if (layout.axes == 1) {
+    for (size_t k = 0; k < N; ++k) offsets[k] = i * layout.strides[k][0];
+    return;
+  }
+  for (size_t k = 0; k < N; ++k) offsets[k] = 0;
+  for (int d = layout.axes - 1; d >= 0; --d) {
+    const int64_t outer = i / layout.extents[d], place = i - outer * layout.extents[d];
+    for (size_t k = 0; k < N; ++k) offsets[k] += place * layout.strides[k][d];
+    i = outer;
+  }
+}
+
+// Operand k's element at `offset` elements from its base, typed T.
+template <class T, size_t N>
+__device__ inline T& element_at(const KernelLayout<N>& layout, size_t k, int64_t offset) {
+  return reinterpret_cast<T*>(layout.bases[k])[offset];
+}
+
 // Threads per block of the elementwise kernels, and the grid that covers n elements (grid-stride loops
 // take the rest).
 inline constexpr int kThreads = 256;

@@ -1,0 +1,44 @@
+#pragma once
+// Internal to the CUDA backend: elements moved V at a time in one 16-byte (or narrower) access, for the
+// kernels over contiguous or channel-dense operands, and the test of whether a layout's operands allow it.
+
+#include <cstdint>
+
+#include <kusari/kernels/cuda/detail/device_elements.cuh>
+
+namespace kusari::kernels::cuda {
+
+// V elements of T, loaded or stored in one access.
+template <class T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+// The elements of T in one 16-byte access.
+template <class T>
+inline constexpr int kPackElements = static_cast<int>(16 / sizeof(T));
+
+// The pack of V elements at element `offset` of p (p + offset aligned to the pack).
+template <class T, int V>
+__device__ inline Pack<T, V> load_pack(const T* p, int64_t offset) {
+  return *reinterpret_cast<const Pack<T, V>*>(p + offset);
+}
+
+// Stores a pack at element `offset` of p (p + offset aligned to the pack).
+template <class T, int V>
+__device__ inline void store_pack(T* p, int64_t offset, const Pack<T, V>& pack) {
+  *reinterpret_cast<Pack<T, V>*>(p + offset) = pack;
+}
+
+// Whether every operand of the layout is one run of consecutive elements (the same shape, nothing
+// broadcast) whose first element is 16-byte aligned: the packed kernels' case.
+template <size_t N>
+bool packs_fit(const KernelLayout<N>& layout) {
+  if (layout.axes != 1) return false;
+  for (size_t k = 0; k < N; ++k) {
+    if (layout.strides[k][0] != 1 || reinterpret_cast<uintptr_t>(layout.bases[k]) % 16 != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace kusari::kernels::cuda
