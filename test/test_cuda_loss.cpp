@@ -1,6 +1,6 @@
 // The CUDA softmax cross-entropy against the CPU's: log softmax, per-sample and mean losses, label
 // smoothing, ignored samples, int32 and int64 labels, strided scores, and the gradient; a label out of
-// range fails with the CPU's error before any kernel runs.
+// range makes its sample's results NaN and raises the CPU's error at the next synchronization.
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <kusari/core/array.h>
+#include <kusari/kernels/cuda/runtime.h>
 #include <kusari/kernels/layer_routines.h>
 
 #include "cuda_testing.h"
@@ -53,9 +54,33 @@ TEST_CASE("loss, log softmax and gradient equal the CPU's for every dtype and ta
   }
 }
 
-TEST_CASE("a label outside [0, C) fails on the device with the CPU's message") {
+TEST_CASE("a label outside [0, C) is raised with the CPU's message at the next synchronization, once") {
   const Array x = Array::zeros({4, 3}, Dtype::float32, gpu);
   const Array t = Array::from_vector<int64_t>({0, 1, 3, 2}, {4}).to(gpu);
-  CHECK_THROWS_WITH_AS(ops::softmax_cross_entropy(x, t, CrossEntropyTargets{}),
-                       "softmax_cross_entropy: label 3 of sample 2 is outside [0, 3) for C = 3 classes", IndexError);
+  const std::string message = "softmax_cross_entropy: label 3 of sample 2 is outside [0, 3) for C = 3 classes";
+  // The call queues its kernels and returns; reading the loss synchronizes and raises the fault.
+  CrossEntropyTargets per_sample;
+  per_sample.mean = false;
+  const auto [loss, log_p] = ops::softmax_cross_entropy(x, t, per_sample);
+  try {
+    loss.to(Device::cpu());
+    FAIL("expected IndexError");
+  } catch (const IndexError& e) {
+    CHECK(std::string(e.what()).find(message) != std::string::npos);
+  }
+  // Raised once: the sample's loss is NaN, the others' are the CPU's.
+  const std::vector<double> losses = loss.to(Device::cpu()).to_vector<double>();
+  CHECK(std::isnan(losses[2]));
+  CHECK(losses[0] == doctest::Approx(std::log(3.0)));
+  // The gradient's kernel checks too, and cuda::synchronize raises as a copy does.
+  const Array gy = Array::ones({4}, Dtype::float32, gpu);
+  const Array gx = ops::softmax_cross_entropy_grad(log_p, t, gy, per_sample);
+  CHECK_THROWS_AS(cuda::synchronize(0), IndexError);
+  CHECK(std::isnan(gx.to(Device::cpu()).get_item({2, 0}).item<double>()));
+  // A mean over ignored and kept labels stays on the device and equals the CPU's.
+  CrossEntropyTargets ignoring;
+  ignoring.ignore_label = -1;
+  const Array kept = Array::from_vector<int64_t>({0, -1, 2, -1}, {4});
+  const Array host_mean = ops::softmax_cross_entropy(Array::zeros({4, 3}), kept, ignoring).first;
+  check_close(ops::softmax_cross_entropy(x, kept.to(gpu), ignoring).first, host_mean, 1e-6, "mean over kept labels");
 }

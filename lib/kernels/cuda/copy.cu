@@ -1,12 +1,14 @@
 // CUDA copy (with dtype conversion, any strides), fill, and transfers: host to device through pinned
 // staging buffers (the host's array is free again when the call returns, the device copy runs on),
-// device to host through the same buffers, device to device on the current streams (detail/streams.h).
+// device to host through the same buffers (then raising what the stream's kernels found wrong on the
+// device, detail/device_faults.h), device to device on the current streams (detail/streams.h).
 
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cuda/detail/device_faults.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
 #include <kusari/kernels/cuda/detail/streams.h>
@@ -114,6 +116,8 @@ void device_to_host(const char* src, char* dst, size_t bytes, int index) {
     const size_t at = chunk * kStagingBytes;
     std::memcpy(dst + at, s.buffers[b], std::min(kStagingBytes, bytes - at));
   }
+  // The stream's earlier kernels are done: what they found wrong is raised here.
+  if (chunks > 0) raise_device_fault(index);
 }
 
 void transfer_kernel(const Array& src, const Array& dst) {

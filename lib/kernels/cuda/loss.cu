@@ -1,12 +1,14 @@
 // CUDA softmax cross-entropy straight from integer labels, as the CPU computes it: one warp per row
 // writes the row's log softmax and the sample's loss (in double), the gradient one thread per element.
-// The labels are checked on the host first (a copy of N integers), so a label outside [0, C) fails
-// with the CPU's IndexError before any kernel runs.
+// Nothing waits for the device: the labels are checked there (a label outside [0, C) makes that
+// sample's loss and gradient NaN and is raised as the CPU's IndexError at the host's next
+// synchronization with the device, detail/device_faults.h), and the mean's count of labels not
+// ignored stays on the device.
 
 #include <cmath>
-#include <vector>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cuda/detail/device_faults.cuh>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
 #include <kusari/kernels/ops/loss.h>
@@ -17,24 +19,34 @@ namespace {
 
 constexpr const char* kOp = "softmax_cross_entropy";
 
-// The labels as int64 on the host and the number of samples not ignored; throws IndexError at the
-// first other label outside [0, classes).
-int64_t count_targets(const Array& t, int64_t classes, int64_t ignore_label) {
+// Throws DtypeError unless the labels are int32 or int64.
+void check_label_dtype(const Array& t) {
   if (t.dtype() != Dtype::int32 && t.dtype() != Dtype::int64) {
     throw DtypeError(cat(kOp, ": expected labels of dtype int32 or int64, got ", t.dtype()));
   }
-  const std::vector<int64_t> labels = t.to_vector<int64_t>();
-  int64_t counted = 0;
-  for (size_t i = 0; i < labels.size(); ++i) {
-    const int64_t label = labels[i];
-    if (label == ignore_label) continue;
-    if (label < 0 || label >= classes) {
-      throw IndexError(cat(kOp, ": label ", label, " of sample ", i, " is outside [0, ", classes, ") for C = ", classes,
-                           " classes"));
-    }
-    ++counted;
-  }
-  return counted;
+}
+
+// What the mean divides by: the number of labels not ignored, at least 1, as a float64 0-d array
+// computed on the labels' device.
+Array mean_divisor(const Array& t, int64_t ignore_label) {
+  const Array kept = ops::sum(ops::not_equal(t, ops::scalar_like(static_cast<double>(ignore_label), t)));
+  const Array counted = kept.astype(Dtype::float64);
+  return ops::maximum(counted, ops::scalar_like(1.0, counted));
+}
+
+// Sample i's label.
+__device__ inline int64_t label_of(const char* labels, bool wide, int64_t stride, int64_t i) {
+  return wide ? reinterpret_cast<const int64_t*>(labels)[i * stride]
+              : reinterpret_cast<const int32_t*>(labels)[i * stride];
+}
+
+// Whether a label is neither ignored nor in [0, classes): then the sample's results are NaN and the
+// fault is recorded for the host.
+__device__ inline bool faulty_label(int64_t label, int64_t ignore_label, int64_t classes, int64_t sample,
+                                    DeviceFault* fault) {
+  if (label == ignore_label || (label >= 0 && label < classes)) return false;
+  record_fault(fault, FaultKind::softmax_cross_entropy_label, sample, label, classes);
+  return true;
 }
 
 // Where one sample's scores, label, log softmax and loss are.
@@ -49,6 +61,7 @@ struct RowLayout {
   double* losses;  // (N,), contiguous
   double peak, uniform;
   int64_t ignore_label;
+  DeviceFault* fault;
 };
 
 // Of two partial maxima, the one the CPU's scan keeps: a NaN, else the larger.
@@ -82,8 +95,11 @@ __global__ void forward_rows(RowLayout layout) {
   }
   for (int offset = kWarp / 2; offset > 0; offset /= 2) log_sum += __shfl_xor_sync(0xffffffffu, log_sum, offset);
   if (lane != 0) return;
-  const int64_t label = layout.wide_labels ? reinterpret_cast<const int64_t*>(layout.labels)[i * layout.label_stride]
-                                           : reinterpret_cast<const int32_t*>(layout.labels)[i * layout.label_stride];
+  const int64_t label = label_of(layout.labels, layout.wide_labels, layout.label_stride, i);
+  if (faulty_label(label, layout.ignore_label, layout.classes, i, layout.fault)) {
+    layout.losses[i] = NAN;
+    return;
+  }
   double loss = 0;
   if (label != layout.ignore_label) {
     if (layout.peak != 0) loss -= layout.peak * static_cast<double>(C(load(x[label * layout.x_column]) - shift));
@@ -101,7 +117,7 @@ void softmax_cross_entropy_kernel(const Array& x, const Array& t, const CrossEnt
                                   const Array& log_p, const Array& loss) {
   const int index = device_of<4>({&x, &t, &log_p, &loss}, kOp);
   const int64_t samples = x.shape()[0], classes = x.shape()[1];
-  const int64_t counted = count_targets(t, classes, targets.ignore_label);
+  check_label_dtype(t);
   const Array per_sample = Array::empty({samples}, Dtype::float64, x.device());
   if (samples > 0) {
     DeviceGuard guard(index);
@@ -117,7 +133,8 @@ void softmax_cross_entropy_kernel(const Array& x, const Array& t, const CrossEnt
                      static_cast<double*>(per_sample.raw_data()),
                      1 - targets.label_smoothing,
                      targets.label_smoothing / static_cast<double>(classes),
-                     targets.ignore_label};
+                     targets.ignore_label,
+                     device_fault_record(index)};
     const auto blocks = static_cast<unsigned>((samples + kRowsPerBlock - 1) / kRowsPerBlock);
     visit_floating_dtype(x.dtype(), kOp, [&]<class T>() {
       forward_rows<T><<<blocks, kRowsPerBlock * kWarp, 0, current_stream(index)>>>(layout);
@@ -125,7 +142,7 @@ void softmax_cross_entropy_kernel(const Array& x, const Array& t, const CrossEnt
     check(cudaGetLastError(), kOp);
   }
   if (targets.mean) {
-    const Array mean = ops::sum(per_sample) / static_cast<double>(std::max<int64_t>(counted, 1));
+    const Array mean = ops::div(ops::sum(per_sample), mean_divisor(t, targets.ignore_label));
     loss.assign(mean.astype(loss.dtype()));
     return;
   }
@@ -151,8 +168,10 @@ struct GradLayout {
   const char* labels;
   bool wide_labels;
   int64_t label_stride;
-  double scale, peak, uniform;
+  const double* scale;  // the mean's 1 / count on the device, or null for 1
+  double peak, uniform;
   int64_t ignore_label;
+  DeviceFault* fault;
 };
 
 template <class T>
@@ -160,14 +179,18 @@ __global__ void gradient_elements(GradLayout layout) {
   using C = compute_type_t<T>;
   KUSARI_FOR_EACH_ELEMENT(e, layout.samples * layout.classes) {
     const int64_t i = e / layout.classes, c = e % layout.classes;
-    const int64_t label = layout.wide_labels ? reinterpret_cast<const int64_t*>(layout.labels)[i * layout.label_stride]
-                                             : reinterpret_cast<const int32_t*>(layout.labels)[i * layout.label_stride];
+    const int64_t label = label_of(layout.labels, layout.wide_labels, layout.label_stride, i);
     T& g = reinterpret_cast<T*>(layout.gx)[i * layout.out_row + c * layout.out_column];
+    if (faulty_label(label, layout.ignore_label, layout.classes, i, layout.fault)) {
+      g = store<T>(C(NAN));
+      continue;
+    }
     if (label == layout.ignore_label) {
       g = store<T>(C(0));
       continue;
     }
-    const C factor = static_cast<C>(load(reinterpret_cast<const T*>(layout.gy)[i * layout.gy_stride]) * layout.scale);
+    const double scale = layout.scale ? *layout.scale : 1.0;
+    const C factor = static_cast<C>(load(reinterpret_cast<const T*>(layout.gy)[i * layout.gy_stride]) * scale);
     const C peak = static_cast<C>(layout.peak), uniform = static_cast<C>(layout.uniform);
     const C target = c == label ? C(peak + uniform) : uniform;
     const C p = load(reinterpret_cast<const T*>(layout.log_p)[i * layout.in_row + c * layout.in_column]);
@@ -179,8 +202,9 @@ void softmax_cross_entropy_grad_kernel(const Array& log_p, const Array& t, const
                                        const CrossEntropyTargets& targets, const Array& gx) {
   const int index = device_of<4>({&log_p, &t, &gy, &gx}, kOp);
   const int64_t samples = log_p.shape()[0], classes = log_p.shape()[1];
-  const int64_t counted = count_targets(t, classes, targets.ignore_label);
+  check_label_dtype(t);
   if (samples * classes == 0) return;
+  const Array scale = targets.mean ? ops::reciprocal(mean_divisor(t, targets.ignore_label)) : Array();
   DeviceGuard guard(index);
   const GradLayout layout{samples,
                           classes,
@@ -195,10 +219,11 @@ void softmax_cross_entropy_grad_kernel(const Array& log_p, const Array& t, const
                           static_cast<const char*>(t.raw_data()),
                           t.dtype() == Dtype::int64,
                           t.strides()[0],
-                          targets.mean ? 1.0 / static_cast<double>(std::max<int64_t>(counted, 1)) : 1.0,
+                          scale.defined() ? static_cast<const double*>(scale.raw_data()) : nullptr,
                           1 - targets.label_smoothing,
                           targets.label_smoothing / static_cast<double>(classes),
-                          targets.ignore_label};
+                          targets.ignore_label,
+                          device_fault_record(index)};
   visit_floating_dtype(log_p.dtype(), kOp, [&]<class T>() {
     gradient_elements<T><<<blocks_for(samples * classes), kThreads, 0, current_stream(index)>>>(layout);
   });

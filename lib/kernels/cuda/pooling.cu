@@ -38,6 +38,13 @@ struct PlaneIndex {
   int64_t plane, at;
 };
 
+// Where one plane's elements lie: element `at` at base + at · step.
+struct PlaneAddress {
+  int64_t base, step;
+
+  __device__ int64_t operator()(int64_t at) const { return base + at * step; }
+};
+
 // Where the elements of a batch of planes lie in memory: plane after plane (row-major NCHW), or
 // channels-last, where plane n·C + c's element `at` of a `size`-element plane lies at (n·size + at)·C + c.
 struct PlaneLayout {
@@ -50,10 +57,11 @@ struct PlaneLayout {
     const int64_t pixel = m / channels;
     return {pixel / size * channels + m % channels, pixel % size};
   }
-  // The memory position of plane `plane`'s element `at`, in planes of `size` elements.
-  __device__ int64_t position(int64_t plane, int64_t at, int64_t size) const {
-    if (!channels_last) return plane * size + at;
-    return (plane / channels * size + at) * channels + plane % channels;
+  // Where plane `plane`'s elements lie, in planes of `size` elements: worked out once per plane, so that
+  // a window's elements cost no division.
+  __device__ PlaneAddress address(int64_t plane, int64_t size) const {
+    if (!channels_last) return {plane * size, 1};
+    return {plane / channels * size * channels + plane % channels, channels};
   }
 };
 
@@ -63,11 +71,12 @@ __global__ void max_forward(const T* x, T* y, int32_t* winners, Planes p, Pool2d
   KUSARI_FOR_EACH_ELEMENT(o, p.count * p.out_size()) {
     const PlaneIndex out = l.locate(o, p.out_size());
     const Window w = window_at(g, p, out.at / p.out_w, out.at % p.out_w);
+    const PlaneAddress input = l.address(out.plane, p.in_size());
     int64_t best = -1;
     C best_value = -INFINITY;
     for (int64_t iy = w.y0; iy < w.y1; ++iy) {
       for (int64_t ix = w.x0; ix < w.x1; ++ix) {
-        const C v = load(x[l.position(out.plane, iy * p.width + ix, p.in_size())]);
+        const C v = load(x[input(iy * p.width + ix)]);
         if (max_replaces(best, v, best_value)) {
           best = iy * p.width + ix;
           best_value = v;
@@ -86,10 +95,11 @@ __global__ void max_scatter(const T* gy, const int32_t* winners, T* gx, Planes p
     const PlaneIndex in = l.locate(i, p.in_size());
     const Covering rows = covering(in.at / p.width, g.kernel_h, g.stride_h, g.pad_h, p.out_h);
     const Covering columns = covering(in.at % p.width, g.kernel_w, g.stride_w, g.pad_w, p.out_w);
+    const PlaneAddress output = l.address(in.plane, p.out_size());
     C sum = 0;
     for (int64_t oy = rows.first; oy < rows.last; ++oy) {
       for (int64_t ox = columns.first; ox < columns.last; ++ox) {
-        const int64_t o = l.position(in.plane, oy * p.out_w + ox, p.out_size());
+        const int64_t o = output(oy * p.out_w + ox);
         if (winners[o] == in.at) sum += load(gy[o]);
       }
     }
@@ -101,7 +111,7 @@ template <class T>
 __global__ void max_gather(const T* x, const int32_t* winners, T* y, Planes p, PlaneLayout l) {
   KUSARI_FOR_EACH_ELEMENT(o, p.count * p.out_size()) {
     const int64_t plane = l.locate(o, p.out_size()).plane;
-    y[o] = winners[o] >= 0 ? x[l.position(plane, winners[o], p.in_size())] : store<T>(0.0f);
+    y[o] = winners[o] >= 0 ? x[l.address(plane, p.in_size())(winners[o])] : store<T>(0.0f);
   }
 }
 
@@ -112,9 +122,10 @@ __global__ void average_forward(const T* x, T* y, Planes p, Pool2dGeometry g, Pl
   KUSARI_FOR_EACH_ELEMENT(o, p.count * p.out_size()) {
     const PlaneIndex out = l.locate(o, p.out_size());
     const Window w = window_at(g, p, out.at / p.out_w, out.at % p.out_w);
+    const PlaneAddress input = l.address(out.plane, p.in_size());
     C sum = 0;
     for (int64_t iy = w.y0; iy < w.y1; ++iy) {
-      for (int64_t ix = w.x0; ix < w.x1; ++ix) sum += load(x[l.position(out.plane, iy * p.width + ix, p.in_size())]);
+      for (int64_t ix = w.x0; ix < w.x1; ++ix) sum += load(x[input(iy * p.width + ix)]);
     }
     y[o] = store<T>(sum * scale);
   }
@@ -128,10 +139,11 @@ __global__ void average_backward(const T* gy, T* gx, Planes p, Pool2dGeometry g,
     const PlaneIndex in = l.locate(i, p.in_size());
     const Covering rows = covering(in.at / p.width, g.kernel_h, g.stride_h, g.pad_h, p.out_h);
     const Covering columns = covering(in.at % p.width, g.kernel_w, g.stride_w, g.pad_w, p.out_w);
+    const PlaneAddress output = l.address(in.plane, p.out_size());
     C sum = 0;
     for (int64_t oy = rows.first; oy < rows.last; ++oy) {
       for (int64_t ox = columns.first; ox < columns.last; ++ox) {
-        sum += load(gy[l.position(in.plane, oy * p.out_w + ox, p.out_size())]) * scale;
+        sum += load(gy[output(oy * p.out_w + ox)]) * scale;
       }
     }
     gx[i] = store<T>(sum);

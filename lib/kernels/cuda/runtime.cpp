@@ -10,6 +10,7 @@
 #include <kusari/core/allocator.h>
 #include <kusari/kernels/cuda/detail/allocator.h>
 #include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/device_faults.h>
 #include <kusari/kernels/cuda/detail/stream_order.h>
 #include <kusari/kernels/cuda/detail/streams.h>
 
@@ -181,6 +182,7 @@ void synchronize(int index) {
   kernels::cuda::require_device(Device::cuda(index), "cuda::synchronize");
   kernels::cuda::DeviceGuard guard(index);
   kernels::cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  kernels::cuda::raise_device_fault(index);
 }
 
 void empty_cache() { allocator_for(DeviceType::cuda).release_cached(); }

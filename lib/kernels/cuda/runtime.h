@@ -16,7 +16,8 @@ KUSARI_API int device_count();
 // Why device_count() is 0 ("" when it is not): a build without CUDA, or what cudaGetDeviceCount said.
 KUSARI_API std::string unavailable_reason();
 // Blocks until the work queued on device `index`'s streams has finished; throws DeviceError for a
-// device this process does not have.
+// device this process does not have, and IndexError for what a kernel found wrong in its operands on the
+// device since the last synchronization (a label outside its classes: raised here, not by the call).
 KUSARI_API void synchronize(int index);
 // Returns every cached, unused block of device memory to the driver (torch.cuda.empty_cache()).
 KUSARI_API void empty_cache();

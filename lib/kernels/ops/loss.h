@@ -22,7 +22,9 @@ namespace kusari::kernel_ops {
 
 // For x (N, C) floating and labels t (N,) int32/int64: log_p (N, C, contiguous) = log softmax of each row,
 // loss = each sample's cross entropy against its target ((N,), zero when ignored) or, when targets.mean,
-// their mean (shape ()). Throws IndexError for a label outside [0, C) that is not ignore_label.
+// their mean (shape ()). A label outside [0, C) that is not ignore_label is an IndexError: thrown by the
+// call on the host; a device that checks labels where they are (CUDA) makes that sample's results NaN and
+// raises the error at the host's next synchronization with it, so that the call never waits.
 struct KUSARI_API SoftmaxCrossEntropy {
   static constexpr const char* name = "softmax_cross_entropy";
   using Fn = void(const Array& x, const Array& t, const CrossEntropyTargets& targets, const Array& log_p,
