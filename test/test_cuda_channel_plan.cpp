@@ -1,10 +1,11 @@
 // How the CUDA per-channel kernels cover an array (plain C++, so it runs in every build): which arrays
 // are dense and how, and, replaying every thread of every block of a launch on the host, that each
 // element is loaded exactly once, in loads that stay in one channel (or run over consecutive channels
-// where the channels are innermost), with each thread's channels fixed.
+// where the channels are innermost), with each thread's channels and each block's group fixed.
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,7 @@ TEST_CASE("every thread of a launch loads each element once, in its own channels
   struct Case {
     int64_t outer, channels, inner;
     int vector;
+    int64_t groups = 1;
   };
   const Case cases[] = {
       {256, 64, 1, 8},      // channels-last float16, 64 channels: 8 threads across a row
@@ -55,21 +57,27 @@ TEST_CASE("every thread of a launch loads each element once, in its own channels
       {300, 4, 784, 4},     // slices beyond one
       {2, 5, 3, 2},         // tiny
       {9000, 2, 40, 4},     // many slices, a step across several samples
+      {4096, 64, 1, 8, 8},  // ghost batch normalization's 8 groups, channels innermost
+      {256, 16, 49, 4, 4},  // 4 groups of row-major planes
+      {2048, 8, 16, 4, 2048},  // a group per sample: more groups than rows of partial sums
+      {600, 24, 1, 4, 3},   // 3 groups of 200 rows
   };
   for (const Case& c : cases) {
     CAPTURE(c.outer);
     CAPTURE(c.channels);
     CAPTURE(c.inner);
     CAPTURE(c.vector);
-    const ChannelPlan p = plan_channels(c.outer, c.channels, c.inner, c.vector);
+    CAPTURE(c.groups);
+    const ChannelPlan p = plan_channels(c.outer, c.channels, c.inner, c.vector, c.groups);
+    CHECK(p.grid_y % c.groups == 0);
     CHECK(p.threads_x * p.threads_y <= unsigned{kChannelThreads});
     CHECK((p.threads_y & (p.threads_y - 1)) == 0);  // the sums' tree over y halves it
-    CHECK(p.grid_y <= 1024u);
+    CHECK(p.grid_y <= static_cast<unsigned>(std::max<int64_t>(1024, c.groups)));
     const int v = p.vector;
     CHECK((v == c.vector || v == 1));
     const int64_t size = c.outer * c.channels * c.inner;
     std::vector<int> loads(static_cast<size_t>(size), 0);
-    bool in_channel = true, aligned = true, fixed = true;
+    bool in_channel = true, aligned = true, fixed = true, in_group = true;
     for (unsigned bx = 0; bx < p.grid_x; ++bx) {
       for (unsigned by = 0; by < p.grid_y; ++by) {
         for (unsigned tx = 0; tx < p.threads_x; ++tx) {
@@ -82,6 +90,8 @@ TEST_CASE("every thread of a launch loads each element once, in its own channels
                 const int64_t element = offset + lane;
                 const int64_t expected = p.channels_innermost() ? channel + lane : channel;
                 in_channel = in_channel && element < size && element / c.inner % c.channels == expected;
+                const int64_t outer_index = element / (c.inner * c.channels);
+                in_group = in_group && outer_index / (c.outer / c.groups) == group_of_block(p, by);
                 if (element < size) ++loads[static_cast<size_t>(element)];
               }
             });
@@ -92,6 +102,7 @@ TEST_CASE("every thread of a launch loads each element once, in its own channels
     CHECK(in_channel);
     CHECK(aligned);
     CHECK(fixed);
+    CHECK(in_group);
     int64_t once = 0;
     for (const int n : loads) once += n == 1;
     CHECK(once == size);

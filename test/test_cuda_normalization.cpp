@@ -64,7 +64,7 @@ TEST_CASE("batch normalization forward and backward equal the CPU's") {
   }
 }
 
-TEST_CASE("channel sums and affine maps equal the CPU's in 16-byte loads, single loads, many blocks and groups") {
+TEST_CASE("channel sums and affine maps equal the CPU's in 16-byte loads, single loads, many blocks, in groups") {
   struct Case {
     Shape shape;
     bool channels_last;
@@ -121,10 +121,18 @@ TEST_CASE("channel sums and affine maps equal the CPU's in 16-byte loads, single
           ops::channel_affine(dx, on_gpu(a), Array(), Array(), on_gpu(d), gated ? device_gate : ChannelGate{});
       check_close(device_single, host_single, t, "affine without y", Relative::to_largest);
     }
-    const auto [hgs, hgp] = ops::group_channel_sums(hx, hy, 4);
-    const auto [dgs, dgp] = ops::group_channel_sums(dx, dy, 4);
+    // Ghost batch normalization's groups of samples, each with its own coefficients, in one launch.
+    const int64_t groups = 4;
+    const Array ga = Array::uniform({groups, channels}, 0.5, 1.5, 78, Dtype::float64);
+    const Array gd = Array::uniform({groups, channels}, -0.5, 0.5, 79, Dtype::float64);
+    const ChannelGate host_groups{hg, ga, gd}, device_groups{dg, on_gpu(ga), on_gpu(gd)};
+    const auto [hgs, hgp] = ops::group_channel_sums(hx, hy, groups, host_groups);
+    const auto [dgs, dgp] = ops::group_channel_sums(dx, dy, groups, device_groups);
     check_close(dgs, hgs, t, "group sums", Relative::to_largest);
     check_close(dgp, hgp, t, "group products", Relative::to_largest);
+    check_close(ops::group_channel_affine(dx, on_gpu(ga), dy, on_gpu(gd), on_gpu(ga), groups, device_groups, true),
+                ops::group_channel_affine(hx, ga, hy, gd, ga, groups, host_groups, true), t, "group affine",
+                Relative::to_largest);
   }
 }
 

@@ -66,14 +66,6 @@ void check_groups(const Array& x, int64_t groups, const char* op) {
   }
 }
 
-// The samples of group g (of `per` samples each) of a; undefined stays undefined.
-Array group_of(const Array& a, int64_t g, int64_t per) {
-  return a.defined() ? a.get_item({Slice{g * per, (g + 1) * per}}) : a;
-}
-
-// Row g of per-group coefficients; undefined stays undefined.
-Array row_of(const Array& c, int64_t g) { return c.defined() ? c.get_item({g}) : c; }
-
 // The gate with its input in the kernels' order and per-group float64 coefficients.
 ChannelGate prepared_groups(const ChannelGate& gate, const Array& x, int64_t groups, MemoryOrder order,
                             const char* op) {
@@ -81,12 +73,6 @@ ChannelGate prepared_groups(const ChannelGate& gate, const Array& x, int64_t gro
   check_channel_operands(x, gate.input, op);
   return {arranged(gate.input, order), group_coefficient(gate.scale, x, groups, op),
           group_coefficient(gate.shift, x, groups, op)};
-}
-
-// Group g's part of a prepared per-group gate.
-ChannelGate gate_of(const ChannelGate& gate, int64_t g, int64_t per) {
-  if (!gate.input.defined()) return {};
-  return {group_of(gate.input, g, per), row_of(gate.scale, g), row_of(gate.shift, g)};
 }
 
 }  // namespace
@@ -98,13 +84,9 @@ std::pair<Array, Array> group_channel_sums(const Array& x, const Array& y, int64
   const Array sums = Array::empty(Shape{groups, x.shape()[1]}, Dtype::float64, x.device());
   const Array products = Array::empty(sums.shape(), Dtype::float64, x.device());
   const MemoryOrder order = kernel_order(x, y, gate);
-  const Array xs = arranged(x, order), ys = arranged(y, order);
-  const ChannelGate gates = prepared_groups(gate, x, groups, order, op);
-  const int64_t per = x.shape()[0] / groups;
-  const auto kernel = kernel_for<kernel_ops::ChannelSums>(x.device());
-  for (int64_t g = 0; g < groups; ++g) {
-    kernel(group_of(xs, g, per), group_of(ys, g, per), gate_of(gates, g, per), row_of(sums, g), row_of(products, g));
-  }
+  kernel_for<kernel_ops::ChannelSums>(x.device())(arranged(x, order), arranged(y, order),
+                                                    prepared_groups(gate, x, groups, order, op), groups, sums,
+                                                    products);
   return {sums, products};
 }
 
@@ -115,16 +97,10 @@ Array group_channel_affine(const Array& x, const Array& a, const Array& y, const
   check_groups(x, groups, op);
   const MemoryOrder order = kernel_order(x, y, gate);
   const Array out = empty_in_order(x.shape(), order, x.dtype(), x.device());
-  const Array xs = arranged(x, order), ys = arranged(y, order);
-  const Array as = group_coefficient(a, x, groups, op), ds = group_coefficient(d, x, groups, op);
-  const Array bs = y.defined() ? group_coefficient(b, x, groups, op) : Array();
-  const ChannelGate gates = prepared_groups(gate, x, groups, order, op);
-  const int64_t per = x.shape()[0] / groups;
-  const auto kernel = kernel_for<kernel_ops::ChannelAffine>(x.device());
-  for (int64_t g = 0; g < groups; ++g) {
-    kernel(group_of(xs, g, per), row_of(as, g), group_of(ys, g, per), row_of(bs, g), row_of(ds, g),
-           gate_of(gates, g, per), relu, group_of(out, g, per));
-  }
+  kernel_for<kernel_ops::ChannelAffine>(x.device())(
+      arranged(x, order), group_coefficient(a, x, groups, op), arranged(y, order),
+      y.defined() ? group_coefficient(b, x, groups, op) : Array(), group_coefficient(d, x, groups, op),
+      prepared_groups(gate, x, groups, order, op), relu, groups, out);
   return out;
 }
 
@@ -135,7 +111,7 @@ std::pair<Array, Array> channel_sums(const Array& x, const Array& y, const Chann
   const Array products = Array::empty(sums.shape(), Dtype::float64, x.device());
   const MemoryOrder order = kernel_order(x, y, gate);
   kernel_for<kernel_ops::ChannelSums>(x.device())(arranged(x, order), arranged(y, order), prepared(gate, x, order, op),
-                                                    sums, products);
+                                                    1, sums, products);
   return {sums, products};
 }
 
@@ -147,7 +123,7 @@ Array channel_affine(const Array& x, const Array& a, const Array& y, const Array
   const Array out = empty_in_order(x.shape(), order, x.dtype(), x.device());
   kernel_for<kernel_ops::ChannelAffine>(x.device())(arranged(x, order), coefficient(a, x, op), arranged(y, order),
                                                       y.defined() ? coefficient(b, x, op) : Array(),
-                                                      coefficient(d, x, op), prepared(gate, x, order, op), relu, out);
+                                                      coefficient(d, x, op), prepared(gate, x, order, op), relu, 1, out);
   return out;
 }
 

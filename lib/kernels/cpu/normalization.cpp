@@ -249,8 +249,8 @@ void row_affine(const Array& x, const Array& a, const Array& y, const Array& b, 
   });
 }
 
-void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums,
-                         const Array& products) {
+// ChannelSums of one group (the whole batch).
+void group_sums(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums, const Array& products) {
   const ChannelLayout layout(x);
   double* sum_out = sums.data<double>();
   double* product_out = products.data<double>();
@@ -278,8 +278,9 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
   });
 }
 
-void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
-                           const ChannelGate& gate, bool relu, const Array& out) {
+// ChannelAffine of one group (the whole batch).
+void group_affine(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                  const ChannelGate& gate, bool relu, const Array& out) {
   const ChannelLayout layout(x);
   const double* as = a.data<double>();
   const double* bs = y.defined() ? b.data<double>() : nullptr;
@@ -319,6 +320,43 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
       }
     });
   });
+}
+
+// Group g's samples of a (of `per` samples a group); undefined stays undefined.
+Array group_of(const Array& a, int64_t g, int64_t per) {
+  return a.defined() ? a.get_item({Slice{g * per, (g + 1) * per}}) : a;
+}
+
+// Row g of (groups, C) per-group coefficients; undefined stays undefined.
+Array row_of(const Array& c, int64_t groups, int64_t g) {
+  return c.defined() ? c.reshape({groups, c.size() / groups}).get_item({g}) : c;
+}
+
+// Group g's part of a gate with per-group coefficients.
+ChannelGate gate_of(const ChannelGate& gate, int64_t groups, int64_t g, int64_t per) {
+  if (!gate.input.defined()) return {};
+  return {group_of(gate.input, g, per), row_of(gate.scale, groups, g), row_of(gate.shift, groups, g)};
+}
+
+// The kernels group by group.
+void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate, int64_t groups, const Array& sums,
+                         const Array& products) {
+  if (groups == 1) return group_sums(x, y, gate, sums, products);
+  const int64_t per = x.shape()[0] / groups;
+  for (int64_t g = 0; g < groups; ++g) {
+    group_sums(group_of(x, g, per), group_of(y, g, per), gate_of(gate, groups, g, per), row_of(sums, groups, g),
+               row_of(products, groups, g));
+  }
+}
+
+void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
+                           const ChannelGate& gate, bool relu, int64_t groups, const Array& out) {
+  if (groups == 1) return group_affine(x, a, y, b, d, gate, relu, out);
+  const int64_t per = x.shape()[0] / groups;
+  for (int64_t g = 0; g < groups; ++g) {
+    group_affine(group_of(x, g, per), row_of(a, groups, g), group_of(y, g, per), row_of(b, groups, g),
+                 row_of(d, groups, g), gate_of(gate, groups, g, per), relu, group_of(out, g, per));
+  }
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 // fused batch normalization does not. Operands are dense, row-major or with their channels innermost
 // (others are copied row-major first), and read in 16-byte vectors where the layout allows, as
 // channel_plan.h lays a launch out. A block's sums are reduced in a fixed order into one row of
-// partial sums (in float32 for the float32 and half types, float64 for float64), the rows then added
-// in order in float64: the same bits on every run, with no atomics.
+// partial sums (in float32 for the float32 and half types, float64 for float64), each group's rows then
+// added in order in float64: the same bits on every run, with no atomics. Ghost batch normalization's
+// groups of samples run in the same launch, each block in one group.
 
 #include <algorithm>
 #include <array>
@@ -27,12 +28,14 @@ namespace {
 template <class T>
 using channel_accumulator_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-// Per-channel coefficients of a thread's V lanes (each lane's channel: the next one where the channels
-// are innermost, the same one otherwise), in the compute type; zeros where `values` is null.
+// Row `group` of (groups, C) coefficients for a thread's V lanes (each lane's channel: the next one where
+// the channels are innermost, the same one otherwise), in the compute type; zeros where `values` is null.
 template <class C, int V>
-__device__ inline void lane_coefficients(const ChannelPlan& plan, int64_t first, const double* values, C (&out)[V]) {
+__device__ inline void lane_coefficients(const ChannelPlan& plan, int64_t group, int64_t first, const double* values,
+                                         C (&out)[V]) {
   for (int lane = 0; lane < V; ++lane) {
-    out[lane] = values ? static_cast<C>(values[plan.channels_innermost() ? first + lane : first]) : C(0);
+    const int64_t channel = plan.channels_innermost() ? first + lane : first;
+    out[lane] = values ? static_cast<C>(values[group * plan.channels + channel]) : C(0);
   }
 }
 
@@ -46,10 +49,10 @@ __global__ void channel_block_sums(ChannelPlan plan, const T* x, const T* y, con
   using C = compute_type_t<T>;
   using A = channel_accumulator_t<T>;
   __shared__ A shared_sums[kChannelThreads * V], shared_products[kChannelThreads * V];
-  const int64_t first = first_channel(plan, blockIdx.x, threadIdx.x);
+  const int64_t first = first_channel(plan, blockIdx.x, threadIdx.x), group = group_of_block(plan, blockIdx.y);
   C scale[V], shift[V];
-  lane_coefficients<C, V>(plan, first < 0 ? 0 : first, gate_input ? gate_scale : nullptr, scale);
-  lane_coefficients<C, V>(plan, first < 0 ? 0 : first, gate_input ? gate_shift : nullptr, shift);
+  lane_coefficients<C, V>(plan, group, first < 0 ? 0 : first, gate_input ? gate_scale : nullptr, scale);
+  lane_coefficients<C, V>(plan, group, first < 0 ? 0 : first, gate_input ? gate_shift : nullptr, shift);
   A sums[V] = {}, products[V] = {};
   for_each_channel_load(plan, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y, [&](int64_t offset, int64_t) {
     const Pack<T, V> xs = load_pack<T, V>(x, offset), ys = load_pack<T, V>(y, offset);
@@ -108,19 +111,19 @@ __global__ void channel_block_sums(ChannelPlan plan, const T* x, const T* y, con
   }
 }
 
-// sums[c · sums_stride] and products[c · products_stride]: column c of the (rows, channels) partial sums
-// added in row order.
-__global__ void add_partial_rows(const double* partial_sums, const double* partial_products, int64_t rows,
-                                 int64_t channels, double* sums, int64_t sums_stride, double* products,
-                                 int64_t products_stride) {
-  KUSARI_FOR_EACH_ELEMENT(c, channels) {
+// sums[g, c] and products[g, c]: column c of group g's rows of the (groups · rows, channels) partial
+// sums, added in row order.
+__global__ void add_partial_rows(const double* partial_sums, const double* partial_products, int64_t groups,
+                                 int64_t rows, int64_t channels, double* sums, double* products) {
+  KUSARI_FOR_EACH_ELEMENT(k, groups * channels) {
+    const int64_t first = k / channels * rows * channels + k % channels;
     double sum = 0, product = 0;
     for (int64_t row = 0; row < rows; ++row) {
-      sum += partial_sums[row * channels + c];
-      product += partial_products[row * channels + c];
+      sum += partial_sums[first + row * channels];
+      product += partial_products[first + row * channels];
     }
-    sums[c * sums_stride] = sum;
-    products[c * products_stride] = product;
+    sums[k] = sum;
+    products[k] = product;
   }
 }
 
@@ -130,14 +133,14 @@ __global__ void channel_affine_loads(ChannelPlan plan, const T* x, const T* y, c
                                      const double* a, const double* b, const double* d, const double* gate_scale,
                                      const double* gate_shift, bool relu) {
   using C = compute_type_t<T>;
-  const int64_t first = first_channel(plan, blockIdx.x, threadIdx.x);
+  const int64_t first = first_channel(plan, blockIdx.x, threadIdx.x), group = group_of_block(plan, blockIdx.y);
   if (first < 0) return;
   C ca[V], cb[V], cd[V], scale[V], shift[V];
-  lane_coefficients<C, V>(plan, first, a, ca);
-  lane_coefficients<C, V>(plan, first, y ? b : nullptr, cb);
-  lane_coefficients<C, V>(plan, first, d, cd);
-  lane_coefficients<C, V>(plan, first, gate_input ? gate_scale : nullptr, scale);
-  lane_coefficients<C, V>(plan, first, gate_input ? gate_shift : nullptr, shift);
+  lane_coefficients<C, V>(plan, group, first, a, ca);
+  lane_coefficients<C, V>(plan, group, first, y ? b : nullptr, cb);
+  lane_coefficients<C, V>(plan, group, first, d, cd);
+  lane_coefficients<C, V>(plan, group, first, gate_input ? gate_scale : nullptr, scale);
+  lane_coefficients<C, V>(plan, group, first, gate_input ? gate_shift : nullptr, shift);
   for_each_channel_load(plan, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y, [&](int64_t offset, int64_t) {
     const Pack<T, V> xs = load_pack<T, V>(x, offset);
     Pack<T, V> ys = xs, gs = xs, result;
@@ -179,16 +182,19 @@ DenseOperands dense_operands(std::vector<Array> arrays) {
   return {arrays, *dense_channel_extents(arrays.front())};
 }
 
-// The plan for dense operands of T: 16-byte loads where every operand's address allows them.
+// The plan for dense operands of T in `groups` groups: 16-byte loads where every operand's address
+// allows them; throws ValueError for more groups than a launch takes.
 template <class T>
-ChannelPlan plan_for(const DenseOperands& dense, int64_t channels) {
+ChannelPlan plan_for(const DenseOperands& dense, int64_t channels, int64_t groups, const char* op) {
+  if (groups > kMostChannelGroups) {
+    throw ValueError(cat(op, ": expected at most ", kMostChannelGroups, " groups of samples on a GPU, got ", groups));
+  }
   bool aligned = true;
   for (const Array& a : dense.arrays) aligned = aligned && reinterpret_cast<uintptr_t>(a.raw_data()) % 16 == 0;
-  return plan_channels(dense.extents.outer, channels, dense.extents.inner,
-                       aligned ? kPackElements<T> : 1);
+  return plan_channels(dense.extents.outer, channels, dense.extents.inner, aligned ? kPackElements<T> : 1, groups);
 }
 
-void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums,
+void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate, int64_t groups, const Array& sums,
                          const Array& products) {
   const int index = device_of<2>({&x, &y}, "channel_sums kernel");
   const int64_t channels = x.shape()[1];
@@ -203,7 +209,7 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
   DeviceGuard guard(index);
   const cudaStream_t stream = current_stream(index);
   visit_floating_dtype(x.dtype(), "channel_sums kernel", [&]<class T>() {
-    const ChannelPlan plan = plan_for<T>(dense, channels);
+    const ChannelPlan plan = plan_for<T>(dense, channels, groups, "channel_sums kernel");
     const Array partial = Array::empty({2, static_cast<int64_t>(plan.grid_y), channels}, Dtype::float64, x.device());
     double* partial_sums = static_cast<double*>(partial.raw_data());
     double* partial_products = partial_sums + plan.grid_y * channels;
@@ -220,15 +226,15 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
       run(channel_block_sums<T, 1>);
     }
     check(cudaGetLastError(), "channel_sums kernel");
-    add_partial_rows<<<blocks_for(channels), kThreads, 0, stream>>>(
-        partial_sums, partial_products, plan.grid_y, channels, static_cast<double*>(sums.raw_data()),
-        sums.strides()[0], static_cast<double*>(products.raw_data()), products.strides()[0]);
+    add_partial_rows<<<blocks_for(groups * channels), kThreads, 0, stream>>>(
+        partial_sums, partial_products, groups, rows_per_group(plan), channels, static_cast<double*>(sums.raw_data()),
+        static_cast<double*>(products.raw_data()));
     check(cudaGetLastError(), "channel_sums kernel");
   });
 }
 
 void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
-                           const ChannelGate& gate, bool relu, const Array& out) {
+                           const ChannelGate& gate, bool relu, int64_t groups, const Array& out) {
   const int index = device_of<2>({&x, &out}, "channel_affine kernel");
   if (out.size() == 0) return;
   const int64_t channels = x.shape()[1];
@@ -241,7 +247,7 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   DeviceGuard guard(index);
   const cudaStream_t stream = current_stream(index);
   visit_floating_dtype(x.dtype(), "channel_affine kernel", [&]<class T>() {
-    const ChannelPlan plan = plan_for<T>(dense, channels);
+    const ChannelPlan plan = plan_for<T>(dense, channels, groups, "channel_affine kernel");
     const auto operand = [&](size_t k) { return static_cast<const T*>(dense.arrays[k].raw_data()); };
     const dim3 grid(plan.grid_x, plan.grid_y), block(plan.threads_x, plan.threads_y);
     constexpr int wide = kPackElements<T>;

@@ -65,20 +65,23 @@ struct KUSARI_API BatchNormBackward {
                                 const BatchNormStatistics& statistics, bool relu, bool need_gx);
 };
 
-// Per channel c of (N, C, ...) arrays x and y of one shape, floating dtype and memory order (row-major,
-// or with channel rows: has_channel_rows in core/memory_order.h; the gate's input too):
-// sums[c] = Σ x and products[c] = Σ x·y over every axis but 1, x gated, accumulated into float64 (C,).
+// Per group g of `groups` equal consecutive groups of the samples (axis 0) and channel c of (N, C, ...)
+// arrays x and y of one shape, floating dtype and memory order (row-major, or with channel rows:
+// has_channel_rows in core/memory_order.h; the gate's input too): sums[g, c] = Σ x and
+// products[g, c] = Σ x·y over the group's samples and every axis but 1, x gated (by row g of the
+// gate's scale and shift), accumulated into contiguous float64 (groups, C) (or (C,) for one group).
 struct KUSARI_API ChannelSums {
   static constexpr const char* name = "channel_sums";
-  using Fn = void(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums, const Array& products);
+  using Fn = void(const Array& x, const Array& y, const ChannelGate& gate, int64_t groups, const Array& sums,
+                  const Array& products);
 };
-// out = a[c]·x + b[c]·y + d[c] per channel c of (N, C, ...) arrays of one dtype and memory order (as for
-// ChannelSums; out too), x gated (y may be undefined, then b is too), then max(out, 0) when relu (NaN
-// stays); a, b, d float64 (C,).
+// out = a[g, c]·x + b[g, c]·y + d[g, c] per group g (as for ChannelSums) and channel c of (N, C, ...)
+// arrays of one dtype and memory order (as for ChannelSums; out too), x gated (y may be undefined, then b
+// is too), then max(out, 0) when relu (NaN stays); a, b, d contiguous float64 (groups, C) (or (C,)).
 struct KUSARI_API ChannelAffine {
   static constexpr const char* name = "channel_affine";
   using Fn = void(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
-                  const ChannelGate& gate, bool relu, const Array& out);
+                  const ChannelGate& gate, bool relu, int64_t groups, const Array& out);
 };
 
 }  // namespace kusari::kernel_ops
