@@ -1,5 +1,6 @@
 // The CUDA backend's block cache against a recording stand-in for the device: size classes, reuse on
-// the freeing stream only, reuse across streams after their events, out-of-memory handling, counters.
+// the freeing stream only, large blocks split and merged within their segments, reuse across streams
+// after their events, out-of-memory handling, counters.
 
 #include <doctest/doctest.h>
 
@@ -62,14 +63,87 @@ constexpr size_t kMiB = size_t{1} << 20;
 
 }  // namespace
 
-TEST_CASE("block sizes: 512-byte steps up to 1 MiB, 2 MiB steps above") {
+TEST_CASE("block sizes: 512-byte steps; segments of the block up to 1 MiB, 2 MiB steps above") {
   CHECK(block_size_for(0) == 512);
   CHECK(block_size_for(1) == 512);
   CHECK(block_size_for(512) == 512);
   CHECK(block_size_for(513) == 1024);
   CHECK(block_size_for(kMiB) == kMiB);
-  CHECK(block_size_for(kMiB + 1) == 2 * kMiB);
-  CHECK(block_size_for(5 * kMiB) == 6 * kMiB);
+  CHECK(block_size_for(kMiB + 1) == kMiB + 512);
+  CHECK(block_size_for(5 * kMiB) == 5 * kMiB);
+  CHECK(segment_size_for(kMiB) == kMiB);
+  CHECK(segment_size_for(kMiB + 512) == 2 * kMiB);
+  CHECK(segment_size_for(5 * kMiB) == 6 * kMiB);
+}
+
+TEST_CASE("a large request takes the smallest free block that holds it; its rest stays free") {
+  RecordingMemory memory(64 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  char* a = static_cast<char*>(cache.take(10 * kMiB, stream(1)));
+  char* small_first = static_cast<char*>(cache.take(4 * kMiB, stream(1)));  // a segment of its own
+  cache.give_back(a);
+  cache.give_back(small_first);
+  // The 4 MiB block fits best; then 4 MiB splits the 10 MiB block, leaving 6 MiB free beside it.
+  CHECK(cache.take(4 * kMiB, stream(1)) == small_first);
+  CHECK(cache.take(4 * kMiB, stream(1)) == a);
+  char* b = static_cast<char*>(cache.take(2 * kMiB, stream(1)));
+  CHECK(b == a + 4 * kMiB);
+  CHECK(memory.blocks.size() == 2);  // no new segment
+  const AllocatorStats s = cache.stats();
+  CHECK(s.bytes_in_use == static_cast<int64_t>(10 * kMiB));
+  CHECK(s.bytes_cached == static_cast<int64_t>(4 * kMiB));
+  CHECK(s.peak_bytes_held == static_cast<int64_t>(14 * kMiB));
+  // Another stream's request does not split this stream's free block.
+  char* other = static_cast<char*>(cache.take(2 * kMiB, stream(2)));
+  CHECK(memory.blocks.count(other) == 1);
+  // A rest of 1 MiB or less stays with the block: 3.5 MiB of the 4 MiB left takes it whole.
+  CHECK(cache.take(3 * kMiB + kMiB / 2, stream(1)) == a + 6 * kMiB);
+  CHECK(cache.stats().bytes_cached == 0);
+}
+
+TEST_CASE("freed neighbours merge into one block; a segment goes back to the device once wholly free") {
+  RecordingMemory memory(64 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  char* a = static_cast<char*>(cache.take(12 * kMiB, stream(1)));
+  cache.give_back(a);
+  char* first = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
+  char* second = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
+  char* third = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
+  CHECK(first == a);
+  CHECK(second == a + 4 * kMiB);
+  CHECK(third == a + 8 * kMiB);
+  // The middle one freed alone cannot serve 8 MiB; with the last beside it, it can.
+  cache.give_back(second);
+  cache.release_free();  // the segment still has live blocks: it stays
+  CHECK(memory.blocks.count(a) == 1);
+  cache.give_back(third);
+  CHECK(cache.take(8 * kMiB, stream(1)) == second);
+  cache.give_back(second);
+  cache.give_back(first);  // merges with the 8 MiB after it: the whole segment is one free block
+  CHECK(cache.take(12 * kMiB, stream(1)) == a);
+  CHECK(memory.blocks.size() == 1);
+  cache.give_back(a);
+  cache.release_free();
+  CHECK(memory.blocks.empty());
+  CHECK(cache.stats().bytes_cached == 0);
+  CHECK(cache.stats().fresh_allocations == 1);
+}
+
+TEST_CASE("a split block waiting on another stream merges only once its event completes") {
+  RecordingMemory memory(64 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  char* a = static_cast<char*>(cache.take(8 * kMiB, stream(1)));
+  cache.give_back(a);
+  char* first = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
+  char* second = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
+  cache.mark_used_on(second, stream(2));
+  cache.give_back(second);
+  cache.give_back(first);
+  // second waits for stream 2: 8 MiB is not free in one piece, so a new segment serves it.
+  char* fresh = static_cast<char*>(cache.take(8 * kMiB, stream(1)));
+  CHECK(fresh != a);
+  memory.done.insert(memory.recorded_on.begin()->first);
+  CHECK(cache.take(8 * kMiB, stream(1)) == a);
 }
 
 TEST_CASE("a freed block serves the next request of its size class on its own stream only") {

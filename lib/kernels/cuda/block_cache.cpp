@@ -1,4 +1,5 @@
-// The CUDA backend's block cache: size classes, per-stream free lists, event-gated reuse across streams.
+// The CUDA backend's block cache: size classes, per-stream free lists, event-gated reuse across streams,
+// large blocks split from and merged back into the segments the device gave.
 
 #include <kusari/kernels/cuda/detail/block_cache.h>
 
@@ -13,50 +14,56 @@ constexpr size_t kSmallUnit = 512;
 constexpr size_t kSmallLimit = size_t{1} << 20;
 constexpr size_t kLargeUnit = size_t{2} << 20;
 
-// The largest block a request may be served from: a quarter more than its own size, so that a small
-// request does not hold a large block.
+// The largest block a small request may be served from: a quarter more than its own size, so that a
+// small request does not hold a large block.
 size_t largest_fit(size_t rounded) { return rounded + rounded / 4; }
+
+// n rounded up to a multiple of unit.
+size_t round_up(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
 
 }  // namespace
 
-size_t block_size_for(size_t bytes) {
-  const size_t n = std::max<size_t>(bytes, 1);
-  const size_t unit = n <= kSmallLimit ? kSmallUnit : kLargeUnit;
-  return (n + unit - 1) / unit * unit;
-}
+size_t block_size_for(size_t bytes) { return round_up(std::max<size_t>(bytes, 1), kSmallUnit); }
+
+size_t segment_size_for(size_t block) { return block <= kSmallLimit ? block : round_up(block, kLargeUnit); }
 
 BlockCache::BlockCache(DeviceMemory& memory, std::string device) : memory_(memory), device_(std::move(device)) {}
 
 void* BlockCache::take(size_t bytes, StreamHandle stream) {
   const size_t rounded = block_size_for(bytes);
+  const bool large = rounded > kSmallLimit;
   std::lock_guard lock(mutex_);
   collect_completed();
-  auto it = free_.lower_bound({stream, rounded});
-  void* block = nullptr;
-  size_t size = rounded;
-  if (it != free_.end() && it->first.first == stream && it->first.second <= largest_fit(rounded)) {
-    size = it->first.second;
-    block = it->second.back();
-    it->second.pop_back();
-    if (it->second.empty()) free_.erase(it);
-    stats_.bytes_cached -= static_cast<int64_t>(size);
+  const auto fit = free_.lower_bound(std::tuple<StreamHandle, size_t, char*>{stream, rounded, nullptr});
+  char* block = nullptr;
+  if (fit != free_.end() && std::get<0>(*fit) == stream && (large || std::get<1>(*fit) <= largest_fit(rounded))) {
+    block = std::get<2>(*fit);
+    const auto it = blocks_.find(block);
+    unlist(it);
+    it->second.state = State::live;
+    it->second.also_used_on.clear();
+    stats_.bytes_cached -= static_cast<int64_t>(it->second.bytes);
+    split(it, rounded);
     ++stats_.pooled_allocations;
   } else {
-    block = memory_.allocate(rounded);
+    const size_t segment = segment_size_for(rounded);
+    block = static_cast<char*>(memory_.allocate(segment));
     if (!block) {
       collect_all();
       release_free_locked();
-      block = memory_.allocate(rounded);
+      block = static_cast<char*>(memory_.allocate(segment));
     }
     if (!block) {
-      throw DeviceError(cat("allocate on ", device_, ": out of device memory for ", bytes, " bytes (", rounded,
-                            " as a block; ", stats_.bytes_in_use, " bytes in use, ", stats_.bytes_cached,
+      throw DeviceError(cat("allocate on ", device_, ": out of device memory for ", bytes, " bytes (", segment,
+                            " as a segment; ", stats_.bytes_in_use, " bytes in use, ", stats_.bytes_cached,
                             " cached)"));
     }
+    segments_[block] = segment;
+    const auto it = blocks_.emplace(block, Block{segment, stream, block, State::live, {}}).first;
+    split(it, rounded);
     ++stats_.fresh_allocations;
   }
-  live_[block] = Block{size, stream, {}};
-  stats_.bytes_in_use += static_cast<int64_t>(size);
+  stats_.bytes_in_use += static_cast<int64_t>(blocks_.at(block).bytes);
   stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
   stats_.peak_bytes_held = std::max(stats_.peak_bytes_held, stats_.bytes_in_use + stats_.bytes_cached);
   return block;
@@ -64,8 +71,10 @@ void* BlockCache::take(size_t bytes, StreamHandle stream) {
 
 void BlockCache::mark_used_on(void* block, StreamHandle stream) {
   std::lock_guard lock(mutex_);
-  const auto it = live_.find(block);
-  if (it == live_.end()) throw ValueError(cat("mark_used_on on ", device_, ": not a live block of this device"));
+  const auto it = blocks_.find(static_cast<char*>(block));
+  if (it == blocks_.end() || it->second.state != State::live) {
+    throw ValueError(cat("mark_used_on on ", device_, ": not a live block of this device"));
+  }
   Block& b = it->second;
   if (stream != b.stream && std::find(b.also_used_on.begin(), b.also_used_on.end(), stream) == b.also_used_on.end()) {
     b.also_used_on.push_back(stream);
@@ -74,8 +83,10 @@ void BlockCache::mark_used_on(void* block, StreamHandle stream) {
 
 void BlockCache::give_back(void* block) {
   std::lock_guard lock(mutex_);
-  const auto it = live_.find(block);
-  if (it == live_.end()) throw ValueError(cat("deallocate on ", device_, ": not a live block of this device"));
+  const auto it = blocks_.find(static_cast<char*>(block));
+  if (it == blocks_.end() || it->second.state != State::live) {
+    throw ValueError(cat("deallocate on ", device_, ": not a live block of this device"));
+  }
   Block& b = it->second;
   // The events come first: if recording one fails the block stays live (and is leaked), never reused
   // while another stream may still touch it.
@@ -86,15 +97,13 @@ void BlockCache::give_back(void* block) {
     for (EventHandle e : events) memory_.destroy(e);
     throw;
   }
-  const size_t bytes = b.bytes;
-  const StreamHandle stream = b.stream;
-  live_.erase(it);
-  stats_.bytes_in_use -= static_cast<int64_t>(bytes);
-  stats_.bytes_cached += static_cast<int64_t>(bytes);
+  stats_.bytes_in_use -= static_cast<int64_t>(b.bytes);
+  stats_.bytes_cached += static_cast<int64_t>(b.bytes);
   if (events.empty()) {
-    free_[{stream, bytes}].push_back(block);
+    make_free(it);
   } else {
-    waiting_.push_back(Waiting{block, bytes, stream, std::move(events)});
+    b.state = State::waiting;
+    waiting_.push_back(Waiting{it->first, std::move(events)});
   }
 }
 
@@ -109,13 +118,52 @@ AllocatorStats BlockCache::stats() const {
   return stats_;
 }
 
+void BlockCache::make_free(Blocks::iterator it) {
+  it->second.state = State::free;
+  // Whether free block b directly follows block a in a's segment (and so is of a's stream).
+  const auto follows = [](Blocks::iterator a, Blocks::iterator b) {
+    return b->second.state == State::free && a->second.segment == b->second.segment &&
+           a->first + a->second.bytes == b->first && a->second.stream == b->second.stream;
+  };
+  if (it->second.bytes > kSmallLimit) {
+    // Free neighbours join it: first the next block, then the one before, which then holds the whole.
+    const auto next = std::next(it);
+    if (next != blocks_.end() && follows(it, next)) {
+      unlist(next);
+      it->second.bytes += next->second.bytes;
+      blocks_.erase(next);
+    }
+    if (it != blocks_.begin()) {
+      const auto before = std::prev(it);
+      if (before->second.state == State::free && follows(before, it)) {
+        unlist(before);
+        before->second.bytes += it->second.bytes;
+        blocks_.erase(it);
+        it = before;
+      }
+    }
+  }
+  free_.insert({it->second.stream, it->second.bytes, it->first});
+}
+
+void BlockCache::split(Blocks::iterator it, size_t rounded) {
+  const size_t rest = it->second.bytes - rounded;
+  if (rounded <= kSmallLimit || rest <= kSmallLimit) return;
+  it->second.bytes = rounded;
+  stats_.bytes_cached += static_cast<int64_t>(rest);
+  make_free(blocks_.emplace(it->first + rounded, Block{rest, it->second.stream, it->second.segment, State::live, {}})
+                .first);
+}
+
+void BlockCache::unlist(Blocks::iterator it) { free_.erase({it->second.stream, it->second.bytes, it->first}); }
+
 void BlockCache::collect_completed() {
   std::erase_if(waiting_, [&](Waiting& w) {
     if (!std::all_of(w.events.begin(), w.events.end(), [&](EventHandle e) { return memory_.completed(e); })) {
       return false;
     }
     for (EventHandle e : w.events) memory_.destroy(e);
-    free_[{w.stream, w.bytes}].push_back(w.block);
+    make_free(blocks_.find(w.block));
     return true;
   });
 }
@@ -128,14 +176,20 @@ void BlockCache::collect_all() {
 }
 
 void BlockCache::release_free_locked() {
-  // Each block leaves the lists before it is released, so a release that throws cannot be repeated.
-  while (!free_.empty()) {
-    const auto it = free_.begin();
-    const size_t bytes = it->first.second;
-    std::vector<void*> blocks = std::move(it->second);
-    free_.erase(it);
-    stats_.bytes_cached -= static_cast<int64_t>(bytes * blocks.size());
-    for (void* block : blocks) memory_.release(block, bytes);
+  // Each segment leaves the records before it is released, so a release that throws cannot be repeated.
+  for (auto segment = segments_.begin(); segment != segments_.end();) {
+    const auto it = blocks_.find(segment->first);
+    if (it->second.state != State::free || it->second.bytes != segment->second) {
+      ++segment;
+      continue;
+    }
+    char* base = segment->first;
+    const size_t bytes = segment->second;
+    unlist(it);
+    blocks_.erase(it);
+    segment = segments_.erase(segment);
+    stats_.bytes_cached -= static_cast<int64_t>(bytes);
+    memory_.release(base, bytes);
   }
 }
 

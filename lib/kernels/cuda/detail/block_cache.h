@@ -3,16 +3,20 @@
 // caching of one device's memory. Requests round to size classes; a freed block goes back to the free
 // list of the stream it was allocated for, where the next request on that stream may take it at once
 // (work on one stream runs in order, so the new owner's kernels start after the old owner's); a block
-// that other streams also used waits until events recorded on them at free time have completed. When
-// the device runs out, the cache waits for the blocks still gated by events, returns every free block
-// and tries once more.
+// that other streams also used waits until events recorded on them at free time have completed. Large
+// requests (above 1 MiB) take the smallest free block that holds them, split off what they leave, and a
+// freed large block merges with the free blocks beside it in the memory the device gave at once (a
+// segment, a multiple of 2 MiB), so that a step's activations of many sizes share memory instead of each
+// size holding its own; small requests take a block of at most a quarter more than they asked. When the device runs out,
+// the cache waits for the blocks still gated by events, returns every wholly free segment and tries once
+// more.
 
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
-#include <unordered_map>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include <kusari/core/allocator.h>
@@ -41,9 +45,11 @@ class DeviceMemory {
   virtual void destroy(EventHandle event) = 0;
 };
 
-// The size a request of `bytes` is served with: multiples of 512 bytes up to 1 MiB, multiples of 2 MiB
-// above (a few large classes keep a step's reused activations from fragmenting the device).
+// The size a request of `bytes` is served with: a multiple of 512 bytes.
 size_t block_size_for(size_t bytes);
+// The memory asked of the device for a new block of `block` bytes (block_size_for): the block itself up
+// to 1 MiB, a multiple of 2 MiB above (its rest, when over 1 MiB, is a free block for later requests).
+size_t segment_size_for(size_t block);
 
 // One device's cached blocks; thread-safe.
 class BlockCache {
@@ -64,29 +70,41 @@ class BlockCache {
   AllocatorStats stats() const;
 
  private:
+  // Where a block is: handed out, in its stream's free list, or waiting for other streams' events.
+  enum class State { live, free, waiting };
+  // A block: part (or all) of the segment that starts at `segment`.
   struct Block {
     size_t bytes = 0;
     StreamHandle stream = nullptr;
+    char* segment = nullptr;
+    State state = State::live;
     std::vector<StreamHandle> also_used_on;
   };
   struct Waiting {
-    void* block;
-    size_t bytes;
-    StreamHandle stream;
+    char* block;
     std::vector<EventHandle> events;
   };
+  using Blocks = std::map<char*, Block>;
+  // Puts a block that nothing uses any more into its stream's free list, merged with free neighbours of
+  // its segment when it is large.
+  void make_free(Blocks::iterator it);
+  // Leaves a large live block `rounded` bytes and makes its rest a free block, when the rest is large.
+  void split(Blocks::iterator it, size_t rounded);
+  // Takes a free block off its free list.
+  void unlist(Blocks::iterator it);
   // Moves waiting blocks whose events have all completed to the free lists.
   void collect_completed();
   // Waits for every waiting block's events and moves them all to the free lists.
   void collect_all();
-  // Frees every block of the free lists.
+  // Returns every segment that is one free block to the device.
   void release_free_locked();
 
   DeviceMemory& memory_;
   std::string device_;
   mutable std::mutex mutex_;
-  std::unordered_map<void*, Block> live_;
-  std::map<std::pair<StreamHandle, size_t>, std::vector<void*>> free_;  // by stream, then size
+  Blocks blocks_;                                      // every block of every segment, by address
+  std::map<char*, size_t> segments_;                   // each segment's bytes, by its first address
+  std::set<std::tuple<StreamHandle, size_t, char*>> free_;  // free blocks by stream, size, address
   std::vector<Waiting> waiting_;
   AllocatorStats stats_;
 };
