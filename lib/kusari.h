@@ -17,6 +17,7 @@
 #include <kusari/core/serializer.h>
 #include <kusari/core/shape.h>
 #include <kusari/kernels/layer_routines.h>
+#include <kusari/kernels/optimizer_routines.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/autograd/function_node.h>

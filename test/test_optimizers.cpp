@@ -1,6 +1,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "testing.h"
 
@@ -702,4 +703,111 @@ TEST_CASE("parameters that received one shared gradient array are updated indepe
   expect_values(link->param("c").data(), {2.75, 3.7});
   expect_values(link->param("a").grad(), {1.5, 2});
   expect_values(link->param("c").grad(), {2.5, 3});
+}
+
+namespace {
+
+// A net of four parameters of three shapes: two weights and two biases.
+std::shared_ptr<L::Chain> four_params(Dtype dtype) {
+  auto net = std::make_shared<L::Chain>();
+  for (const char* name : {"a", "b"}) {
+    auto layer = std::make_shared<L::Link>();
+    layer->add_param("W", Array::uniform({3, 4}, -1, 1, name[0], dtype));
+    layer->add_param("bias", Array::uniform({3}, -1, 1, name[0] + 7, dtype));
+    net->add_link(name, layer);
+  }
+  return net;
+}
+
+// The net's parameters after three updates by `optimizer` from fixed gradients (a different one each
+// step), every rule given a hook (which keeps it out of any group) when `alone`.
+std::vector<std::vector<double>> after_three_steps(O::Optimizer& optimizer, Dtype dtype, bool alone,
+                                                   bool fp32_update) {
+  auto net = four_params(dtype);
+  optimizer.setup(net);
+  if (fp32_update) optimizer.use_fp32_update();
+  O::exclude_from_weight_decay(optimizer);
+  optimizer.update_rule("/b/W").hyperparam().set("lr", 0.03);
+  if (alone) {
+    for (auto& [path, rule] : optimizer.update_rules()) {
+      rule->add_hook([](O::UpdateRule&, const Variable&, const Array&) {}, "keeps it alone");
+    }
+  }
+  for (int step = 0; step < 3; ++step) {
+    optimizer.hyperparam().set("lr", 0.1 / (step + 1));
+    for (auto& [path, param] : net->namedparams()) {
+      param.set_grad(Array::uniform(param.shape(), -1, 1, static_cast<uint64_t>(step * 31 + path.size()), dtype));
+    }
+    CHECK(optimizer.update());
+  }
+  std::vector<std::vector<double>> values;
+  for (auto& [path, param] : net->namedparams()) values.push_back(param.data().to_vector<double>());
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("a group's update equals each parameter's own to the bit: MomentumSGD and LARS, overrides, master copies") {
+  for (const Dtype dtype : {Dtype::float32, Dtype::float16}) {
+    for (const bool fp32_update : {false, true}) {
+      CAPTURE(dtype);
+      CAPTURE(fp32_update);
+      const auto sgd = [] {
+        auto o = std::make_unique<O::MomentumSGD>(0.1, 0.9, 1e-3);
+        o->hyperparam().set("momentum_correction", 1);
+        return o;
+      };
+      CHECK(after_three_steps(*sgd(), dtype, false, fp32_update) == after_three_steps(*sgd(), dtype, true, fp32_update));
+      for (const bool clip : {false, true}) {
+        CAPTURE(clip);
+        const auto lars = [clip] {
+          return std::make_unique<O::LARS>(O::LARSOptions{.lr = 0.1, .eta = 0.02, .weight_decay_rate = 1e-3, .clip = clip});
+        };
+        CHECK(after_three_steps(*lars(), dtype, false, fp32_update) ==
+              after_three_steps(*lars(), dtype, true, fp32_update));
+      }
+    }
+  }
+}
+
+TEST_CASE("momentum_steps and squared_norms: each tensor as its own routines compute it; mismatches refused") {
+  const Array w1 = Array::uniform({5}, -1, 1, 1), w2 = Array::uniform({2, 3}, -1, 1, 2);
+  const Array g1 = Array::uniform({5}, -1, 1, 3), g2 = Array::uniform({2, 3}, -1, 1, 4);
+  // More elements than a GPU block takes (several chunks of one tensor).
+  const Array big = Array::uniform({140000}, -1, 1, 5), big_g = Array::uniform({140000}, -1, 1, 6);
+  const Array norms = ops::squared_norms({w1, w2, g1, big});
+  CHECK(norms.dtype() == Dtype::float32);
+  CHECK(norms.get_item({1}).item<double>() == doctest::Approx(ops::sum(ops::square(w2)).item<double>()).epsilon(1e-6));
+  CHECK(norms.get_item({3}).item<double>() == doctest::Approx(ops::sum(ops::square(big)).item<double>()).epsilon(1e-5));
+  CHECK(ops::squared_norms({w1.astype(Dtype::float64)}).dtype() == Dtype::float64);
+  CHECK(ops::squared_norms({}).shape() == Shape{0});
+  // The step form (Chainer's MomentumSGD) and the descent form (LARS), against their formulas.
+  for (const VelocityForm form : {VelocityForm::step, VelocityForm::descent}) {
+    const Array a = w1.copy(), b = w2.copy(), c = big.copy(), va = Array::full({5}, 0.5), vb = Array::zeros({2, 3});
+    const Array vc = Array::full({140000}, 0.5);
+    MomentumTensors t{{a, b, c}, {va, vb, vc}, {g1, g2, big_g}, {0.9, 0.5, 0.9}, {0.01, 0, 0.01},
+                      Array::from_vector<double>({0.1, 0.2, 0.1}, {3}), form};
+    ops::momentum_steps(t);
+    const double sign = form == VelocityForm::step ? -1 : 1;
+    for (const auto& [before, grad, after] : {std::tuple{w1, g1, a}, std::tuple{big, big_g, c}}) {
+      const std::vector<double> w = before.to_vector<double>(), g = grad.to_vector<double>();
+      const std::vector<double> got = after.to_vector<double>();
+      bool close = true;
+      for (size_t i = 0; i < w.size(); ++i) {
+        const double v = 0.9 * 0.5 + sign * 0.1 * (g[i] + 0.01 * w[i]);
+        close = close && std::fabs(got[i] - (w[i] - sign * v)) <= 1e-6;
+      }
+      CHECK(close);
+    }
+  }
+  const Array rate = Array::from_vector<double>({0.1}, {1});
+  expect_error<ShapeError>([&] { ops::momentum_steps({{w1}, {w1.copy()}, {g1, g2}, {0.9}, {0}, rate}); },
+                           {"momentum_steps", "1 velocities", "got 1, 2"});
+  expect_error<ShapeError>([&] { ops::momentum_steps({{w1}, {w2.copy()}, {g1}, {0.9}, {0}, rate}); },
+                           {"momentum_steps", "parameter 0", "(5,)", "(2, 3)"});
+  expect_error<ShapeError>([&] { ops::momentum_steps({{w1}, {w1.copy()}, {g1}, {0.9}, {0}, rate.astype(Dtype::float32)}); },
+                           {"momentum_steps", "float64 rates", "float32"});
+  expect_error<DtypeError>([&] { ops::squared_norms({w1, w2.astype(Dtype::float64)}); },
+                           {"squared_norms", "one floating dtype", "float64", "array 1"});
+  expect_error<DtypeError>([&] { ops::squared_norms({w1.astype(Dtype::int32)}); }, {"squared_norms", "int32"});
 }

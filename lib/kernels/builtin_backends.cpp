@@ -29,6 +29,7 @@ void register_builtin_backends() {
     kernels::cpu::register_linalg_kernels();
     kernels::cpu::register_loss_kernels();
     kernels::cpu::register_normalization_kernels();
+    kernels::cpu::register_optimizer_kernels();
     kernels::cpu::register_pooling_kernels();
     kernels::cpu::register_random_kernels();
     kernels::cpu::register_reduction_kernels();

@@ -32,6 +32,8 @@ class KUSARI_API HookList {
     if (it == entries_.end()) throw ValueError(cat(owner, "::remove_hook: no hook named '", name, "'"));
     entries_.erase(it);
   }
+  // Whether no hook is registered.
+  bool empty() const { return entries_.empty(); }
   // Calls every hook of `timing` with `args`, in registration order.
   template <class... Args>
   void run(HookTiming timing, Args&&... args) const {

@@ -1,36 +1,85 @@
 #include <kusari/optimizers/lars.h>
 
+#include <vector>
+
+#include <kusari/kernels/optimizer_routines.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/optimizers/numerics.h>
 
 namespace kusari::optimizers {
 
-Array lars_rate(const Array& w, const Array& g, double lr, double eta, double beta, double eps, bool clip) {
-  const Array w_norm = l2_norm(w), g_norm = l2_norm(g).astype(w_norm.dtype());
-  const Array ratio = w_norm * eta / (g_norm + w_norm * beta + eps);
-  const Array lr_array = ops::scalar_like(lr, ratio);
-  const Array rate = clip ? ops::minimum(ratio, lr_array) : ratio * lr;
-  return ops::where(both_positive(w_norm, g_norm), rate, lr_array);
+namespace {
+
+// Per-parameter settings of LARS's rate, one entry per parameter.
+struct RateSettings {
+  std::vector<double> lr, eta, beta, eps, clip, skip;  // clip and skip: 1 or 0
+};
+
+// The rates of P parameters as a float64 (P,) array from their norms ((P,) arrays of one floating
+// dtype, on one device): lr for skipped parameters (trust 1), else lars_rate's formula, elementwise
+// in the norms' dtype (so that each equals the one lars_rate computes alone).
+Array lars_rates(const Array& w_norm, const Array& g_norm, const RateSettings& s) {
+  const auto p = static_cast<int64_t>(s.lr.size());
+  std::vector<double> rows;
+  for (const std::vector<double>* row : {&s.lr, &s.eta, &s.beta, &s.eps, &s.clip, &s.skip}) {
+    rows.insert(rows.end(), row->begin(), row->end());
+  }
+  const Array table = Array::from_vector(rows, {6, p}, Dtype::float64, w_norm.device());
+  const auto row = [&](int64_t r) { return table.get_item({r}); };
+  const auto in_norm_dtype = [&](int64_t r) { return row(r).astype(w_norm.dtype()); };
+  const Array lr = in_norm_dtype(0), zero = ops::scalar_like(0.0, row(4));
+  const Array ratio = ops::div(ops::mul(w_norm, in_norm_dtype(1)),
+                               ops::add(ops::add(g_norm, ops::mul(w_norm, in_norm_dtype(2))), in_norm_dtype(3)));
+  const Array rate = ops::where(ops::greater(row(4), zero), ops::minimum(ratio, lr), ops::mul(ratio, lr));
+  const Array trusted = ops::where(both_positive(w_norm, g_norm), rate, lr).astype(Dtype::float64);
+  return ops::where(ops::greater(row(5), zero), row(0), trusted);
 }
 
-namespace {
 class LARSRule : public UpdateRule {
  public:
   explicit LARSRule(std::shared_ptr<const Hyperparameter> parent) : UpdateRule(std::move(parent), {"v"}) {}
 
  protected:
-  void update_core(const Array& data, const Array& grad) override {
-    const double lr = hp("lr");
-    const double beta = lars_skip() ? 0 : hp("weight_decay_rate");
-    const Array u = beta == 0 ? grad : ops::add(grad, data * beta);
-    const Array rate = lars_skip() ? ops::scalar_like(lr, data)
-                                   : lars_rate(data, grad, lr, hp("eta"), beta, hp("eps"), hp("clip") != 0);
-    const Array& v = state("v", data);
-    v.assign(v * hp("momentum") + ops::mul(u, rate.astype(u.dtype())));
-    ops::add_to(data, -v);
+  void update_core(const Array& data, const Array& grad) override { update_core_together({this}, {data}, {grad}); }
+
+  // Every rule's norms in one squared_norms call, their rates elementwise, one momentum_steps call.
+  void update_core_together(const std::vector<UpdateRule*>& rules, const std::vector<Array>& data,
+                            const std::vector<Array>& grads) override {
+    const auto n = static_cast<int64_t>(rules.size());
+    std::vector<Array> both(data);
+    both.insert(both.end(), grads.begin(), grads.end());
+    const Array norms = ops::sqrt(ops::squared_norms(both));
+    RateSettings s;
+    MomentumTensors t;
+    t.form = VelocityForm::descent;
+    for (int64_t k = 0; k < n; ++k) {
+      auto* rule = static_cast<LARSRule*>(rules[static_cast<size_t>(k)]);
+      const bool skip = rule->lars_skip();
+      const double beta = skip ? 0 : rule->hp("weight_decay_rate");
+      s.lr.push_back(rule->hp("lr"));
+      s.eta.push_back(rule->hp("eta"));
+      s.beta.push_back(beta);
+      s.eps.push_back(rule->hp("eps"));
+      s.clip.push_back(rule->hp("clip") != 0 ? 1 : 0);
+      s.skip.push_back(skip ? 1 : 0);
+      t.w.push_back(data[static_cast<size_t>(k)]);
+      t.v.push_back(rule->state("v", data[static_cast<size_t>(k)]));
+      t.g.push_back(grads[static_cast<size_t>(k)]);
+      t.momentum.push_back(rule->hp("momentum"));
+      t.weight_decay.push_back(beta);
+    }
+    t.rate = lars_rates(norms.get_item({Slice{0, n}}), norms.get_item({Slice{n, 2 * n}}), s);
+    ops::momentum_steps(t);
   }
 };
+
 }  // namespace
+
+Array lars_rate(const Array& w, const Array& g, double lr, double eta, double beta, double eps, bool clip) {
+  const Array w_norm = l2_norm(w), g_norm = l2_norm(g).astype(w_norm.dtype());
+  const RateSettings s{{lr}, {eta}, {beta}, {eps}, {clip ? 1.0 : 0.0}, {0}};
+  return lars_rates(w_norm.reshape({1}), g_norm.reshape({1}), s).reshape({}).astype(w_norm.dtype());
+}
 
 LARS::LARS(const LARSOptions& options) : Optimizer(options.lr, options.weight_decay_rate) {
   hyperparam().define("momentum", require_unit_interval(options.momentum, "LARS", "momentum"));

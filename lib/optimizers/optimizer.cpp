@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <tuple>
+#include <typeindex>
+#include <typeinfo>
 #include <utility>
+#include <vector>
 
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/core/timeline.h>
@@ -22,6 +25,36 @@ Serializer& scope_of(Serializer& serializer, const std::string& path) {
     begin = end + 1;
   }
   return *scope;
+}
+
+// Each entry's rule updates its parameter: the groupable rules of one class, device and update dtype
+// together (one multi-tensor step a group where the class has one), the others one by one.
+void update_parameters(const std::vector<GradientEntry>& entries) {
+  struct Group {
+    std::type_index rule_class;
+    Device device;
+    Dtype dtype;
+    std::vector<UpdateRule*> rules;
+    std::vector<Variable> params;
+    std::vector<Array> grads;
+  };
+  std::vector<Group> groups;
+  for (const GradientEntry& e : entries) {
+    if (!e.rule->groupable()) {
+      e.rule->update(e.param, e.grad);
+      continue;
+    }
+    const std::type_index rule_class(typeid(*e.rule));
+    const Dtype dtype = e.rule->fp32_update() && is_half_precision(e.param.dtype()) ? Dtype::float32 : e.param.dtype();
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.rule_class == rule_class && g.device == e.param.device() && g.dtype == dtype;
+    });
+    if (group == groups.end()) group = groups.insert(groups.end(), Group{rule_class, e.param.device(), dtype, {}, {}, {}});
+    group->rules.push_back(e.rule);
+    group->params.push_back(e.param);
+    group->grads.push_back(e.grad);
+  }
+  for (const Group& g : groups) UpdateRule::update_together(g.rules, g.params, g.grads);
 }
 }  // namespace
 
@@ -144,7 +177,7 @@ bool Optimizer::update() {
   }
   hooks_.run(HookTiming::pre, *this, entries);
   ++t_;
-  for (const GradientEntry& e : entries) e.rule->update(e.param, e.grad);
+  update_parameters(entries);
   hooks_.run(HookTiming::post, *this, entries);
   return true;
 }

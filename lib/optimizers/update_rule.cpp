@@ -1,5 +1,7 @@
 #include <kusari/optimizers/update_rule.h>
 
+#include <typeinfo>
+
 #include <kusari/kernels/routines.h>
 
 namespace kusari::optimizers {
@@ -32,24 +34,56 @@ void UpdateRule::remove_hook(const std::string& name) { hooks_.remove(name, "Upd
 
 void UpdateRule::update(const Variable& param, const Array& grad) {
   if (!enabled_) return;
+  begin_update(param, grad);
+  hooks_.run(HookTiming::pre, *this, param, grad);
+  const Array data = update_target(param);
+  update_core(data, grad.astype(data.dtype()));
+  finish_update(param, data);
+  hooks_.run(HookTiming::post, *this, param, grad);
+}
+
+void UpdateRule::update_together(const std::vector<UpdateRule*>& rules, const std::vector<Variable>& params,
+                                 const std::vector<Array>& grads) {
+  if (rules.empty()) return;
+  std::vector<Array> data, widened;
+  for (size_t k = 0; k < rules.size(); ++k) {
+    if (!rules[k]->groupable() || typeid(*rules[k]) != typeid(*rules.front())) {
+      throw ValueError(cat("UpdateRule::update_together: expected enabled rules of one class without hooks; rule ", k,
+                           " of parameter '", params[k].name(), "' is not"));
+    }
+    rules[k]->begin_update(params[k], grads[k]);
+    data.push_back(rules[k]->update_target(params[k]));
+    widened.push_back(grads[k].astype(data.back().dtype()));
+  }
+  rules.front()->update_core_together(rules, data, widened);
+  for (size_t k = 0; k < rules.size(); ++k) rules[k]->finish_update(params[k], data[k]);
+}
+
+void UpdateRule::update_core_together(const std::vector<UpdateRule*>& rules, const std::vector<Array>& data,
+                                      const std::vector<Array>& grads) {
+  for (size_t k = 0; k < rules.size(); ++k) rules[k]->update_core(data[k], grads[k]);
+}
+
+void UpdateRule::begin_update(const Variable& param, const Array& grad) {
   if (grad.shape() != param.shape()) {
     throw ShapeError(cat("UpdateRule::update: expected a gradient of shape ", param.shape(), " for parameter '",
                          param.name(), "', got ", grad.shape()));
   }
   ++t_;
-  hooks_.run(HookTiming::pre, *this, param, grad);
-  if (fp32_update_ && is_half_precision(param.dtype())) {
-    auto master = states_.find(kMaster);
-    if (master == states_.end()) master = states_.emplace(kMaster, param.data().astype(Dtype::float32, true)).first;
-    require_shape(kMaster, master->second, param.shape());
-    if (master->second.dtype() != Dtype::float32) master->second = master->second.astype(Dtype::float32);
-    master->second = master->second.to(param.device());  // loaded from a snapshot: on the host
-    update_core(master->second, grad.astype(Dtype::float32));
-    param.data().assign(master->second);
-  } else {
-    update_core(param.data(), grad.astype(param.dtype()));
-  }
-  hooks_.run(HookTiming::post, *this, param, grad);
+}
+
+Array UpdateRule::update_target(const Variable& param) {
+  if (!fp32_update_ || !is_half_precision(param.dtype())) return param.data();
+  auto master = states_.find(kMaster);
+  if (master == states_.end()) master = states_.emplace(kMaster, param.data().astype(Dtype::float32, true)).first;
+  require_shape(kMaster, master->second, param.shape());
+  if (master->second.dtype() != Dtype::float32) master->second = master->second.astype(Dtype::float32);
+  master->second = master->second.to(param.device());  // loaded from a snapshot: on the host
+  return master->second;
+}
+
+void UpdateRule::finish_update(const Variable& param, const Array& data) const {
+  if (data.storage() != param.data().storage()) param.data().assign(data);
 }
 
 const Array& UpdateRule::state(const std::string& name, const Array& like) {

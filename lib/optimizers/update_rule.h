@@ -61,6 +61,13 @@ class KUSARI_API UpdateRule {
   // nothing when disabled; else t += 1, pre hooks, the update (through the master copy when
   // use_fp32_update applies), post hooks.
   void update(const Variable& param, const Array& grad);
+  // Whether the rule may update its parameter in a group with other rules of its class (update_together):
+  // enabled and without hooks of its own.
+  bool groupable() const { return enabled_ && hooks_.empty(); }
+  // update() of several parameters, each by its own rule (groupable, all of one class), the formula
+  // applied to all of them in one update_core_together call: a multi-tensor step where the class has one.
+  static void update_together(const std::vector<UpdateRule*>& rules, const std::vector<Variable>& params,
+                              const std::vector<Array>& grads);
 
   // The state arrays created so far, by name.
   const std::map<std::string, Array>& states() const { return states_; }
@@ -71,6 +78,10 @@ class KUSARI_API UpdateRule {
  protected:
   // Updates `data` in place from `grad` (same shape and dtype): the optimizer's formula.
   virtual void update_core(const Array& data, const Array& grad) = 0;
+  // update_core of rules[k] (each of this rule's class) on data[k] with grads[k], for every k; by
+  // default one update_core after another, overridden where a class updates many tensors at once.
+  virtual void update_core_together(const std::vector<UpdateRule*>& rules, const std::vector<Array>& data,
+                                    const std::vector<Array>& grads);
   // The state `name`, created as zeros shaped like `like` (and of its dtype) at first use; a loaded one
   // is brought to like's dtype and device.
   const Array& state(const std::string& name, const Array& like);
@@ -80,6 +91,14 @@ class KUSARI_API UpdateRule {
   Array with_weight_decay(const Array& data, const Array& grad) const;
 
  private:
+  // The update's first part: the gradient's shape checked against the parameter's, t += 1.
+  void begin_update(const Variable& param, const Array& grad);
+  // The array the formula updates: the float32 master copy (made at first use) where use_fp32_update
+  // applies, the parameter's data otherwise.
+  Array update_target(const Variable& param);
+  // The update's last part: the parameter takes the master copy's new values (where there is one).
+  void finish_update(const Variable& param, const Array& data) const;
+
   Hyperparameter hyperparam_;
   std::vector<std::string> state_names_;
   std::map<std::string, Array> states_;

@@ -14,6 +14,7 @@ void register_cuda_backend() {
   register_linalg_kernels();
   register_random_kernels();
   register_loss_kernels();
+  register_multi_tensor_kernels();
   register_normalization_kernels();
   register_batch_norm_kernels();
   register_pooling_kernels();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <kusari/core/channel_gate.h>
 #include <kusari/core/kernel_table.h>
@@ -18,6 +19,7 @@
 #include <kusari/kernels/ops/linalg.h>
 #include <kusari/kernels/ops/loss.h>
 #include <kusari/kernels/ops/normalization.h>
+#include <kusari/kernels/ops/optimizer.h>
 #include <kusari/kernels/ops/pooling.h>
 #include <kusari/kernels/ops/random.h>
 #include <kusari/kernels/ops/reduction.h>
@@ -47,6 +49,10 @@ struct OperandDevice {
   }
   void note(const ChannelGate& gate) { note(gate.input); }
   void note(const BatchNormStatistics& statistics) { note(statistics.mean); }
+  void note(const std::vector<Array>& arrays) {
+    for (const Array& a : arrays) note(a);
+  }
+  void note(const MomentumTensors& t) { note(t.w); }
   template <class T>
   void note(const T&) {}
 };
@@ -70,6 +76,15 @@ ChannelGate host_view(const ChannelGate& gate, const OperandDevice& on) {
 BatchNormStatistics host_view(const BatchNormStatistics& s, const OperandDevice& on) {
   return {host_view(s.mean, on),  host_view(s.var, on), host_view(s.inv_std, on),  host_view(s.scale, on),
           host_view(s.shift, on), s.count,              s.residual, s.backward_reads_output, s.state};
+}
+std::vector<Array> host_view(const std::vector<Array>& arrays, const OperandDevice& on) {
+  std::vector<Array> views;
+  for (const Array& a : arrays) views.push_back(host_view(a, on));
+  return views;
+}
+MomentumTensors host_view(const MomentumTensors& t, const OperandDevice& on) {
+  return {host_view(t.w, on), host_view(t.v, on), host_view(t.g, on), t.momentum, t.weight_decay,
+          host_view(t.rate, on), t.form};
 }
 template <class T>
 const T& host_view(const T& value, const OperandDevice&) {
@@ -144,7 +159,7 @@ void register_loopback_backend() {
                  kernel_ops::Conv2dBackwardFilter, kernel_ops::MaxPool2d, kernel_ops::MaxPool2dScatter,
                  kernel_ops::MaxPool2dGather, kernel_ops::AveragePool2d, kernel_ops::AveragePool2dBackward,
                  kernel_ops::ChannelSums, kernel_ops::ChannelAffine, kernel_ops::BatchNormForward,
-                 kernel_ops::BatchNormBackward>();
+                 kernel_ops::BatchNormBackward, kernel_ops::MomentumSteps, kernel_ops::SquaredNorms>();
   install_kernel<kernel_ops::Transfer>(DeviceType::loopback, "loopback", transfer);
 }
 

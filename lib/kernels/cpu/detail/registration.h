@@ -17,6 +17,8 @@ void register_linalg_kernels();
 void register_loss_kernels();
 // Channel sums and the per-channel affine map of batch normalization (normalization.cpp).
 void register_normalization_kernels();
+// The momentum step and squared norms of many parameters at once, tensor by tensor (optimizer.cpp).
+void register_optimizer_kernels();
 // Max and average pooling with their gradients (pooling.cpp).
 void register_pooling_kernels();
 // The counter-based random generator (random.cpp).

@@ -17,6 +17,8 @@ void register_linalg_kernels();
 void register_random_kernels();
 // Softmax cross-entropy and its gradient (loss.cu).
 void register_loss_kernels();
+// The momentum step and squared norms of many parameters in one launch each (multi_tensor.cu).
+void register_multi_tensor_kernels();
 // Batch normalization's channel sums and affine map (normalization.cu).
 void register_normalization_kernels();
 // Batch normalization of a whole batch, forward and backward: cuDNN's fused kernels or the channel

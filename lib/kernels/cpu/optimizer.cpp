@@ -1,0 +1,15 @@
+// The CPU's multi-tensor optimizer kernels: the per-tensor routines, one tensor after another, so that
+// a group's update equals each parameter's own to the bit.
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cpu/detail/registration.h>
+#include <kusari/kernels/optimizer_routines.h>
+
+namespace kusari::kernels::cpu {
+
+void register_optimizer_kernels() {
+  install_kernel<kernel_ops::MomentumSteps>(DeviceType::cpu, "cpu", ops::detail::momentum_steps_one_by_one);
+  install_kernel<kernel_ops::SquaredNorms>(DeviceType::cpu, "cpu", ops::detail::squared_norms_one_by_one);
+}
+
+}  // namespace kusari::kernels::cpu

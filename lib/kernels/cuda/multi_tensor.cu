@@ -1,0 +1,206 @@
+// CUDA multi-tensor optimizer kernels: the momentum step of every parameter of a group in one launch,
+// and the squared norms of many arrays in two (per-block sums, then each array's blocks added in
+// order: the same bits on every run). Each block takes one chunk of one tensor; the table of tensors
+// and chunks goes to the device with the launch (an asynchronous copy, no synchronization).
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cuda/detail/launch.cuh>
+#include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/ops/optimizer.h>
+#include <kusari/kernels/optimizer_routines.h>
+
+namespace kusari::kernels::cuda {
+namespace {
+
+// The elements one block takes.
+constexpr int64_t kChunkElements = int64_t{1} << 16;
+
+// Elements [begin, end) of tensor `tensor`.
+struct TensorChunk {
+  int64_t tensor, begin, end;
+};
+
+// One parameter's arrays and coefficients for the momentum step.
+struct StepTensor {
+  void* w;
+  void* v;
+  const void* g;
+  double momentum, weight_decay;
+};
+
+// The chunks covering tensors of these sizes, and the first chunk of each tensor (one more entry: the
+// total).
+struct Chunks {
+  std::vector<TensorChunk> chunks;
+  std::vector<int64_t> first;
+};
+
+Chunks chunks_of(const std::vector<int64_t>& sizes) {
+  Chunks c;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    c.first.push_back(static_cast<int64_t>(c.chunks.size()));
+    for (int64_t begin = 0; begin < sizes[k]; begin += kChunkElements) {
+      c.chunks.push_back({static_cast<int64_t>(k), begin, std::min(sizes[k], begin + kChunkElements)});
+    }
+  }
+  c.first.push_back(static_cast<int64_t>(c.chunks.size()));
+  return c;
+}
+
+// A table of plain records on `device`: the bytes of each part one after another (each part's size a
+// multiple of 8), copied there asynchronously.
+class DeviceTable {
+ public:
+  template <class T>
+  size_t add(const std::vector<T>& part) {
+    static_assert(sizeof(T) % 8 == 0 && std::is_trivially_copyable_v<T>);
+    const size_t at = bytes_.size();
+    bytes_.resize(at + part.size() * sizeof(T));
+    if (!part.empty()) std::memcpy(bytes_.data() + at, part.data(), part.size() * sizeof(T));
+    return at;
+  }
+  // Copies the table to the device; the result keeps it alive (its release waits for the stream).
+  Array to(const Device& device) const {
+    const Array host = Array::empty({static_cast<int64_t>(std::max<size_t>(bytes_.size(), 1))}, Dtype::uint8);
+    std::memcpy(host.host_data(), bytes_.data(), bytes_.size());
+    return host.to(device);
+  }
+
+ private:
+  std::vector<unsigned char> bytes_;
+};
+
+// The part at byte `at` of a table on the device.
+template <class T>
+const T* part_of(const Array& table, size_t at) {
+  return reinterpret_cast<const T*>(static_cast<const unsigned char*>(table.raw_data()) + at);
+}
+
+template <class T>
+__global__ void momentum_step_chunks(const StepTensor* tensors, const TensorChunk* chunks, const double* rates,
+                                     bool descent) {
+  using C = compute_type_t<T>;
+  const TensorChunk chunk = chunks[blockIdx.x];
+  const StepTensor t = tensors[chunk.tensor];
+  const C momentum = static_cast<C>(t.momentum), decay = static_cast<C>(t.weight_decay);
+  const C rate = static_cast<C>(rates[chunk.tensor]);
+  T* w = static_cast<T*>(t.w);
+  T* v = static_cast<T*>(t.v);
+  const T* g = static_cast<const T*>(t.g);
+  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
+    const C weight = load(w[i]);
+    const C u = decay == C(0) ? load(g[i]) : static_cast<C>(load(g[i]) + decay * weight);
+    const T velocity = store<T>(descent ? momentum * load(v[i]) + rate * u : momentum * load(v[i]) - rate * u);
+    v[i] = velocity;
+    w[i] = store<T>(descent ? weight - load(velocity) : weight + load(velocity));
+  }
+}
+
+void momentum_steps_kernel(const MomentumTensors& t) {
+  const Device device = t.w.front().device();
+  const int index = device.index;
+  require_device(device, "momentum_steps kernel");
+  for (const std::vector<Array>* group : {&t.w, &t.v, &t.g}) {
+    for (const Array& a : *group) {
+      if (!a.is_contiguous()) return ops::detail::momentum_steps_one_by_one(t);  // per tensor, on the device
+    }
+  }
+  std::vector<StepTensor> tensors;
+  std::vector<int64_t> sizes;
+  for (size_t k = 0; k < t.w.size(); ++k) {
+    tensors.push_back({t.w[k].raw_data(), t.v[k].raw_data(), t.g[k].raw_data(), t.momentum[k], t.weight_decay[k]});
+    sizes.push_back(t.w[k].size());
+  }
+  const Chunks chunks = chunks_of(sizes);
+  if (chunks.chunks.empty()) return;
+  DeviceTable table;
+  const size_t tensors_at = table.add(tensors), chunks_at = table.add(chunks.chunks);
+  const Array on_device = table.to(device);
+  const Array rates = t.rate.contiguous();
+  DeviceGuard guard(index);
+  visit_floating_dtype(t.w.front().dtype(), "momentum_steps kernel", [&]<class T>() {
+    momentum_step_chunks<T><<<static_cast<unsigned>(chunks.chunks.size()), kThreads, 0, current_stream(index)>>>(
+        part_of<StepTensor>(on_device, tensors_at), part_of<TensorChunk>(on_device, chunks_at),
+        static_cast<const double*>(rates.raw_data()), t.form == VelocityForm::descent);
+  });
+  check(cudaGetLastError(), "momentum_steps kernel");
+}
+
+// Block b's sum of squares of its chunk, into partial[b].
+template <class T, class A>
+__global__ void chunk_square_sums(const void* const* arrays, const TensorChunk* chunks, A* partial) {
+  __shared__ A sums[kThreads];
+  const TensorChunk chunk = chunks[blockIdx.x];
+  const T* a = static_cast<const T*>(arrays[chunk.tensor]);
+  A sum = 0;
+  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
+    const A x = static_cast<A>(load(a[i]));
+    sum += x * x;
+  }
+  sums[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = sums[0];
+}
+
+// out[k]: the partial sums of array k's chunks, added in order.
+template <class A>
+__global__ void add_chunk_sums(const A* partial, const int64_t* first, int64_t arrays, A* out) {
+  KUSARI_FOR_EACH_ELEMENT(k, arrays) {
+    A sum = 0;
+    for (int64_t c = first[k]; c < first[k + 1]; ++c) sum += partial[c];
+    out[k] = sum;
+  }
+}
+
+void squared_norms_kernel(const std::vector<Array>& arrays, const Array& out) {
+  const Device device = out.device();
+  const int index = device.index;
+  require_device(device, "squared_norms kernel");
+  std::vector<Array> dense;
+  std::vector<const void*> bases;
+  std::vector<int64_t> sizes;
+  for (const Array& a : arrays) {
+    dense.push_back(a.contiguous());
+    bases.push_back(dense.back().raw_data());
+    sizes.push_back(a.size());
+  }
+  const Chunks chunks = chunks_of(sizes);
+  DeviceTable table;
+  const size_t bases_at = table.add(bases), first_at = table.add(chunks.first), chunks_at = table.add(chunks.chunks);
+  const Array on_device = table.to(device);
+  const auto count = static_cast<int64_t>(arrays.size());
+  DeviceGuard guard(index);
+  const cudaStream_t stream = current_stream(index);
+  visit_floating_dtype(arrays.front().dtype(), "squared_norms kernel", [&]<class T>() {
+    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const Array partial = Array::empty({std::max<int64_t>(1, static_cast<int64_t>(chunks.chunks.size()))},
+                                       out.dtype(), device);
+    if (!chunks.chunks.empty()) {
+      chunk_square_sums<T, A><<<static_cast<unsigned>(chunks.chunks.size()), kThreads, 0, stream>>>(
+          part_of<const void*>(on_device, bases_at), part_of<TensorChunk>(on_device, chunks_at),
+          static_cast<A*>(partial.raw_data()));
+    }
+    add_chunk_sums<A><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const A*>(partial.raw_data()),
+                                                                   part_of<int64_t>(on_device, first_at), count,
+                                                                   static_cast<A*>(out.raw_data()));
+  });
+  check(cudaGetLastError(), "squared_norms kernel");
+}
+
+}  // namespace
+
+void register_multi_tensor_kernels() {
+  install_kernel<kernel_ops::MomentumSteps>(DeviceType::cuda, "cuda", momentum_steps_kernel);
+  install_kernel<kernel_ops::SquaredNorms>(DeviceType::cuda, "cuda", squared_norms_kernel);
+}
+
+}  // namespace kusari::kernels::cuda

@@ -1,0 +1,43 @@
+#pragma once
+// Kernel contracts of optimizer steps over many parameters at once (multi-tensor): the momentum step
+// of every parameter of a group in one call, and the squared norms LARS scales its rates by.
+
+#include <vector>
+
+#include <kusari/core/api.h>
+#include <kusari/core/array.h>
+
+namespace kusari {
+
+// What a momentum step's velocity holds: the step itself (v = m·v - r·u, then w += v: Chainer's
+// MomentumSGD) or the descent (v = m·v + r·u, then w -= v: LARS).
+enum class VelocityForm { step, descent };
+
+// The operands of a momentum step over P parameters: per tensor k, u = g[k] + weight_decay[k]·w[k]
+// (u = g[k] where the decay is 0), then v[k] and w[k] as `form` says with momentum[k] and rate[k];
+// w, v, g of one floating dtype on one device, each v[k] and g[k] of w[k]'s shape; rate (P,) float64 on
+// that device (where LARS computed it, or the learning rates).
+struct KUSARI_API MomentumTensors {
+  std::vector<Array> w, v, g;
+  std::vector<double> momentum, weight_decay;
+  Array rate;
+  VelocityForm form = VelocityForm::step;
+};
+
+}  // namespace kusari
+
+namespace kusari::kernel_ops {
+
+// The momentum step of every tensor of MomentumTensors (checked by the routine), in place.
+struct KUSARI_API MomentumSteps {
+  static constexpr const char* name = "momentum_steps";
+  using Fn = void(const MomentumTensors& tensors);
+};
+// out[k] = Σ arrays[k]² over each array's elements, for P arrays of one floating dtype on one device;
+// out (P,) contiguous, float64 for float64 arrays, float32 otherwise (the sums accumulate in it).
+struct KUSARI_API SquaredNorms {
+  static constexpr const char* name = "squared_norms";
+  using Fn = void(const std::vector<Array>& arrays, const Array& out);
+};
+
+}  // namespace kusari::kernel_ops

@@ -1,0 +1,93 @@
+// The multi-tensor optimizer routines of optimizer_routines.h: operand checks, one kernel call; and the
+// CPU's kernels, which run the per-tensor routines one tensor after another.
+
+#include <kusari/kernels/optimizer_routines.h>
+
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/detail/operand_checks.h>
+#include <kusari/kernels/routines.h>
+
+namespace kusari::ops {
+namespace {
+
+// The float32 or float64 dtype a's squares are summed in.
+Dtype squares_dtype(Dtype dtype) { return dtype == Dtype::float64 ? Dtype::float64 : Dtype::float32; }
+
+// Throws unless every array is a floating array of arrays[0]'s dtype on its device.
+void check_group(const std::vector<Array>& arrays, const char* op, const char* what) {
+  for (size_t k = 0; k < arrays.size(); ++k) {
+    const Array& a = arrays[k];
+    if (!a.defined()) throw ValueError(cat(op, ": ", what, " ", k, " is undefined"));
+    detail::require_same_device(arrays.front(), a, op);
+    if (!is_floating(a.dtype()) || a.dtype() != arrays.front().dtype()) {
+      throw DtypeError(cat(op, ": expected ", what, " of one floating dtype (", arrays.front().dtype(), "), got ",
+                           a.dtype(), " for ", what, " ", k));
+    }
+  }
+}
+
+}  // namespace
+
+void momentum_steps(const MomentumTensors& t) {
+  const char* op = "momentum_steps";
+  const size_t n = t.w.size();
+  if (t.v.size() != n || t.g.size() != n || t.momentum.size() != n || t.weight_decay.size() != n) {
+    throw ShapeError(cat(op, ": expected ", n, " velocities, gradients, momenta and weight decays for ", n,
+                         " parameters, got ", t.v.size(), ", ", t.g.size(), ", ", t.momentum.size(), " and ",
+                         t.weight_decay.size()));
+  }
+  if (n == 0) return;
+  check_group(t.w, op, "parameter");
+  for (size_t k = 0; k < n; ++k) {
+    for (const Array* a : {&t.v[k], &t.g[k]}) {
+      if (!a->defined() || a->shape() != t.w[k].shape() || a->dtype() != t.w[k].dtype()) {
+        throw ShapeError(cat(op, ": expected the velocity and gradient of parameter ", k, " of its shape ",
+                             t.w[k].shape(), " and dtype ", t.w[k].dtype(), ", got ",
+                             a->defined() ? cat(a->shape(), " and ", a->dtype()) : std::string("an undefined array")));
+      }
+      detail::require_same_device(t.w[k], *a, op);
+    }
+  }
+  if (!t.rate.defined() || t.rate.shape() != Shape{static_cast<int64_t>(n)} || t.rate.dtype() != Dtype::float64) {
+    throw ShapeError(cat(op, ": expected float64 rates of shape (", n, ",), got ",
+                         t.rate.defined() ? cat(t.rate.dtype(), " ", t.rate.shape()) : std::string("none")));
+  }
+  detail::require_same_device(t.w.front(), t.rate, op);
+  kernel_for<kernel_ops::MomentumSteps>(t.w.front().device())(t);
+}
+
+Array squared_norms(const std::vector<Array>& arrays) {
+  const char* op = "squared_norms";
+  if (arrays.empty()) return Array::empty({0}, Dtype::float32);
+  check_group(arrays, op, "array");
+  const Array out = Array::empty({static_cast<int64_t>(arrays.size())}, squares_dtype(arrays.front().dtype()),
+                                 arrays.front().device());
+  kernel_for<kernel_ops::SquaredNorms>(out.device())(arrays, out);
+  return out;
+}
+
+namespace detail {
+
+void momentum_steps_one_by_one(const MomentumTensors& t) {
+  for (size_t k = 0; k < t.w.size(); ++k) {
+    const Array& w = t.w[k];
+    const Array u = t.weight_decay[k] == 0 ? t.g[k] : add(t.g[k], w * t.weight_decay[k]);
+    const Array rate = t.rate.get_item({static_cast<int64_t>(k)});
+    if (t.form == VelocityForm::step) {
+      momentum_step(w, t.v[k], u, t.momentum[k], rate.item<double>());
+    } else {
+      t.v[k].assign(t.v[k] * t.momentum[k] + mul(u, rate.astype(u.dtype())));
+      add_to(w, neg(t.v[k]));
+    }
+  }
+}
+
+void squared_norms_one_by_one(const std::vector<Array>& arrays, const Array& out) {
+  for (size_t k = 0; k < arrays.size(); ++k) {
+    out.get_item({static_cast<int64_t>(k)}).assign(sum(square(arrays[k].astype(out.dtype()))));
+  }
+}
+
+}  // namespace detail
+
+}  // namespace kusari::ops

@@ -1,0 +1,26 @@
+#pragma once
+// Device-independent routines of optimizer steps over many parameters at once: each checks its
+// operands and calls the kernel registered for their device, one call for all of them.
+
+#include <vector>
+
+#include <kusari/core/api.h>
+#include <kusari/core/array.h>
+#include <kusari/kernels/ops/optimizer.h>
+
+namespace kusari::ops {
+
+// The momentum step of every tensor of `tensors` in place (kernel_ops::MomentumSteps); throws ShapeError,
+// DtypeError or DeviceError naming the first tensor that does not fit the others.
+KUSARI_API void momentum_steps(const MomentumTensors& tensors);
+// Σ a² of each array as a (P,) array on their device: float64 for float64 arrays, float32 otherwise.
+KUSARI_API Array squared_norms(const std::vector<Array>& arrays);
+
+namespace detail {
+// The kernels as the per-tensor routines compute them, tensor by tensor (the CPU's MomentumSteps and
+// SquaredNorms, to the bit what a parameter's own update computes).
+void momentum_steps_one_by_one(const MomentumTensors& tensors);
+void squared_norms_one_by_one(const std::vector<Array>& arrays, const Array& out);
+}  // namespace detail
+
+}  // namespace kusari::ops
