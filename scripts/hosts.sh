@@ -10,7 +10,7 @@
 #   hosts.sh mpiexec [--per-host K] ARGS...
 #                                 mpiexec over the hosts, K ranks on each (default 1), -n N·K
 #                                 (KUSARI_HOSTS_ALIVE_SECONDS: how long a cut link is borne, 10)
-#   hosts.sh cut HOST | heal HOST its link down or up again (HOST: host2 or 2)
+#   hosts.sh cut HOST | heal HOST its link down, or up again (returning once it forwards; HOST: host2 or 2)
 #   hosts.sh kill HOST            SIGKILL to every process on it
 #   hosts.sh bytes HOST           bytes its link has carried, sent and received
 #   hosts.sh [-x] ADDRESS COMMAND how mpiexec starts a host's proxy, in place of ssh
@@ -105,6 +105,21 @@ launch() {  # called by mpiexec as ssh would be: [-x] ADDRESS COMMAND...
   wait "$child"
 }
 
+heal() {  # host $1's link up again, returning once it forwards and nothing remembers the cut
+  local i=$1 ns=$prefix-host$1 link=${prefix}h$1
+  ip link set "$link" up
+  rm -f "$state/cut_$i"
+  for _ in $(seq 1 100); do
+    [ "$(cat "/sys/class/net/$link/operstate")" = up ] && [ "$(cat "/sys/class/net/$link/brport/state")" = 3 ] &&
+      ip -n "$ns" link show eth0 | grep -q "state UP" && break
+    sleep 0.05
+  done
+  # Neighbours the hosts failed to resolve while the link was down would fail the next connection at
+  # once (an Open MPI daemon's back to mpiexec, say): both sides forget them.
+  ip -n "$ns" neigh flush all
+  ip neigh flush dev "$bridge"
+}
+
 run_mpiexec() {
   local per_host=1 n
   [ "${1:-}" != --per-host ] || { per_host=$2; shift 2; }
@@ -135,7 +150,7 @@ case $command in
   down) down ;;
   mpiexec) run_mpiexec "$@" ;;
   cut) i=$(index_of "${1:-}"); ip link set "${prefix}h$i" down; touch "$state/cut_$i" ;;
-  heal) i=$(index_of "${1:-}"); ip link set "${prefix}h$i" up; rm -f "$state/cut_$i" ;;
+  heal) heal "$(index_of "${1:-}")" ;;
   kill) ip netns pids "$prefix-host$(index_of "${1:-}")" | xargs -r kill -9 ;;
   bytes)
     link=${prefix}h$(index_of "${1:-}")
