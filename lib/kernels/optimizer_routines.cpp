@@ -69,14 +69,15 @@ Array squared_norms(const std::vector<Array>& arrays) {
 namespace detail {
 
 void momentum_steps_one_by_one(const MomentumTensors& t) {
+  const Array rates = t.rate.contiguous();  // host memory: this runs as the CPU's kernel
+  const auto* rate = static_cast<const double*>(rates.host_data());
   for (size_t k = 0; k < t.w.size(); ++k) {
     const Array& w = t.w[k];
     const Array u = t.weight_decay[k] == 0 ? t.g[k] : add(t.g[k], w * t.weight_decay[k]);
-    const Array rate = t.rate.get_item({static_cast<int64_t>(k)});
     if (t.form == VelocityForm::step) {
-      momentum_step(w, t.v[k], u, t.momentum[k], rate.item<double>());
+      momentum_step(w, t.v[k], u, t.momentum[k], rate[k]);
     } else {
-      t.v[k].assign(t.v[k] * t.momentum[k] + mul(u, rate.astype(u.dtype())));
+      t.v[k].assign(t.v[k] * t.momentum[k] + mul(u, scalar_like(rate[k], u)));
       add_to(w, neg(t.v[k]));
     }
   }

@@ -27,8 +27,10 @@ Serializer& scope_of(Serializer& serializer, const std::string& path) {
   return *scope;
 }
 
-// Each entry's rule updates its parameter: the groupable rules of one class, device and update dtype
-// together (one multi-tensor step a group where the class has one), the others one by one.
+// Each entry's rule updates its parameter: on a device, the groupable rules of one class, device and
+// update dtype together (one multi-tensor step a group where the class has one); the others, and every
+// parameter on the host (where a group's kernel is each parameter's own routines, one after another),
+// one by one.
 void update_parameters(const std::vector<GradientEntry>& entries) {
   struct Group {
     std::type_index rule_class;
@@ -40,7 +42,7 @@ void update_parameters(const std::vector<GradientEntry>& entries) {
   };
   std::vector<Group> groups;
   for (const GradientEntry& e : entries) {
-    if (!e.rule->groupable()) {
+    if (!e.rule->groupable() || e.param.device().type == DeviceType::cpu) {
       e.rule->update(e.param, e.grad);
       continue;
     }
