@@ -41,6 +41,8 @@ with tempfile.TemporaryDirectory() as work:
     ran = 0
     for where, line in commands:
         words = shlex.split(line)
+        if not words:
+            continue  # a comment's own line
         if words[0] == "bash":
             script = os.path.join(source, words[1])
             expect(os.path.isfile(script), f"{where}: `{line}`: {words[1]} exists")
