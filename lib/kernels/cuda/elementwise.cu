@@ -32,34 +32,46 @@ __global__ void binary_elements(KernelLayout<3> layout, F f) {
   }
 }
 
-// unary_elements over contiguous operands, V elements a load (the last n % V one by one).
-template <class T, class U, class F, int V>
-__global__ void unary_packs(const T* x, U* out, int64_t n, F f) {
-  const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x, step = int64_t{blockDim.x} * gridDim.x;
-  const int64_t packs = n / V;
-  for (int64_t p = first; p < packs; p += step) {
-    const Pack<T, V> in = load_pack<T, V>(x, p * V);
-    Pack<U, V> result;
-#pragma unroll
-    for (int lane = 0; lane < V; ++lane) result.v[lane] = store<U>(f(load(in.v[lane])));
-    store_pack<U, V>(out, p * V, result);
+// The inputs of a packed map: one or two contiguous arrays of T.
+template <class T, size_t I>
+struct Inputs {
+  const T* p[I];
+};
+
+// f of the inputs' values x[0] (and x[1]).
+template <class U, class F, class C, size_t I>
+__device__ inline U apply(F f, const C (&x)[I]) {
+  if constexpr (I == 1) {
+    return store<U>(f(x[0]));
+  } else {
+    return store<U>(f(x[0], x[1]));
   }
-  for (int64_t i = packs * V + first; i < n; i += step) out[i] = store<U>(f(load(x[i])));
 }
 
-// binary_elements over contiguous operands, V elements a load (the last n % V one by one).
-template <class T, class U, class F, int V>
-__global__ void binary_packs(const T* a, const T* b, U* out, int64_t n, F f) {
+// unary_elements or binary_elements over contiguous operands (I inputs), V elements a load (the last
+// n % V one by one).
+template <class T, class U, class F, int V, size_t I>
+__global__ void map_packs(Inputs<T, I> in, U* out, int64_t n, F f) {
+  using C = compute_type_t<T>;
   const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x, step = int64_t{blockDim.x} * gridDim.x;
   const int64_t packs = n / V;
   for (int64_t p = first; p < packs; p += step) {
-    const Pack<T, V> left = load_pack<T, V>(a, p * V), right = load_pack<T, V>(b, p * V);
+    Pack<T, V> loaded[I];
+    for (size_t k = 0; k < I; ++k) loaded[k] = load_pack<T, V>(in.p[k], p * V);
     Pack<U, V> result;
 #pragma unroll
-    for (int lane = 0; lane < V; ++lane) result.v[lane] = store<U>(f(load(left.v[lane]), load(right.v[lane])));
+    for (int lane = 0; lane < V; ++lane) {
+      C x[I];
+      for (size_t k = 0; k < I; ++k) x[k] = load(loaded[k].v[lane]);
+      result.v[lane] = apply<U>(f, x);
+    }
     store_pack<U, V>(out, p * V, result);
   }
-  for (int64_t i = packs * V + first; i < n; i += step) out[i] = store<U>(f(load(a[i]), load(b[i])));
+  for (int64_t i = packs * V + first; i < n; i += step) {
+    C x[I];
+    for (size_t k = 0; k < I; ++k) x[k] = load(in.p[k][i]);
+    out[i] = apply<U>(f, x);
+  }
 }
 
 // Runs f over the elements of `arrays` (inputs, then the output of U): the packed kernel where the
@@ -72,15 +84,11 @@ void run_map(const char* op, const std::array<const Array*, N>& arrays, F f) {
   const KernelLayout<N> layout = kernel_layout<N>(arrays, op);
   const cudaStream_t stream = current_stream(index);
   constexpr int V = kPackElements<T>;
-  const auto input = [&](size_t k) { return reinterpret_cast<const T*>(layout.bases[k]); };
-  U* const out = reinterpret_cast<U*>(layout.bases[N - 1]);
-  const unsigned packed_blocks = blocks_for((layout.size + V - 1) / V);
   if (sizeof(U) <= sizeof(T) && packs_fit(layout)) {
-    if constexpr (N == 2) {
-      unary_packs<T, U, F, V><<<packed_blocks, kThreads, 0, stream>>>(input(0), out, layout.size, f);
-    } else {
-      binary_packs<T, U, F, V><<<packed_blocks, kThreads, 0, stream>>>(input(0), input(1), out, layout.size, f);
-    }
+    Inputs<T, N - 1> inputs;
+    for (size_t k = 0; k + 1 < N; ++k) inputs.p[k] = reinterpret_cast<const T*>(layout.bases[k]);
+    map_packs<T, U, F, V, N - 1><<<blocks_for((layout.size + V - 1) / V), kThreads, 0, stream>>>(
+        inputs, reinterpret_cast<U*>(layout.bases[N - 1]), layout.size, f);
   } else if constexpr (N == 2) {
     unary_elements<T, U, F><<<blocks_for(layout.size), kThreads, 0, stream>>>(layout, f);
   } else {

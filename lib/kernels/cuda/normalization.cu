@@ -172,13 +172,12 @@ struct DenseOperands {
 DenseOperands dense_operands(std::vector<Array> arrays) {
   const std::optional<ChannelExtents> first = dense_channel_extents(arrays.front());
   bool shared = first.has_value();
-  for (const Array& a : arrays) {
-    const std::optional<ChannelExtents> e = dense_channel_extents(a);
-    shared = shared && e && e->outer == first->outer && e->inner == first->inner;
+  for (size_t k = 1; k < arrays.size() && shared; ++k) {
+    const std::optional<ChannelExtents> e = dense_channel_extents(arrays[k]);
+    shared = e && e->outer == first->outer && e->inner == first->inner;
   }
-  if (!shared) {
-    for (Array& a : arrays) a = a.contiguous();
-  }
+  if (shared) return {arrays, *first};
+  for (Array& a : arrays) a = a.contiguous();
   return {arrays, *dense_channel_extents(arrays.front())};
 }
 
@@ -190,8 +189,20 @@ ChannelPlan plan_for(const DenseOperands& dense, int64_t channels, int64_t group
     throw ValueError(cat(op, ": expected at most ", kMostChannelGroups, " groups of samples on a GPU, got ", groups));
   }
   bool aligned = true;
-  for (const Array& a : dense.arrays) aligned = aligned && reinterpret_cast<uintptr_t>(a.raw_data()) % 16 == 0;
+  for (const Array& a : dense.arrays) aligned = aligned && pack_aligned(a.raw_data());
   return plan_channels(dense.extents.outer, channels, dense.extents.inner, aligned ? kPackElements<T> : 1, groups);
+}
+
+// Calls launch.template operator()<V>(grid, block) with the plan's grid and block and V its vector: a
+// 16-byte pack of T or one element.
+template <class T, class Launch>
+void launch_on(const ChannelPlan& plan, Launch&& launch) {
+  const dim3 grid(plan.grid_x, plan.grid_y), block(plan.threads_x, plan.threads_y);
+  if (plan.vector == kPackElements<T>) {
+    launch.template operator()<kPackElements<T>>(grid, block);
+  } else {
+    launch.template operator()<1>(grid, block);
+  }
 }
 
 void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate, int64_t groups, const Array& sums,
@@ -214,17 +225,11 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
     double* partial_sums = static_cast<double*>(partial.raw_data());
     double* partial_products = partial_sums + plan.grid_y * channels;
     const auto operand = [&](size_t k) { return static_cast<const T*>(dense.arrays[k].raw_data()); };
-    const dim3 grid(plan.grid_x, plan.grid_y), block(plan.threads_x, plan.threads_y);
-    constexpr int wide = kPackElements<T>;
-    const auto run = [&](auto kernel) {
-      kernel<<<grid, block, 0, stream>>>(plan, operand(0), operand(1), gated ? operand(2) : nullptr,
-                                         data_of(gate_scale), data_of(gate_shift), partial_sums, partial_products);
-    };
-    if (plan.vector == wide) {
-      run(channel_block_sums<T, wide>);
-    } else {
-      run(channel_block_sums<T, 1>);
-    }
+    launch_on<T>(plan, [&]<int V>(dim3 grid, dim3 block) {
+      channel_block_sums<T, V><<<grid, block, 0, stream>>>(plan, operand(0), operand(1),
+                                                            gated ? operand(2) : nullptr, data_of(gate_scale),
+                                                            data_of(gate_shift), partial_sums, partial_products);
+    });
     check(cudaGetLastError(), "channel_sums kernel");
     add_partial_rows<<<blocks_for(groups * channels), kThreads, 0, stream>>>(
         partial_sums, partial_products, groups, rows_per_group(plan), channels, static_cast<double*>(sums.raw_data()),
@@ -249,19 +254,12 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   visit_floating_dtype(x.dtype(), "channel_affine kernel", [&]<class T>() {
     const ChannelPlan plan = plan_for<T>(dense, channels, groups, "channel_affine kernel");
     const auto operand = [&](size_t k) { return static_cast<const T*>(dense.arrays[k].raw_data()); };
-    const dim3 grid(plan.grid_x, plan.grid_y), block(plan.threads_x, plan.threads_y);
-    constexpr int wide = kPackElements<T>;
-    const auto run = [&](auto kernel) {
-      kernel<<<grid, block, 0, stream>>>(plan, operand(0), y.defined() ? operand(1) : nullptr,
-                                         gated ? operand(2) : nullptr, static_cast<T*>(target.raw_data()),
-                                         data_of(ca), y.defined() ? data_of(cb) : nullptr, data_of(cd),
-                                         data_of(gate_scale), data_of(gate_shift), relu);
-    };
-    if (plan.vector == wide) {
-      run(channel_affine_loads<T, wide>);
-    } else {
-      run(channel_affine_loads<T, 1>);
-    }
+    launch_on<T>(plan, [&]<int V>(dim3 grid, dim3 block) {
+      channel_affine_loads<T, V><<<grid, block, 0, stream>>>(
+          plan, operand(0), y.defined() ? operand(1) : nullptr, gated ? operand(2) : nullptr,
+          static_cast<T*>(target.raw_data()), data_of(ca), y.defined() ? data_of(cb) : nullptr, data_of(cd),
+          data_of(gate_scale), data_of(gate_shift), relu);
+    });
   });
   check(cudaGetLastError(), "channel_affine kernel");
   if (target.raw_data() != out.raw_data()) out.assign(target);

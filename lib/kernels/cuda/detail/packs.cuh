@@ -30,13 +30,16 @@ __device__ inline void store_pack(T* p, int64_t offset, const Pack<T, V>& pack) 
   *reinterpret_cast<Pack<T, V>*>(p + offset) = pack;
 }
 
+// Whether packs of 16 bytes may start at `address`.
+inline bool pack_aligned(const void* address) { return reinterpret_cast<uintptr_t>(address) % 16 == 0; }
+
 // Whether every operand of the layout is one run of consecutive elements (the same shape, nothing
-// broadcast) whose first element is 16-byte aligned: the packed kernels' case.
+// broadcast) whose first element is pack-aligned: the packed kernels' case.
 template <size_t N>
 bool packs_fit(const KernelLayout<N>& layout) {
   if (layout.axes != 1) return false;
   for (size_t k = 0; k < N; ++k) {
-    if (layout.strides[k][0] != 1 || reinterpret_cast<uintptr_t>(layout.bases[k]) % 16 != 0) return false;
+    if (layout.strides[k][0] != 1 || !pack_aligned(layout.bases[k])) return false;
   }
   return true;
 }
