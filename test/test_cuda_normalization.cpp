@@ -136,6 +136,16 @@ TEST_CASE("channel sums and affine maps equal the CPU's in 16-byte loads, single
   }
 }
 
+TEST_CASE("more groups of samples than a launch takes are refused, naming the count") {
+  const Array x = Array::zeros({65536, 2}, Dtype::float32, gpu);
+  try {
+    ops::group_channel_sums(x, x, 65536);
+    FAIL("expected ValueError");
+  } catch (const ValueError& e) {
+    CHECK(std::string(e.what()).find("at most 65535 groups of samples on a GPU, got 65536") != std::string::npos);
+  }
+}
+
 TEST_CASE("2-D batch normalization (N, C) and a channel of one element equal the CPU's") {
   const Array x = Array::normal({64, 10}, 1.0, 3.0, 56, Dtype::float32);
   const Array gamma = Array::ones({10}), beta = Array::zeros({10});

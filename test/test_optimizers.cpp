@@ -770,6 +770,22 @@ TEST_CASE("a group's update equals each parameter's own to the bit: MomentumSGD 
   }
 }
 
+TEST_CASE("update_together refuses a rule that cannot join a group, naming its parameter") {
+  O::MomentumSGD opt(0.1, 0.9);
+  auto link = std::make_shared<TwoParams>();
+  opt.setup(link);
+  set_fixed_grads(*link);
+  O::UpdateRule* w = &opt.update_rule("/W");
+  O::UpdateRule* b = &opt.update_rule("/b");
+  b->add_hook([](O::UpdateRule&, const Variable&, const Array&) {}, "own hook");
+  expect_error<ValueError>(
+      [&] {
+        O::UpdateRule::update_together({w, b}, {link->param("W"), link->param("b")},
+                                       {link->param("W").grad(), link->param("b").grad()});
+      },
+      {"update_together", "rule 1", "parameter 'b'"});
+}
+
 TEST_CASE("momentum_steps and squared_norms: each tensor as its own routines compute it; mismatches refused") {
   const Array w1 = Array::uniform({5}, -1, 1, 1), w2 = Array::uniform({2, 3}, -1, 1, 2);
   const Array g1 = Array::uniform({5}, -1, 1, 3), g2 = Array::uniform({2, 3}, -1, 1, 4);
