@@ -1,6 +1,7 @@
 // The CUDA convolution (cuDNN) against the CPU's: forward with and without bias, data and filter
 // gradients, for strides, padding, dilation and groups, row-major and channels-last operands, every
-// floating dtype, with cuDNN's heuristics and with its timed search (set_cudnn_benchmark).
+// floating dtype, with cuDNN's heuristics and with its timed search (set_cudnn_benchmark), operands
+// at any alignment; every pass through an engine plan (none through the legacy calls).
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
 
@@ -11,6 +12,7 @@
 
 #include <kusari/core/array.h>
 #include <kusari/core/memory_order.h>
+#include <kusari/kernels/cuda/detail/convolution_legacy.h>
 #include <kusari/kernels/cuda/runtime.h>
 #include <kusari/kernels/layer_routines.h>
 
@@ -84,6 +86,32 @@ TEST_CASE("forward, data and filter gradients equal the CPU's") {
     }
   }
   cuda::set_cudnn_benchmark(false);
+  CHECK(kernels::cuda::legacy_convolution_plans() == 0);
+}
+
+TEST_CASE("operands at an odd element (2-byte aligned) equal the CPU's") {
+  for (const Dtype dtype : {Dtype::float16, Dtype::bfloat16, Dtype::float32}) {
+    INFO(dtype_name(dtype));
+    const Shape x_shape{3, 8, 9, 9}, y_shape{3, 8, 9, 9};
+    const int64_t n = 3 * 8 * 9 * 9;
+    // Views one element into larger arrays on the device: their data starts 2 (4 for float32) bytes in.
+    const Array x_whole = Array::normal({n + 1}, 0, 1, 91, dtype), gy_whole = Array::normal({n + 1}, 0, 1, 92, dtype);
+    const Array x = x_whole.get_item({Slice{1, n + 1}}).reshape(x_shape);
+    const Array gy = gy_whole.get_item({Slice{1, n + 1}}).reshape(y_shape);
+    const Array device_x = on_gpu(x_whole).get_item({Slice{1, n + 1}}).reshape(x_shape);
+    const Array device_gy = on_gpu(gy_whole).get_item({Slice{1, n + 1}}).reshape(y_shape);
+    const Array w = Array::normal({8, 8, 3, 3}, 0, 0.3, 93, dtype);
+    const Conv2dGeometry g{1, 1, 1, 1, 1, 1, 1};
+    check_close(ops::convolution_2d(device_x, on_gpu(w), Array(), g, y_shape),
+                ops::convolution_2d(x, w, Array(), g, y_shape), tolerance(dtype), "forward", Relative::to_largest);
+    check_close(ops::convolution_2d_backward_data(device_gy, on_gpu(w), Array(), g, x_shape),
+                ops::convolution_2d_backward_data(gy, w, Array(), g, x_shape), tolerance(dtype), "data gradient",
+                Relative::to_largest);
+    check_close(ops::convolution_2d_backward_filter(device_x, device_gy, g, w.shape()),
+                ops::convolution_2d_backward_filter(x, gy, g, w.shape()), tolerance(dtype), "filter gradient",
+                Relative::to_largest);
+  }
+  CHECK(kernels::cuda::legacy_convolution_plans() == 0);
 }
 
 TEST_CASE("a channels-last input gives a channels-last output on the device") {
