@@ -827,3 +827,35 @@ TEST_CASE("momentum_steps and squared_norms: each tensor as its own routines com
                            {"squared_norms", "one floating dtype", "float64", "array 1"});
   expect_error<DtypeError>([&] { ops::squared_norms({w1.astype(Dtype::int32)}); }, {"squared_norms", "int32"});
 }
+
+TEST_CASE("copy_tensors converts every pair as astype does, in one call for any mix of dtypes; mismatches refused") {
+  const std::vector<Dtype> floating = {Dtype::float64, Dtype::float32, Dtype::float16, Dtype::bfloat16};
+  std::vector<Array> sources, destinations, expected;
+  uint64_t seed = 40;
+  for (const Dtype from : floating) {
+    for (const Dtype to : floating) {
+      // A tensor of several GPU chunks, a small one with values past float16's range and below its
+      // normals, and a strided view.
+      const Array big = Array::uniform({140000}, -3, 3, ++seed, from);
+      const Array edges = Array::from_vector<double>({70000.0, -1e-8, 65519.0, -0.0, 1.0 / 3, 1e30}, {6}).astype(from);
+      const Array strided = Array::uniform({4, 6}, -2, 2, ++seed, from).get_item({Slice{}, Slice{0, 6, 2}});
+      for (const Array& source : {big, edges, strided}) {
+        sources.push_back(source);
+        destinations.push_back(Array::empty(source.shape(), to));
+        expected.push_back(source.astype(to));
+      }
+    }
+  }
+  ops::copy_tensors(sources, destinations);
+  for (size_t k = 0; k < sources.size(); ++k) {
+    CAPTURE(k);
+    CHECK(destinations[k].dtype() == expected[k].dtype());
+    CHECK(destinations[k].to_vector<double>() == expected[k].to_vector<double>());
+  }
+  ops::copy_tensors({}, {});
+  const Array a = Array::zeros({3}), b = Array::zeros({4});
+  expect_error<ShapeError>([&] { ops::copy_tensors({a}, {}); }, {"copy_tensors", "as many destinations", "(1)", "got 0"});
+  expect_error<ShapeError>([&] { ops::copy_tensors({a, a}, {a.copy(), b}); }, {"copy_tensors", "pair 1", "(3,)", "(4,)"});
+  expect_error<DtypeError>([&] { ops::copy_tensors({a}, {a.astype(Dtype::int32)}); }, {"copy_tensors", "int32", "pair 0"});
+  expect_error<ValueError>([&] { ops::copy_tensors({a}, {Array()}); }, {"copy_tensors", "pair 0", "undefined"});
+}

@@ -66,6 +66,30 @@ Array squared_norms(const std::vector<Array>& arrays) {
   return out;
 }
 
+void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations) {
+  const char* op = "copy_tensors";
+  if (sources.size() != destinations.size()) {
+    throw ShapeError(cat(op, ": expected as many destinations as sources (", sources.size(), "), got ",
+                         destinations.size()));
+  }
+  if (sources.empty()) return;
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const Array& from = sources[k];
+    const Array& to = destinations[k];
+    if (!from.defined() || !to.defined()) throw ValueError(cat(op, ": pair ", k, " has an undefined array"));
+    if (from.shape() != to.shape()) {
+      throw ShapeError(cat(op, ": expected pair ", k, "'s destination of its source's shape ", from.shape(), ", got ",
+                           to.shape()));
+    }
+    if (!is_floating(from.dtype()) || !is_floating(to.dtype())) {
+      throw DtypeError(cat(op, ": expected floating arrays, got ", from.dtype(), " to ", to.dtype(), " for pair ", k));
+    }
+    detail::require_same_device(sources.front(), from, op);
+    detail::require_same_device(sources.front(), to, op);
+  }
+  kernel_for<kernel_ops::CopyTensors>(sources.front().device())(sources, destinations);
+}
+
 namespace detail {
 
 void momentum_steps_one_by_one(const MomentumTensors& t) {
@@ -87,6 +111,10 @@ void squared_norms_one_by_one(const std::vector<Array>& arrays, const Array& out
   for (size_t k = 0; k < arrays.size(); ++k) {
     out.get_item({static_cast<int64_t>(k)}).assign(sum(square(arrays[k].astype(out.dtype()))));
   }
+}
+
+void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& destinations) {
+  for (size_t k = 0; k < sources.size(); ++k) destinations[k].assign(sources[k]);
 }
 
 }  // namespace detail

@@ -15,12 +15,16 @@ namespace kusari::ops {
 KUSARI_API void momentum_steps(const MomentumTensors& tensors);
 // Σ a² of each array as a (P,) array on their device: float64 for float64 arrays, float32 otherwise.
 KUSARI_API Array squared_norms(const std::vector<Array>& arrays);
+// destinations[k] = sources[k] converted, for every k (kernel_ops::CopyTensors); throws ShapeError,
+// DtypeError or DeviceError naming the first pair that does not fit.
+KUSARI_API void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations);
 
 namespace detail {
 // The kernels as the per-tensor routines compute them, tensor by tensor (the CPU's MomentumSteps and
 // SquaredNorms, to the bit what a parameter's own update computes).
 void momentum_steps_one_by_one(const MomentumTensors& tensors);
 void squared_norms_one_by_one(const std::vector<Array>& arrays, const Array& out);
+void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& destinations);
 }  // namespace detail
 
 }  // namespace kusari::ops

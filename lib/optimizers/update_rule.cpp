@@ -2,6 +2,7 @@
 
 #include <typeinfo>
 
+#include <kusari/kernels/optimizer_routines.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::optimizers {
@@ -53,10 +54,28 @@ void UpdateRule::update_together(const std::vector<UpdateRule*>& rules, const st
     }
     rules[k]->begin_update(params[k], grads[k]);
     data.push_back(rules[k]->update_target(params[k]));
-    widened.push_back(grads[k].astype(data.back().dtype()));
   }
+  // Gradients of another dtype than what they update (half gradients of float32 master copies) are
+  // widened in one multi-tensor copy, and the masters' new values written back in another.
+  std::vector<Array> narrow, wide;
+  for (size_t k = 0; k < rules.size(); ++k) {
+    if (grads[k].dtype() == data[k].dtype()) {
+      widened.push_back(grads[k]);
+      continue;
+    }
+    widened.push_back(Array::empty(grads[k].shape(), data[k].dtype(), grads[k].device()));
+    narrow.push_back(grads[k]);
+    wide.push_back(widened.back());
+  }
+  ops::copy_tensors(narrow, wide);
   rules.front()->update_core_together(rules, data, widened);
-  for (size_t k = 0; k < rules.size(); ++k) rules[k]->finish_update(params[k], data[k]);
+  std::vector<Array> masters, targets;
+  for (size_t k = 0; k < rules.size(); ++k) {
+    if (data[k].storage() == params[k].data().storage()) continue;
+    masters.push_back(data[k]);
+    targets.push_back(params[k].data());
+  }
+  ops::copy_tensors(masters, targets);
 }
 
 void UpdateRule::update_core_together(const std::vector<UpdateRule*>& rules, const std::vector<Array>& data,

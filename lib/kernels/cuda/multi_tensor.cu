@@ -1,10 +1,13 @@
 // CUDA multi-tensor optimizer kernels: the momentum step of every parameter of a group in one launch,
-// and the squared norms of many arrays in two (per-block sums, then each array's blocks added in
-// order: the same bits on every run). Each block takes one chunk of one tensor; the table of tensors
-// and chunks goes to the device with the launch (an asynchronous copy, no synchronization).
+// the squared norms of many arrays in two (per-block sums, then each array's blocks added in order:
+// the same bits on every run), and the conversions of many pairs of arrays in one launch per pair of
+// dtypes. Each block takes one chunk of one tensor; the table of tensors and chunks goes to the device
+// with the launch (an asynchronous copy, no synchronization).
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -196,11 +199,60 @@ void squared_norms_kernel(const std::vector<Array>& arrays, const Array& out) {
   check(cudaGetLastError(), "squared_norms kernel");
 }
 
+// Block b converts its chunk of pair chunk.tensor: targets[k][i] = sources[k][i].
+template <class S, class D>
+__global__ void convert_chunks(const void* const* sources, void* const* targets, const TensorChunk* chunks) {
+  const TensorChunk chunk = chunks[blockIdx.x];
+  const S* from = static_cast<const S*>(sources[chunk.tensor]);
+  D* to = static_cast<D*>(targets[chunk.tensor]);
+  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) to[i] = convert<D>(from[i]);
+}
+
+void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Array>& destinations) {
+  const Device device = sources.front().device();
+  const int index = device.index;
+  require_device(device, "copy_tensors kernel");
+  // One launch for each pair of dtypes among contiguous pairs; the others copied one by one.
+  std::map<std::pair<Dtype, Dtype>, std::vector<size_t>> by_dtypes;
+  for (size_t k = 0; k < sources.size(); ++k) {
+    if (sources[k].is_contiguous() && destinations[k].is_contiguous()) {
+      by_dtypes[{sources[k].dtype(), destinations[k].dtype()}].push_back(k);
+    } else {
+      destinations[k].assign(sources[k]);
+    }
+  }
+  DeviceGuard guard(index);
+  for (const auto& [dtypes, pairs] : by_dtypes) {
+    std::vector<const void*> from;
+    std::vector<void*> to;
+    std::vector<int64_t> sizes;
+    for (const size_t k : pairs) {
+      from.push_back(sources[k].raw_data());
+      to.push_back(destinations[k].raw_data());
+      sizes.push_back(sources[k].size());
+    }
+    const Chunks chunks = chunks_of(sizes);
+    if (chunks.chunks.empty()) continue;
+    DeviceTable table;
+    const size_t from_at = table.add(from), to_at = table.add(to), chunks_at = table.add(chunks.chunks);
+    const Array on_device = table.to(device);
+    visit_floating_dtype(dtypes.first, "copy_tensors kernel", [&]<class S>() {
+      visit_floating_dtype(dtypes.second, "copy_tensors kernel", [&]<class D>() {
+        convert_chunks<S, D><<<static_cast<unsigned>(chunks.chunks.size()), kThreads, 0, current_stream(index)>>>(
+            part_of<const void*>(on_device, from_at), part_of<void*>(on_device, to_at),
+            part_of<TensorChunk>(on_device, chunks_at));
+      });
+    });
+  }
+  check(cudaGetLastError(), "copy_tensors kernel");
+}
+
 }  // namespace
 
 void register_multi_tensor_kernels() {
   install_kernel<kernel_ops::MomentumSteps>(DeviceType::cuda, "cuda", momentum_steps_kernel);
   install_kernel<kernel_ops::SquaredNorms>(DeviceType::cuda, "cuda", squared_norms_kernel);
+  install_kernel<kernel_ops::CopyTensors>(DeviceType::cuda, "cuda", copy_tensors_kernel);
 }
 
 }  // namespace kusari::kernels::cuda

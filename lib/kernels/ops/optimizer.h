@@ -1,6 +1,8 @@
 #pragma once
 // Kernel contracts of optimizer steps over many parameters at once (multi-tensor): the momentum step
-// of every parameter of a group in one call, and the squared norms LARS scales its rates by.
+// of every parameter of a group in one call, the squared norms LARS scales its rates by, and the
+// conversions a group of half-precision parameters updates through (gradients widened to the float32
+// master copies, the masters' new values written back).
 
 #include <vector>
 
@@ -38,6 +40,13 @@ struct KUSARI_API MomentumSteps {
 struct KUSARI_API SquaredNorms {
   static constexpr const char* name = "squared_norms";
   using Fn = void(const std::vector<Array>& arrays, const Array& out);
+};
+
+// destinations[k][...] = sources[k][...] converted to destinations[k]'s dtype, for P pairs of equal
+// shapes and floating dtypes (any pair of them), all on one device.
+struct KUSARI_API CopyTensors {
+  static constexpr const char* name = "copy_tensors";
+  using Fn = void(const std::vector<Array>& sources, const std::vector<Array>& destinations);
 };
 
 }  // namespace kusari::kernel_ops
