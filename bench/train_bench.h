@@ -82,9 +82,12 @@ inline double train_benchmark(const std::string& name, const std::shared_ptr<lin
   const Suffix line_end = device.type != DeviceType::cuda ? suffix : Suffix([suffix, &options] {
     return (suffix ? suffix() : std::string()) + (options.cudnn_benchmark ? " cudnn=benchmark" : " cudnn=heuristics");
   });
-  if (!options.profile) return time_steps(full_name, x.shape()[0], step, options, line_end);
-  // The warm-up outside the profiler's window; the timed steps inside it (timed with the profiler on).
+  // The warm-up first; then a GPU's peak memory counters start over from what the cache holds, as the
+  // PyTorch twin's do, so that the line's peak is the timed steps' (after the first steps' searches).
   for (int i = 0; i < options.warmup; ++i) step();
+  if (device.type == DeviceType::cuda) cuda::reset_peak_memory_stats();
+  if (!options.profile) return time_steps(full_name, x.shape()[0], step, 0, options.min_steps, options.seconds, line_end);
+  // The timed steps inside the profiler's window (timed with the profiler on).
   profiler::start();
   const double ms = time_steps(full_name + "_profiled", x.shape()[0], step, 0, options.min_steps, options.seconds,
                                line_end);
@@ -93,7 +96,8 @@ inline double train_benchmark(const std::string& name, const std::shared_ptr<lin
   return ms;
 }
 
-// The " peak_device_mb=N" suffix: the most memory the CUDA allocator held at once, in MiB.
+// The " peak_device_mb=N" suffix: the most memory the CUDA allocator held at once since the last
+// cuda::reset_peak_memory_stats() (train_bench: the warm-up's end), in MiB.
 inline std::string peak_device_suffix() {
   return " peak_device_mb=" + std::to_string(allocator_for(DeviceType::cuda).stats().peak_bytes_held >> 20);
 }

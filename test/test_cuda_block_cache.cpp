@@ -109,6 +109,26 @@ TEST_CASE("a large request takes the smallest free block that holds it; its rest
   CHECK(cache.stats().bytes_cached == 0);
 }
 
+TEST_CASE("the peaks start over from what is in use and held when reset") {
+  RecordingMemory memory(64 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  void* big = cache.take(20 * kMiB, stream(1));
+  void* kept = cache.take(4 * kMiB, stream(1));
+  cache.give_back(big);
+  CHECK(cache.stats().peak_bytes_in_use == static_cast<int64_t>(24 * kMiB));
+  cache.reset_peaks();
+  CHECK(cache.stats().peak_bytes_in_use == static_cast<int64_t>(4 * kMiB));
+  CHECK(cache.stats().peak_bytes_held == static_cast<int64_t>(24 * kMiB));  // the freed block is still cached
+  cache.release_free();
+  cache.reset_peaks();
+  CHECK(cache.stats().peak_bytes_held == static_cast<int64_t>(4 * kMiB));
+  void* more = cache.take(2 * kMiB, stream(1));
+  CHECK(cache.stats().peak_bytes_in_use == static_cast<int64_t>(6 * kMiB));
+  CHECK(cache.stats().peak_bytes_held == static_cast<int64_t>(6 * kMiB));
+  cache.give_back(more);
+  cache.give_back(kept);
+}
+
 TEST_CASE("freed neighbours merge into one block; a segment goes back to the device once wholly free") {
   RecordingMemory memory(64 * kMiB);
   BlockCache cache(memory, "cuda:0");

@@ -110,6 +110,12 @@ class CudaAllocator final : public Allocator {
       if (BlockCache* cache = d.ready.load(std::memory_order_acquire)) cache->release_free();
     }
   }
+  // Starts every device's peaks over.
+  void reset_peaks() {
+    for (DeviceCache& d : devices_) {
+      if (BlockCache* cache = d.ready.load(std::memory_order_acquire)) cache->reset_peaks();
+    }
+  }
   // The devices' counters added up; the peaks are each device's own, so their sum bounds the peak of all.
   AllocatorStats stats() const override {
     AllocatorStats total;
@@ -148,6 +154,8 @@ CudaAllocator& the_allocator() {
 }  // namespace
 
 Allocator& cuda_allocator() { return the_allocator(); }
+
+void reset_peak_memory() { the_allocator().reset_peaks(); }
 
 void mark_used_on(const Array& array, cudaStream_t stream) {
   require_device(array.device(), "mark_used_on");

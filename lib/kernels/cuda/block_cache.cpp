@@ -118,6 +118,12 @@ AllocatorStats BlockCache::stats() const {
   return stats_;
 }
 
+void BlockCache::reset_peaks() {
+  std::lock_guard lock(mutex_);
+  stats_.peak_bytes_in_use = stats_.bytes_in_use;
+  stats_.peak_bytes_held = stats_.bytes_in_use + stats_.bytes_cached;
+}
+
 void BlockCache::make_free(Blocks::iterator it) {
   it->second.state = State::free;
   // Whether free block b directly follows block a in a's segment (and so is of a's stream).

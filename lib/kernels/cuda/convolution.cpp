@@ -23,6 +23,7 @@
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/core/memory_order.h>
+#include <kusari/kernels/cuda/detail/allocator.h>
 #include <kusari/kernels/cuda/detail/check.h>
 #include <kusari/kernels/cuda/detail/convolution_legacy.h>
 #include <kusari/kernels/cuda/detail/convolution_plan.h>
@@ -169,7 +170,13 @@ void run_pass(ConvolutionPass pass, const Array& x, const Array& w, const Array&
                     {byte_alignment(x.raw_data()), byte_alignment(w.raw_data()), byte_alignment(y.raw_data())},
                     {g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, g.groups}};
   auto it = plans.find(key);
-  if (it == plans.end()) it = plans.emplace(key, choose(dnn.handle(), pass, o, kusari::cuda::cudnn_benchmark())).first;
+  if (it == plans.end()) {
+    const bool timed = kusari::cuda::cudnn_benchmark();
+    it = plans.emplace(key, choose(dnn.handle(), pass, o, timed)).first;
+    // A timed search's workspaces (each up to half the free memory) go back to the driver, as PyTorch's
+    // benchmark mode returns them, instead of staying in the cache for the rest of the run.
+    if (timed) cuda_allocator().release_cached();
+  }
   const Plan plan = it->second;
   const Array workspace =
       Array::empty({static_cast<int64_t>(std::max<size_t>(plan.workspace(), 1))}, Dtype::uint8, device);

@@ -187,4 +187,6 @@ void synchronize(int index) {
 
 void empty_cache() { allocator_for(DeviceType::cuda).release_cached(); }
 
+void reset_peak_memory_stats() { kernels::cuda::reset_peak_memory(); }
+
 }  // namespace kusari::cuda

@@ -1,6 +1,6 @@
 #pragma once
 // What the CUDA backend tells its users: whether it is there, how many devices it sees, and the calls
-// of torch.cuda's that a training loop needs (synchronize, empty_cache, cuDNN's benchmark mode). Present in every build; a
+// of torch.cuda's that a training loop needs (synchronize, empty_cache, peak memory, cuDNN's benchmark mode). Present in every build; a
 // build without CUDA answers "none" (built_with_cuda() false, device_count() 0).
 
 #include <string>
@@ -21,6 +21,9 @@ KUSARI_API std::string unavailable_reason();
 KUSARI_API void synchronize(int index);
 // Returns every cached, unused block of device memory to the driver (torch.cuda.empty_cache()).
 KUSARI_API void empty_cache();
+// Starts the devices' peak memory counters (the allocator's peak_bytes_in_use and peak_bytes_held) over
+// from what is in use and held now (torch.cuda.reset_peak_memory_stats()).
+KUSARI_API void reset_peak_memory_stats();
 // Whether convolutions choose each shape's cuDNN algorithm by timing the candidates (the first call of a
 // shape then takes longer) instead of by cuDNN's heuristics (torch.backends.cudnn.benchmark); it starts as
 // KUSARI_CUDNN_BENCHMARK says (1 on; 0 or unset off) and applies to shapes not yet seen.

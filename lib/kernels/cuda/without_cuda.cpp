@@ -21,6 +21,8 @@ void synchronize(int index) { throw DeviceError(cat("cuda::synchronize(", index,
 
 void empty_cache() {}
 
+void reset_peak_memory_stats() {}
+
 }  // namespace kusari::cuda
 
 namespace kusari::kernels::cuda {

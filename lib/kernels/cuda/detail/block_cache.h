@@ -68,6 +68,8 @@ class BlockCache {
   void release_free();
   // The counters, in the host pool's terms (bytes as rounded).
   AllocatorStats stats() const;
+  // Starts the peaks over from what is in use and held now.
+  void reset_peaks();
 
  private:
   // Where a block is: handed out, in its stream's free list, or waiting for other streams' events.
