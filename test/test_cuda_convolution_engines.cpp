@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -131,7 +132,7 @@ TEST_CASE("every pass of the models' convolutions gets a plan from precise engin
   CHECK(tf32_ranked);
 }
 
-TEST_CASE("the timed search's candidates are every plan built within the limit, the heuristics' first first") {
+TEST_CASE("a timed search's candidates: distinct plans within the limit, at most kMostTimed, the heuristics' first first") {
   const Shapes s = model_shapes()[1];
   for (const Dtype dtype : {Dtype::float32, Dtype::float16}) {
     CAPTURE(dtype);
@@ -140,14 +141,18 @@ TEST_CASE("the timed search's candidates are every plan built within the limit, 
     const BackendDescriptor graph = convolution_graph(
         ConvolutionPass::backward_filter, {a.image, a.filter, a.result, s.g, order == MemoryOrder::channels_last});
     std::string refusals;
-    const std::vector<EnginePlan> all = engine_plans(graph, dtype, hopper(), kLimit, EngineSearch::all, refusals);
+    const std::vector<EnginePlan> all = engine_plans(graph, dtype, hopper(), kLimit, EngineSearch::timed, refusals);
     const std::vector<EnginePlan> first = engine_plans(graph, dtype, hopper(), kLimit, EngineSearch::first, refusals);
     CHECK(all.size() > 1);
+    CHECK(all.size() <= kMostTimed);
     REQUIRE(first.size() == 1);
-    CHECK(plan_workspace(*all.front().plan) == first.front().workspace);
+    CHECK(plan_json(*all.front().plan) == plan_json(*first.front().plan));
+    std::set<std::string> distinct;
+    for (const EnginePlan& plan : all) distinct.insert(plan_json(*plan.plan));
+    CHECK(distinct.size() == all.size());
     // No workspace at all: only plans that take none, the others named among the refusals.
     std::string without;
-    const std::vector<EnginePlan> none = engine_plans(graph, dtype, hopper(), 0, EngineSearch::all, without);
+    const std::vector<EnginePlan> none = engine_plans(graph, dtype, hopper(), 0, EngineSearch::timed, without);
     CHECK(!none.empty());
     for (const EnginePlan& plan : none) CHECK(plan.workspace == 0);
     const bool some_wanted_workspace =

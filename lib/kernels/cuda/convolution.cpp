@@ -7,7 +7,7 @@
 // float16 and bfloat16 on the tensor cores, accumulating in float32. Each pass is a cuDNN operation graph
 // (detail/convolution_engines.h) whose engine is chosen once per shape, layout and alignment on each
 // device, and kept: the first of cuDNN's heuristics' ranking that builds within the workspace limit, or,
-// with cuda::set_cudnn_benchmark(true) or KUSARI_CUDNN_BENCHMARK=1, the fastest of all it ranks, timed.
+// with cuda::set_cudnn_benchmark(true) or KUSARI_CUDNN_BENCHMARK=1, the fastest of the first ten, timed.
 // Where no engine gives a plan the pass goes through the legacy calls (detail/convolution_legacy.h).
 
 #include <algorithm>
@@ -106,13 +106,13 @@ const BackendDescriptor& device_of(int index, cudnnHandle_t handle) {
 }
 
 // The engine plan of a pass: the first cuDNN builds from its heuristics' ranking within `limit`, or
-// when `timed` the fastest of all it builds that run (one that fails to run is passed over, its error
-// added to `refusals`); nothing where none was built, `refusals` then saying why.
+// when `timed` the fastest of the timed search's candidates that run (one that fails to run is passed
+// over, its error added to `refusals`); nothing where none was built, `refusals` then saying why.
 std::optional<EnginePlan> engine_plan(cudnnHandle_t handle, ConvolutionPass pass, const ConvolutionOperands& o,
                                       bool timed, size_t limit, std::string& refusals) {
   const std::vector<EnginePlan> plans =
       engine_plans(convolution_graph(pass, o), o.image.dtype(), device_of(o.image.device().index, handle),
-                   static_cast<int64_t>(limit), timed ? EngineSearch::all : EngineSearch::first, refusals);
+                   static_cast<int64_t>(limit), timed ? EngineSearch::timed : EngineSearch::first, refusals);
   if (!timed) return plans.empty() ? std::nullopt : std::optional<EnginePlan>(plans.front());
   std::optional<EnginePlan> fastest;
   float best = 0;

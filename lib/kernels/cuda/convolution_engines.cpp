@@ -3,6 +3,8 @@
 #include <kusari/kernels/cuda/detail/convolution_engines.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include <kusari/kernels/cuda/detail/dnn.h>
 
@@ -110,6 +112,8 @@ std::vector<BackendDescriptor> precise_configs(const BackendDescriptor& graph, c
 std::vector<EnginePlan> engine_plans(const BackendDescriptor& graph, Dtype dtype, const BackendDescriptor& device,
                                      int64_t limit, EngineSearch search, std::string& refusals) {
   std::vector<EnginePlan> plans;
+  std::set<std::string> built;  // the plans' serializations, so that none is timed twice
+  const size_t most = search == EngineSearch::first ? 1 : kMostTimed;
   for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     for (const BackendDescriptor& config : precise_configs(graph, mode, dtype, device)) {
       cudnnStatus_t why = CUDNN_STATUS_SUCCESS;
@@ -123,8 +127,9 @@ std::vector<EnginePlan> engine_plans(const BackendDescriptor& graph, Dtype dtype
         refusals += cat(refusals.empty() ? "" : "; ", "a plan wanting ", workspace, " bytes of workspace");
         continue;
       }
+      if (search == EngineSearch::timed && !built.insert(plan_json(*plan)).second) continue;
       plans.push_back({plan, workspace});
-      if (search == EngineSearch::first) return plans;
+      if (plans.size() == most) return plans;
     }
   }
   return plans;

@@ -138,6 +138,21 @@ int64_t plan_workspace(const BackendDescriptor& plan) {
   return bytes;
 }
 
+std::string plan_json(const BackendDescriptor& plan) {
+  constexpr const char* what = "an execution plan's JSON";
+  int64_t length = 0;
+  check_dnn(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
+                                     &length, nullptr),
+            what);
+  std::string json(static_cast<size_t>(length), '\0');
+  check_dnn(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+                                     length, &length, json.data()),
+            what);
+  json.resize(std::min(json.size(), static_cast<size_t>(length)));
+  while (!json.empty() && json.back() == '\0') json.pop_back();
+  return json;
+}
+
 void execute_plan(cudnnHandle_t handle, const BackendDescriptor& plan, const std::vector<int64_t>& uids,
                   const std::vector<void*>& pointers, void* workspace) {
   constexpr const char* what = "a cuDNN variant pack";

@@ -49,13 +49,17 @@ struct EnginePlan {
   int64_t workspace = 0;
 };
 
-// Which of the plans engine_plans builds: the first, or every one (to be timed).
-enum class EngineSearch { first, all };
+// Which of the plans engine_plans builds: the first, or the candidates of a timed search.
+enum class EngineSearch { first, timed };
+
+// The most plans a timed search times (as PyTorch's torch.backends.cudnn.benchmark_limit).
+constexpr size_t kMostTimed = 10;
 
 // The plans of `graph` of `dtype` cuDNN builds for `device` with at most `limit` bytes of workspace from
 // the precise configurations its heuristics rank (mode A's list, then its fallback list), in that order:
-// the first only, or all. `refusals` gains what cuDNN answered for each configuration it did not build
-// or whose plan wanted more workspace.
+// the first only, or for a timed search the first kMostTimed distinct ones (a configuration both lists
+// rank built once). `refusals` gains what cuDNN answered for each configuration it did not build or
+// whose plan wanted more workspace.
 std::vector<EnginePlan> engine_plans(const BackendDescriptor& graph, Dtype dtype, const BackendDescriptor& device,
                                      int64_t limit, EngineSearch search, std::string& refusals);
 
