@@ -4,8 +4,13 @@
 // order the CPU adds them, so nothing is added atomically and the results do not depend on the grid
 // (their last bits may still differ from the CPU's where one compiler fuses a multiply-add that the
 // other does not). Windows, and which element wins a max pooling, follow the CPU's rules
-// (pooling_functions.h).
+// (pooling_functions.h). A thread finds its plane, place, row and column and the outputs covering it
+// with divisions by divisors fixed at launch (pooling_positions.h): a multiply-high and a shift where
+// the launch's positions fit 32 bits, 64-bit division otherwise (some seventy instructions each, ten of
+// them per element in the backward).
 
+#include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <memory>
 
@@ -13,65 +18,22 @@
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/detail/pooling_positions.h>
 #include <kusari/kernels/detail/pooling_functions.h>
 #include <kusari/kernels/ops/pooling.h>
 
 namespace kusari::kernels::cuda {
 namespace {
 
-// The outputs [first, last) along one axis whose windows (kernel k, stride s, padding pad) hold input
-// position i.
-struct Covering {
-  int64_t first, last;
-};
-
-__device__ inline Covering covering(int64_t i, int64_t k, int64_t s, int64_t pad, int64_t outputs) {
-  // Output o holds i when o·s - pad <= i < o·s - pad + k.
-  const int64_t low = i + pad - k + 1;
-  const int64_t first = low <= 0 ? 0 : (low + s - 1) / s;
-  const int64_t last = (i + pad) / s + 1;
-  return {first, last < outputs ? last : outputs};
-}
-
-// A plane (n·C + c) and a position in it (y·W + x).
-struct PlaneIndex {
-  int64_t plane, at;
-};
-
-// Where one plane's elements lie: element `at` at base + at · step.
-struct PlaneAddress {
-  int64_t base, step;
-
-  __device__ int64_t operator()(int64_t at) const { return base + at * step; }
-};
-
-// Where the elements of a batch of planes lie in memory: plane after plane (row-major NCHW), or
-// channels-last, where plane n·C + c's element `at` of a `size`-element plane lies at (n·size + at)·C + c.
-struct PlaneLayout {
-  int64_t channels;
-  bool channels_last;
-
-  // The plane and position held at memory position m, in planes of `size` elements.
-  __device__ PlaneIndex locate(int64_t m, int64_t size) const {
-    if (!channels_last) return {m / size, m % size};
-    const int64_t pixel = m / channels;
-    return {pixel / size * channels + m % channels, pixel % size};
-  }
-  // Where plane `plane`'s elements lie, in planes of `size` elements: worked out once per plane, so that
-  // a window's elements cost no division.
-  __device__ PlaneAddress address(int64_t plane, int64_t size) const {
-    if (!channels_last) return {plane * size, 1};
-    return {plane / channels * size * channels + plane % channels, channels};
-  }
-};
-
-template <class T>
-__global__ void max_forward(const T* x, T* y, int32_t* winners, Planes p, Pool2dGeometry g, PlaneLayout l) {
+template <class T, class Div>
+__global__ void max_forward(const T* x, T* y, int32_t* winners, Planes p, Pool2dGeometry g, Dividers<Div> d) {
   using C = compute_type_t<T>;
   KUSARI_FOR_EACH_ELEMENT(o, p.count * p.out_size()) {
-    const PlaneIndex out = l.locate(o, p.out_size());
-    const Window w = window_at(g, p, out.at / p.out_w, out.at % p.out_w);
-    const PlaneAddress input = l.address(out.plane, p.in_size());
+    const PlaneIndex out = locate(d, o);
+    int64_t oy = 0, ox = 0;
+    coordinates(d, out.at, oy, ox);
+    const Window w = window_at(g, p, oy, ox);
+    const PlaneAddress input = address(d, out.plane, p.in_size());
     int64_t best = -1;
     C best_value = -INFINITY;
     for (int64_t iy = w.y0; iy < w.y1; ++iy) {
@@ -88,14 +50,17 @@ __global__ void max_forward(const T* x, T* y, int32_t* winners, Planes p, Pool2d
   }
 }
 
-template <class T>
-__global__ void max_scatter(const T* gy, const int32_t* winners, T* gx, Planes p, Pool2dGeometry g, PlaneLayout l) {
+template <class T, class Div>
+__global__ void max_scatter(const T* gy, const int32_t* winners, T* gx, Planes p, Pool2dGeometry g,
+                            Dividers<Div> d) {
   using C = compute_type_t<T>;
   KUSARI_FOR_EACH_ELEMENT(i, p.count * p.in_size()) {
-    const PlaneIndex in = l.locate(i, p.in_size());
-    const Covering rows = covering(in.at / p.width, g.kernel_h, g.stride_h, g.pad_h, p.out_h);
-    const Covering columns = covering(in.at % p.width, g.kernel_w, g.stride_w, g.pad_w, p.out_w);
-    const PlaneAddress output = l.address(in.plane, p.out_size());
+    const PlaneIndex in = locate(d, i);
+    int64_t iy = 0, ix = 0;
+    coordinates(d, in.at, iy, ix);
+    const Covering rows = covering(iy, g.kernel_h, d.stride_h, g.pad_h, p.out_h);
+    const Covering columns = covering(ix, g.kernel_w, d.stride_w, g.pad_w, p.out_w);
+    const PlaneAddress output = address(d, in.plane, p.out_size());
     C sum = 0;
     for (int64_t oy = rows.first; oy < rows.last; ++oy) {
       for (int64_t ox = columns.first; ox < columns.last; ++ox) {
@@ -107,22 +72,24 @@ __global__ void max_scatter(const T* gy, const int32_t* winners, T* gx, Planes p
   }
 }
 
-template <class T>
-__global__ void max_gather(const T* x, const int32_t* winners, T* y, Planes p, PlaneLayout l) {
+template <class T, class Div>
+__global__ void max_gather(const T* x, const int32_t* winners, T* y, Planes p, Dividers<Div> d) {
   KUSARI_FOR_EACH_ELEMENT(o, p.count * p.out_size()) {
-    const int64_t plane = l.locate(o, p.out_size()).plane;
-    y[o] = winners[o] >= 0 ? x[l.address(plane, p.in_size())(winners[o])] : store<T>(0.0f);
+    const int64_t plane = locate(d, o).plane;
+    y[o] = winners[o] >= 0 ? x[address(d, plane, p.in_size())(winners[o])] : store<T>(0.0f);
   }
 }
 
-template <class T>
-__global__ void average_forward(const T* x, T* y, Planes p, Pool2dGeometry g, PlaneLayout l) {
+template <class T, class Div>
+__global__ void average_forward(const T* x, T* y, Planes p, Pool2dGeometry g, Dividers<Div> d) {
   using C = compute_type_t<T>;
   const C scale = C(1) / static_cast<C>(g.kernel_h * g.kernel_w);
   KUSARI_FOR_EACH_ELEMENT(o, p.count * p.out_size()) {
-    const PlaneIndex out = l.locate(o, p.out_size());
-    const Window w = window_at(g, p, out.at / p.out_w, out.at % p.out_w);
-    const PlaneAddress input = l.address(out.plane, p.in_size());
+    const PlaneIndex out = locate(d, o);
+    int64_t oy = 0, ox = 0;
+    coordinates(d, out.at, oy, ox);
+    const Window w = window_at(g, p, oy, ox);
+    const PlaneAddress input = address(d, out.plane, p.in_size());
     C sum = 0;
     for (int64_t iy = w.y0; iy < w.y1; ++iy) {
       for (int64_t ix = w.x0; ix < w.x1; ++ix) sum += load(x[input(iy * p.width + ix)]);
@@ -131,15 +98,17 @@ __global__ void average_forward(const T* x, T* y, Planes p, Pool2dGeometry g, Pl
   }
 }
 
-template <class T>
-__global__ void average_backward(const T* gy, T* gx, Planes p, Pool2dGeometry g, PlaneLayout l) {
+template <class T, class Div>
+__global__ void average_backward(const T* gy, T* gx, Planes p, Pool2dGeometry g, Dividers<Div> d) {
   using C = compute_type_t<T>;
   const C scale = C(1) / static_cast<C>(g.kernel_h * g.kernel_w);
   KUSARI_FOR_EACH_ELEMENT(i, p.count * p.in_size()) {
-    const PlaneIndex in = l.locate(i, p.in_size());
-    const Covering rows = covering(in.at / p.width, g.kernel_h, g.stride_h, g.pad_h, p.out_h);
-    const Covering columns = covering(in.at % p.width, g.kernel_w, g.stride_w, g.pad_w, p.out_w);
-    const PlaneAddress output = l.address(in.plane, p.out_size());
+    const PlaneIndex in = locate(d, i);
+    int64_t iy = 0, ix = 0;
+    coordinates(d, in.at, iy, ix);
+    const Covering rows = covering(iy, g.kernel_h, d.stride_h, g.pad_h, p.out_h);
+    const Covering columns = covering(ix, g.kernel_w, d.stride_w, g.pad_w, p.out_w);
+    const PlaneAddress output = address(d, in.plane, p.out_size());
     C sum = 0;
     for (int64_t oy = rows.first; oy < rows.last; ++oy) {
       for (int64_t ox = columns.first; ox < columns.last; ++ox) {
@@ -150,10 +119,10 @@ __global__ void average_backward(const T* gy, T* gx, Planes p, Pool2dGeometry g,
   }
 }
 
-// The layout of arrays of `shape` in `order` (pooling keeps its operand's order: channels-last stays
-// channels-last, any other is made row-major).
-PlaneLayout layout_in(MemoryOrder order, const Shape& shape) {
-  return {shape[1], order == MemoryOrder::channels_last};
+// Whether every element position of arrays of these element counts fits 32 bits (and so the kernels
+// divide with FastDivider).
+bool positions_fit_32_bits(int64_t input_elements, int64_t output_elements) {
+  return std::max(input_elements, output_elements) <= int64_t{UINT32_MAX};
 }
 
 // How the CUDA backend remembers a max pooling's winners: int32 plane positions (one per output element,
@@ -197,6 +166,26 @@ void on_device_of(const Array& a, const char* op, int64_t elements, Launch&& lau
   check(cudaGetLastError(), op);
 }
 
+// on_device_of for a pooling kernel whose threads run over the `elements` positions of planes of `rows`
+// x `columns` (arrays of a's channels, in `order`; the other operand has `other_elements`): calls
+// launch_kernel<T>(dividers, blocks, stream) with FastDivider's dividers where every position of both
+// fits 32 bits, 64-bit division's otherwise.
+template <class Launch>
+void on_device_with_dividers(const Array& a, const char* op, int64_t elements, int64_t other_elements, int64_t rows,
+                             int64_t columns, const Pool2dGeometry& g, MemoryOrder order, Launch&& launch_kernel) {
+  const int64_t channels = a.shape()[1];
+  const bool channels_last = order == MemoryOrder::channels_last;
+  on_device_of(a, op, elements, [&]<class T>(unsigned blocks, cudaStream_t stream) {
+    if (positions_fit_32_bits(elements, other_elements)) {
+      launch_kernel.template operator()<T>(
+          dividers_for<FastDivider>(channels, rows, columns, g, channels_last), blocks, stream);
+    } else {
+      launch_kernel.template operator()<T>(
+          dividers_for<WideDivider>(channels, rows, columns, g, channels_last), blocks, stream);
+    }
+  });
+}
+
 // An operand's data as T.
 template <class T>
 const T* in(const Array& a) {
@@ -217,10 +206,11 @@ MaxPool2dResult max_pool2d(const Array& x, const Pool2dGeometry& g, const Shape&
   Array y = empty_in_order(y_shape, order, x.dtype(), x.device());
   Array indexes = empty_in_order(y_shape, order, Dtype::int32, x.device());
   const Planes p(x.shape(), y_shape);
-  const PlaneLayout l = layout_in(order, y_shape);
-  on_device_of(x, "max_pool2d", y.size(), [&]<class T>(unsigned blocks, cudaStream_t stream) {
-    max_forward<T><<<blocks, kThreads, 0, stream>>>(in<T>(input), out<T>(y), out<int32_t>(indexes), p, g, l);
-  });
+  on_device_with_dividers(x, "max_pool2d", y.size(), x.size(), p.out_h, p.out_w, g, order,
+                          [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
+                            max_forward<T, typename decltype(d)::divider><<<blocks, kThreads, 0, stream>>>(
+                                in<T>(input), out<T>(y), out<int32_t>(indexes), p, g, d);
+                          });
   return {y, std::make_shared<DeviceWinners>(indexes, x.shape(), order, g)};
 }
 
@@ -232,11 +222,11 @@ Array max_pool2d_scatter(const Array& gy, const KernelState& state, const Shape&
   const Array g = in_order(gy, winners.order);
   Array gx = empty_in_order(gx_shape, winners.order, gy.dtype(), gy.device());
   const Planes p(gx_shape, gy.shape());
-  const PlaneLayout l = layout_in(winners.order, gx_shape);
-  on_device_of(gy, op, gx.size(), [&]<class T>(unsigned blocks, cudaStream_t stream) {
-    max_scatter<T><<<blocks, kThreads, 0, stream>>>(in<T>(g), in<int32_t>(winners.indexes), out<T>(gx), p,
-                                                    winners.geometry, l);
-  });
+  on_device_with_dividers(gy, op, gx.size(), gy.size(), p.height, p.width, winners.geometry, winners.order,
+                          [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
+                            max_scatter<T, typename decltype(d)::divider><<<blocks, kThreads, 0, stream>>>(
+                                in<T>(g), in<int32_t>(winners.indexes), out<T>(gx), p, winners.geometry, d);
+                          });
   return gx;
 }
 
@@ -247,10 +237,11 @@ Array max_pool2d_gather(const Array& x, const KernelState& state) {
   const Array input = in_order(x, winners.order);
   Array y = empty_in_order(winners.indexes.shape(), winners.order, x.dtype(), x.device());
   const Planes p(x.shape(), y.shape());
-  const PlaneLayout l = layout_in(winners.order, x.shape());
-  on_device_of(x, op, y.size(), [&]<class T>(unsigned blocks, cudaStream_t stream) {
-    max_gather<T><<<blocks, kThreads, 0, stream>>>(in<T>(input), in<int32_t>(winners.indexes), out<T>(y), p, l);
-  });
+  on_device_with_dividers(x, op, y.size(), x.size(), p.out_h, p.out_w, winners.geometry, winners.order,
+                          [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
+                            max_gather<T, typename decltype(d)::divider><<<blocks, kThreads, 0, stream>>>(
+                                in<T>(input), in<int32_t>(winners.indexes), out<T>(y), p, d);
+                          });
   return y;
 }
 
@@ -259,10 +250,11 @@ Array average_pool2d(const Array& x, const Pool2dGeometry& g, const Shape& y_sha
   const Array input = in_order(x, order);
   Array y = empty_in_order(y_shape, order, x.dtype(), x.device());
   const Planes p(x.shape(), y_shape);
-  const PlaneLayout l = layout_in(order, y_shape);
-  on_device_of(x, "average_pool2d", y.size(), [&]<class T>(unsigned blocks, cudaStream_t stream) {
-    average_forward<T><<<blocks, kThreads, 0, stream>>>(in<T>(input), out<T>(y), p, g, l);
-  });
+  on_device_with_dividers(x, "average_pool2d", y.size(), x.size(), p.out_h, p.out_w, g, order,
+                          [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
+                            average_forward<T, typename decltype(d)::divider>
+                                <<<blocks, kThreads, 0, stream>>>(in<T>(input), out<T>(y), p, g, d);
+                          });
   return y;
 }
 
@@ -271,10 +263,11 @@ Array average_pool2d_backward(const Array& gy, const Pool2dGeometry& g, const Sh
   const Array grad = in_order(gy, order);
   Array gx = empty_in_order(gx_shape, order, gy.dtype(), gy.device());
   const Planes p(gx_shape, gy.shape());
-  const PlaneLayout l = layout_in(order, gx_shape);
-  on_device_of(gy, "average_pool2d_backward", gx.size(), [&]<class T>(unsigned blocks, cudaStream_t stream) {
-    average_backward<T><<<blocks, kThreads, 0, stream>>>(in<T>(grad), out<T>(gx), p, g, l);
-  });
+  on_device_with_dividers(gy, "average_pool2d_backward", gx.size(), gy.size(), p.height, p.width, g, order,
+                          [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
+                            average_backward<T, typename decltype(d)::divider>
+                                <<<blocks, kThreads, 0, stream>>>(in<T>(grad), out<T>(gx), p, g, d);
+                          });
   return gx;
 }
 
