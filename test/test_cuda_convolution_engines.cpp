@@ -121,7 +121,8 @@ TEST_CASE("every pass of the models' convolutions gets a plan from precise engin
           }
         }
         std::string refusals;
-        const std::vector<EnginePlan> first = engine_plans(graph, dtype, hopper(), kLimit, EngineSearch::first, refusals);
+        const std::vector<EnginePlan> first =
+            engine_plans(graph, dtype, hopper(), kLimit, EngineSearch::first, refusals);
         REQUIRE(first.size() == 1);
         CHECK(first.front().plan);
         CHECK(first.front().workspace >= 0);
@@ -132,7 +133,7 @@ TEST_CASE("every pass of the models' convolutions gets a plan from precise engin
   CHECK(tf32_ranked);
 }
 
-TEST_CASE("a timed search's candidates: distinct plans within the limit, at most kMostTimed, the heuristics' first first") {
+TEST_CASE("a timed search's candidates: distinct plans within the limit, at most ten, the heuristics' first first") {
   const Shapes s = model_shapes()[1];
   for (const Dtype dtype : {Dtype::float32, Dtype::float16}) {
     CAPTURE(dtype);

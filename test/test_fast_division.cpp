@@ -24,7 +24,9 @@ std::vector<uint32_t> divisors() {
     const uint64_t p = uint64_t{1} << s;
     for (const uint64_t v : {p - 1, p, p + 1}) d.push_back(static_cast<uint32_t>(v));
   }
-  for (const uint32_t v : {65521u, 65537u, 1000003u, 2147483647u, 3000000019u, 4294967291u, 4294967295u}) d.push_back(v);
+  for (const uint32_t v : {65521u, 65537u, 1000003u, 2147483647u, 3000000019u, 4294967291u, 4294967295u}) {
+    d.push_back(v);
+  }
   return d;
 }
 

@@ -854,8 +854,11 @@ TEST_CASE("copy_tensors converts every pair as astype does, in one call for any 
   }
   ops::copy_tensors({}, {});
   const Array a = Array::zeros({3}), b = Array::zeros({4});
-  expect_error<ShapeError>([&] { ops::copy_tensors({a}, {}); }, {"copy_tensors", "as many destinations", "(1)", "got 0"});
-  expect_error<ShapeError>([&] { ops::copy_tensors({a, a}, {a.copy(), b}); }, {"copy_tensors", "pair 1", "(3,)", "(4,)"});
-  expect_error<DtypeError>([&] { ops::copy_tensors({a}, {a.astype(Dtype::int32)}); }, {"copy_tensors", "int32", "pair 0"});
+  expect_error<ShapeError>([&] { ops::copy_tensors({a}, {}); },
+                           {"copy_tensors", "as many destinations", "(1)", "got 0"});
+  expect_error<ShapeError>([&] { ops::copy_tensors({a, a}, {a.copy(), b}); },
+                           {"copy_tensors", "pair 1", "(3,)", "(4,)"});
+  expect_error<DtypeError>([&] { ops::copy_tensors({a}, {a.astype(Dtype::int32)}); },
+                           {"copy_tensors", "int32", "pair 0"});
   expect_error<ValueError>([&] { ops::copy_tensors({a}, {Array()}); }, {"copy_tensors", "pair 0", "undefined"});
 }

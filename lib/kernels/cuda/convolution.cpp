@@ -145,7 +145,8 @@ Plan choose(cudnnHandle_t handle, ConvolutionPass pass, const ConvolutionOperand
   }
   static std::once_flag said;
   std::call_once(said, [&] {
-    std::fprintf(stderr, "kusari: conv2d: cuDNN built no engine plan for a pass of shape %s (%s); using its legacy calls\n",
+    std::fprintf(stderr,
+                 "kusari: conv2d: cuDNN built no engine plan for a pass of shape %s (%s); using its legacy calls\n",
                  cat(o.image.shape()).c_str(), refusals.empty() ? "no engine ranked" : refusals.c_str());
   });
   ++legacy_count;
@@ -228,8 +229,8 @@ Array extended(const Array& a, const Shape& shape, MemoryOrder order) {
 
 // Runs the forward or data-gradient pass from `read` into `result`, through an array of `whole_shape`
 // cropped to it where cuDNN's extents exceed the result's.
-void run_into(ConvolutionPass pass, const Array& read, const Array& filter, const Array& result, const Shape& whole_shape,
-              const Conv2dGeometry& g, MemoryOrder order) {
+void run_into(ConvolutionPass pass, const Array& read, const Array& filter, const Array& result,
+              const Shape& whole_shape, const Conv2dGeometry& g, MemoryOrder order) {
   const bool channels_last = order == MemoryOrder::channels_last;
   if (whole_shape == result.shape()) {
     run_pass(pass, read, filter, result, g, channels_last);

@@ -55,17 +55,12 @@ __global__ void max_scatter(const T* gy, const int32_t* winners, T* gx, Planes p
                             Dividers<Div> d) {
   using C = compute_type_t<T>;
   KUSARI_FOR_EACH_ELEMENT(i, p.count * p.in_size()) {
-    const PlaneIndex in = locate(d, i);
-    int64_t iy = 0, ix = 0;
-    coordinates(d, in.at, iy, ix);
-    const Covering rows = covering(iy, g.kernel_h, d.stride_h, g.pad_h, p.out_h);
-    const Covering columns = covering(ix, g.kernel_w, d.stride_w, g.pad_w, p.out_w);
-    const PlaneAddress output = address(d, in.plane, p.out_size());
+    const InputCover c = cover_of(d, i, p, g);
     C sum = 0;
-    for (int64_t oy = rows.first; oy < rows.last; ++oy) {
-      for (int64_t ox = columns.first; ox < columns.last; ++ox) {
-        const int64_t o = output(oy * p.out_w + ox);
-        if (winners[o] == in.at) sum += load(gy[o]);
+    for (int64_t oy = c.rows.first; oy < c.rows.last; ++oy) {
+      for (int64_t ox = c.columns.first; ox < c.columns.last; ++ox) {
+        const int64_t o = c.output(oy * p.out_w + ox);
+        if (winners[o] == c.in.at) sum += load(gy[o]);
       }
     }
     gx[i] = store<T>(sum);
@@ -103,16 +98,11 @@ __global__ void average_backward(const T* gy, T* gx, Planes p, Pool2dGeometry g,
   using C = compute_type_t<T>;
   const C scale = C(1) / static_cast<C>(g.kernel_h * g.kernel_w);
   KUSARI_FOR_EACH_ELEMENT(i, p.count * p.in_size()) {
-    const PlaneIndex in = locate(d, i);
-    int64_t iy = 0, ix = 0;
-    coordinates(d, in.at, iy, ix);
-    const Covering rows = covering(iy, g.kernel_h, d.stride_h, g.pad_h, p.out_h);
-    const Covering columns = covering(ix, g.kernel_w, d.stride_w, g.pad_w, p.out_w);
-    const PlaneAddress output = address(d, in.plane, p.out_size());
+    const InputCover c = cover_of(d, i, p, g);
     C sum = 0;
-    for (int64_t oy = rows.first; oy < rows.last; ++oy) {
-      for (int64_t ox = columns.first; ox < columns.last; ++ox) {
-        sum += load(gy[output(oy * p.out_w + ox)]) * scale;
+    for (int64_t oy = c.rows.first; oy < c.rows.last; ++oy) {
+      for (int64_t ox = c.columns.first; ox < c.columns.last; ++ox) {
+        sum += load(gy[c.output(oy * p.out_w + ox)]) * scale;
       }
     }
     gx[i] = store<T>(sum);

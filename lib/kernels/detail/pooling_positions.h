@@ -11,6 +11,7 @@
 
 #include <kusari/core/detail/host_device.h>
 #include <kusari/kernels/detail/fast_division.h>
+#include <kusari/kernels/detail/pooling_functions.h>
 #include <kusari/kernels/ops/pooling.h>
 
 namespace kusari::kernels {
@@ -119,6 +120,24 @@ KUSARI_HOST_DEVICE inline void coordinates(const Dividers<Div>& d, int64_t at, i
   split(d.row, static_cast<IndexOf<Div>>(at), row, column);
   y = static_cast<int64_t>(row);
   x = static_cast<int64_t>(column);
+}
+
+// An input element of the backward (position i): its plane and place, the outputs whose windows hold it
+// and where they lie.
+struct InputCover {
+  PlaneIndex in;
+  Covering rows, columns;
+  PlaneAddress output;
+};
+
+template <class Div>
+KUSARI_HOST_DEVICE inline InputCover cover_of(const Dividers<Div>& d, int64_t i, const Planes& p,
+                                              const Pool2dGeometry& g) {
+  const PlaneIndex in = locate(d, i);
+  int64_t iy = 0, ix = 0;
+  coordinates(d, in.at, iy, ix);
+  return {in, covering(iy, g.kernel_h, d.stride_h, g.pad_h, p.out_h),
+          covering(ix, g.kernel_w, d.stride_w, g.pad_w, p.out_w), address(d, in.plane, p.out_size())};
 }
 
 }  // namespace kusari::kernels
