@@ -1,6 +1,6 @@
 // Which batch normalizations the CUDA backend hands to cuDNN's fused kernels, and how (plain C++, so
-// it runs in every build): half dtypes only, the layouts and fused operations cuDNN takes, and the
-// size limits past which the channel passes run.
+// it runs in every build): half dtypes in both layouts and float32 channels-last, the layouts and fused
+// operations cuDNN takes, and the size limits past which the channel passes run.
 
 #include <doctest/doctest.h>
 
@@ -19,10 +19,10 @@ Array channels_last(const Shape& shape, Dtype dtype) {
 
 }  // namespace
 
-TEST_CASE("channels-last half inputs run persistent NHWC, with the ReLU and residual fused for C % 4 == 0") {
-  // cuDNN 9 has float16 and bfloat16 instances of every semi-persistent NHWC kernel, the fused ReLU's
-  // and residual's forward and backward included.
-  for (const Dtype dtype : {Dtype::float16, Dtype::bfloat16}) {
+TEST_CASE("channels-last half and float32 inputs run persistent NHWC, the ReLU and residual fused for C % 4 == 0") {
+  // cuDNN 9 has float16, bfloat16 and float32 instances of every semi-persistent NHWC kernel, the fused
+  // ReLU's and residual's forward and backward included.
+  for (const Dtype dtype : {Dtype::float16, Dtype::bfloat16, Dtype::float32}) {
     CAPTURE(dtype);
     const Array x = channels_last({4, 8, 3, 3}, dtype);
     const auto plain = batch_norm_fusion(x, false, false);
@@ -58,9 +58,11 @@ TEST_CASE("row-major half inputs run plain spatial batch normalization, without 
   }
 }
 
-TEST_CASE("float32, float64, strided views, tiny channels and batches past cuDNN's limit take the passes") {
-  CHECK_FALSE(batch_norm_fusion(channels_last({4, 8, 3, 3}, Dtype::float32), false, false));
+TEST_CASE("row-major float32, float64, strided views, tiny channels and batches past cuDNN's limit take the passes") {
+  CHECK_FALSE(batch_norm_fusion(Array::zeros({4, 8, 3, 3}, Dtype::float32), false, false));
+  CHECK_FALSE(batch_norm_fusion(Array::zeros({16, 8}, Dtype::float32), false, false));
   CHECK_FALSE(batch_norm_fusion(Array::zeros({4, 8, 3, 3}, Dtype::float64), false, false));
+  CHECK_FALSE(batch_norm_fusion(channels_last({4, 8, 3, 3}, Dtype::float64), false, false));
   const Array strided = Array::zeros({8, 4, 3, 3}, Dtype::float16).transpose({1, 0, 2, 3});
   CHECK_FALSE(batch_norm_fusion(strided, false, false));
   CHECK_FALSE(batch_norm_fusion(Array::zeros({1, 8, 1, 1}, Dtype::float16), false, false));

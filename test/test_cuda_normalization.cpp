@@ -173,7 +173,7 @@ TEST_CASE("2-D batch normalization (N, C) and a channel of one element equal the
   for (const double y : on_host.y.to_vector<double>()) CHECK(std::fabs(y) <= y_residue);
 }
 
-TEST_CASE("half-precision batch normalization runs cuDNN's fused kernels where they apply, equal to the CPU's") {
+TEST_CASE("half-precision and channels-last float32 batch normalization run cuDNN's kernels, equal to the CPU's") {
   // cuDNN keeps a record for its backward in the statistics' state; the channel passes keep none.
   struct Case {
     Dtype dtype;
@@ -185,7 +185,9 @@ TEST_CASE("half-precision batch normalization runs cuDNN's fused kernels where t
       {Dtype::float16, false, false, false, true},  {Dtype::float16, false, true, false, false},
       {Dtype::bfloat16, true, false, false, true},  {Dtype::bfloat16, true, true, false, true},
       {Dtype::bfloat16, true, true, true, true},    {Dtype::bfloat16, false, true, false, false},
-      {Dtype::float32, true, true, true, false},    {Dtype::float64, false, false, false, false},
+      {Dtype::float32, true, false, false, true},   {Dtype::float32, true, true, false, true},
+      {Dtype::float32, true, true, true, true},     {Dtype::float32, false, true, false, false},
+      {Dtype::float64, false, false, false, false},
   };
   for (const Case& c : cases) {
     const std::string what = dtype_name(c.dtype) + (c.channels_last ? ", channels-last" : ", row-major") +

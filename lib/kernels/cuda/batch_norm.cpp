@@ -1,6 +1,6 @@
 // CUDA training-mode batch normalization of one whole batch: through cuDNN's fused batch normalization
-// (cudnnBatchNormalizationForwardTrainingEx and BackwardEx, accumulating in float32 as the statistics
-// dtype of float16 and bfloat16 asks) where batch_norm_fusion chooses it, else through the two channel
+// (cudnnBatchNormalizationForwardTrainingEx and BackwardEx, accumulating in float32, the statistics dtype
+// of float16, bfloat16 and float32) where batch_norm_fusion chooses it, else through the two channel
 // passes of batch_norm_passes.h, as also for any configuration cuDNN declines. The backward uses cuDNN's
 // when its forward did (after a fused ReLU it reads the forward's output, which the statistics ask the
 // caller to keep, as ReLU's backward does elsewhere), and the passes otherwise.

@@ -7,7 +7,8 @@
 namespace kusari::kernels::cuda {
 
 std::optional<BatchNormFusion> batch_norm_fusion(const Array& x, bool residual, bool relu) {
-  if (x.dtype() != Dtype::float16 && x.dtype() != Dtype::bfloat16) return std::nullopt;
+  const bool half = x.dtype() == Dtype::float16 || x.dtype() == Dtype::bfloat16;
+  if (!half && x.dtype() != Dtype::float32) return std::nullopt;
   if (x.ndim() < 2) return std::nullopt;
   const int64_t channels = x.shape()[1];
   if (x.size() == 0 || x.size() / channels < 2) return std::nullopt;
@@ -15,7 +16,10 @@ std::optional<BatchNormFusion> batch_norm_fusion(const Array& x, bool residual, 
   BatchNormFusion f;
   f.channels_last = x.ndim() == 4 && memory_order_of(x) == MemoryOrder::channels_last;
   if (!f.channels_last && !x.is_contiguous()) return std::nullopt;
-  // cuDNN's semi-persistent NHWC kernels take both half types (float16 and bfloat16 instances of each).
+  // cuDNN's semi-persistent NHWC kernels take float16, bfloat16 and float32 (instances of each, the
+  // fused ReLU's and residual's included); row-major float32 keeps the passes, as cuDNN's spatial
+  // kernels for it (bfloat16's ran 20-40 ms a call on 2026-12-04) are not the ones to trust unmeasured.
+  if (!half && !f.channels_last) return std::nullopt;
   f.persistent = f.channels_last;
   if (residual && !relu) return std::nullopt;
   if (relu) {

@@ -28,11 +28,11 @@ constexpr int64_t kMostDnnElements = int64_t{1} << 31;
 constexpr int64_t kMostDnnBatch = 880801;
 
 // How cuDNN runs the batch normalization of x (N, C, ...) with a residual (when `residual`) and a ReLU
-// (when `relu`), or none when the channel passes do: float16 and bfloat16 only (float32 and float64
-// keep the passes' float64 statistics); at least 2 elements per channel, fewer than kMostDnnElements,
-// at most kMostDnnBatch samples; x channels-last 4-D or row-major; persistent for channels-last; the
-// ReLU (and a residual before it) fused for channels-last inputs with a multiple of 4 channels, none
-// otherwise (nor a residual without a ReLU).
+// (when `relu`), or none when the channel passes do: float16 and bfloat16 channels-last 4-D or
+// row-major, float32 channels-last 4-D only (float64 and row-major float32 keep the passes); at least
+// 2 elements per channel, fewer than kMostDnnElements, at most kMostDnnBatch samples; persistent for
+// channels-last; the ReLU (and a residual before it) fused for channels-last inputs with a multiple of
+// 4 channels, none otherwise (nor a residual without a ReLU).
 std::optional<BatchNormFusion> batch_norm_fusion(const Array& x, bool residual, bool relu);
 
 }  // namespace kusari::kernels::cuda
