@@ -49,7 +49,7 @@ using PlanKey = std::tuple<ConvolutionPass, Dtype, std::vector<int64_t>, std::ve
 struct Plan {
   std::optional<EnginePlan> engine;
   LegacyPlan legacy;
-  size_t workspace() const { return engine ? static_cast<size_t>(engine->workspace) : legacy.workspace; }
+  bool engine_ran = false;  // whether the engine plan has run once (a first run that fails falls back)
 };
 
 // Each device's plans, read and written under its DnnLock.
@@ -133,27 +133,40 @@ std::optional<EnginePlan> engine_plan(cudnnHandle_t handle, ConvolutionPass pass
 // The plans this process took from the legacy calls (legacy_convolution_plans).
 std::atomic<int64_t> legacy_count{0};
 
-// The plan of one pass: an engine's (engine_plan), else the legacy calls' (said once per process on
-// stderr, with cuDNN's answers: an engine path that fails is a defect to see, not a slowdown to miss).
+// The legacy calls' plan of a pass whose engine plan could not be built or run (`why`), said once per
+// process on stderr and counted.
+Plan legacy_instead(cudnnHandle_t handle, ConvolutionPass pass, const ConvolutionOperands& o, bool timed,
+                    const std::string& why) {
+  static std::once_flag said;
+  std::call_once(said, [&] {
+    std::fprintf(stderr, "kusari: conv2d: no cuDNN engine plan for a pass of shape %s (%s); using its legacy calls\n",
+                 cat(o.image.shape()).c_str(), why.c_str());
+  });
+  ++legacy_count;
+  return {std::nullopt, legacy_plan(handle, pass, o, timed, workspace_limit())};
+}
+
+// The plan of one pass: an engine's (engine_plan), else the legacy calls' (an engine path that fails is
+// a defect to see, not a slowdown to miss: legacy_instead says so).
 Plan choose(cudnnHandle_t handle, ConvolutionPass pass, const ConvolutionOperands& o, bool timed) {
-  const size_t limit = workspace_limit();
   std::string refusals;
   try {
-    if (std::optional<EnginePlan> engine = engine_plan(handle, pass, o, timed, limit, refusals)) return {engine, {}};
+    if (std::optional<EnginePlan> engine = engine_plan(handle, pass, o, timed, workspace_limit(), refusals)) {
+      return {engine, {}};
+    }
   } catch (const DeviceError& e) {
     refusals += cat(refusals.empty() ? "" : "; ", e.what());
   }
-  static std::once_flag said;
-  std::call_once(said, [&] {
-    std::fprintf(stderr,
-                 "kusari: conv2d: cuDNN built no engine plan for a pass of shape %s (%s); using its legacy calls\n",
-                 cat(o.image.shape()).c_str(), refusals.empty() ? "no engine ranked" : refusals.c_str());
-  });
-  ++legacy_count;
-  return {std::nullopt, legacy_plan(handle, pass, o, timed, limit)};
+  return legacy_instead(handle, pass, o, timed, refusals.empty() ? "no engine ranked" : refusals);
 }
 
-// Runs one pass: chooses (or finds the kept) plan, then runs it with a workspace from the cache.
+// A workspace of `bytes` (at least one) from the device's cache.
+Array workspace_of(size_t bytes, const Device& device) {
+  return Array::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))}, Dtype::uint8, device);
+}
+
+// Runs one pass: chooses (or finds the kept) plan, then runs it with a workspace from the cache; an
+// engine plan whose first run fails is replaced by the legacy calls' (legacy_instead).
 void run_pass(ConvolutionPass pass, const Array& x, const Array& w, const Array& y, const Conv2dGeometry& g,
               bool w_channels_last) {
   const Device device = x.device();
@@ -178,14 +191,19 @@ void run_pass(ConvolutionPass pass, const Array& x, const Array& w, const Array&
     // benchmark mode returns them, instead of staying in the cache for the rest of the run.
     if (timed) cuda_allocator().release_cached();
   }
-  const Plan plan = it->second;
-  const Array workspace =
-      Array::empty({static_cast<int64_t>(std::max<size_t>(plan.workspace(), 1))}, Dtype::uint8, device);
+  Plan& plan = it->second;
   if (plan.engine) {
-    run_engine(dnn.handle(), *plan.engine, o, workspace.raw_data());
-  } else {
-    run_legacy(dnn.handle(), pass, o, plan.legacy, workspace.raw_data());
+    try {
+      const Array workspace = workspace_of(static_cast<size_t>(plan.engine->workspace), device);
+      run_engine(dnn.handle(), *plan.engine, o, workspace.raw_data());
+      plan.engine_ran = true;
+      return;
+    } catch (const DeviceError& e) {
+      if (plan.engine_ran) throw;  // a plan that ran before: not the plan's fault
+      plan = legacy_instead(dnn.handle(), pass, o, kusari::cuda::cudnn_benchmark(), cat("its first run: ", e.what()));
+    }
   }
+  run_legacy(dnn.handle(), pass, o, plan.legacy, workspace_of(plan.legacy.workspace, device).raw_data());
 }
 
 // out += b broadcast over every axis but the channel axis (the library's own broadcast add, for every
