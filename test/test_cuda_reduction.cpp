@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <kusari/core/array.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/kernels/routines.h>
 
 #include "cuda_testing.h"
@@ -46,6 +47,32 @@ TEST_CASE("sum, amax and amin over every set of axes equal the CPU's") {
       const Array t = host.transpose({2, 0, 1});
       check_close(ops::sum(device.transpose({2, 0, 1}), axes), ops::sum(t, axes), sum_tolerance,
                   "sum transposed, " + what);
+    }
+  }
+}
+
+TEST_CASE("reductions of many outputs over few elements (one thread each) equal the CPU's, channels-last included") {
+  // A global average pooling's 7 x 7 windows of (N, C, 7, 7), channels-last and row-major; and a
+  // reduction at the bounds of the per-thread path (1024 elements for each of 4096 outputs).
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;
+    bool channels_last;
+  };
+  const std::vector<Case> cases = {{{16, 512, 7, 7}, {2, 3}, true},
+                                   {{16, 512, 7, 7}, {2, 3}, false},
+                                   {{4096, 1024}, {1}, false},
+                                   {{1024, 4096}, {0}, false}};
+  for (const Dtype dtype : {Dtype::float32, Dtype::float16, Dtype::bfloat16, Dtype::int32}) {
+    for (const Case& c : cases) {
+      INFO(dtype_name(dtype), " ", c.shape, c.channels_last ? " channels-last" : "");
+      Array host = Array::uniform(c.shape, -50, 50, 21, Dtype::float64).astype(dtype);
+      if (c.channels_last) host = in_order(host, MemoryOrder::channels_last);
+      const Array device = in_order(host.to(gpu), memory_order_of(host));
+      const double tolerance = dtype == Dtype::float32 ? 1e-6 : is_floating(dtype) ? 1e-2 : 0;
+      check_close(ops::sum(device, c.axes), ops::sum(host, c.axes), tolerance, "sum");
+      check_close(ops::amax(device, c.axes), ops::amax(host, c.axes), 0, "amax");
+      check_close(ops::amin(device, c.axes), ops::amin(host, c.axes), 0, "amin");
     }
   }
 }

@@ -1,13 +1,17 @@
 // CUDA reductions (ops/reduction.h): over axes, and the top-k test of each row, by the rules the CPU's
-// loops follow (reduction_functions.h). A reduction gives each output element one block, whose threads
-// take every blockDim-th reduced element and combine their partial results in shared memory; x and
-// out may have any strides.
+// loops follow (reduction_functions.h). A reduction of many output elements over few reduced ones (a
+// global average pooling's 7 x 7 windows) gives each output one thread, which walks its elements in
+// order (axis_walk.h: no division), so that neighbouring threads read neighbouring memory where the
+// kept axes are innermost (channels-last); any other gives each output one block, whose threads take
+// every blockDim-th reduced element and combine their partial results in shared memory. x and out may
+// have any strides.
 
 #include <algorithm>
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/detail/axis_walk.h>
 #include <kusari/kernels/detail/reduction_functions.h>
 #include <kusari/kernels/ops/reduction.h>
 
@@ -88,6 +92,27 @@ __global__ void reduce_elements(ReduceLayout layout, ReduceOp op) {
   }
 }
 
+// The most reduced elements per output, and the fewest outputs, at which each output takes one thread.
+inline constexpr int64_t kMostPerThread = 1024;
+inline constexpr int64_t kFewestThreadOutputs = 4096;
+
+// Sum, max or min with one thread per output element, each walking its reduced elements in order.
+template <class T, class D>
+__global__ void reduce_each_by_thread(ReduceLayout layout, ReduceOp op) {
+  using A = Accumulator<T>;
+  const T* x = reinterpret_cast<const T*>(layout.x);
+  KUSARI_FOR_EACH_ELEMENT(m, layout.kept_count) {
+    const int64_t base = offset_of(m, layout.kept_axes, layout.kept_extents, layout.kept_strides);
+    AxisWalk<kMaxAxes> walk(layout.reduced_axes, layout.reduced_extents, layout.reduced_strides);
+    A acc = reduce_init<A>(op);
+    for (int64_t r = 0; r < layout.reduced_count; ++r, walk.next()) {
+      acc = reduce_combine<A>(op, acc, static_cast<A>(load(x[base + walk.offset()])));
+    }
+    reinterpret_cast<D*>(layout.out)[offset_of(m, layout.kept_axes, layout.kept_extents, layout.out_strides)] =
+        store<D>(acc);
+  }
+}
+
 // Argmax or argmin over one axis, into int64.
 template <class T>
 __global__ void arg_reduce_elements(ReduceLayout layout, bool want_max) {
@@ -143,8 +168,15 @@ void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes
     } else if (op == ReduceOp::argmax || op == ReduceOp::argmin) {
       arg_reduce_elements<T><<<blocks, kReduceThreads, 0, stream>>>(layout, op == ReduceOp::argmax);
     } else {
-      visit_dtype(out.dtype(),
-                  [&]<class D>() { reduce_elements<T, D><<<blocks, kReduceThreads, 0, stream>>>(layout, op); });
+      const bool by_thread =
+          layout.reduced_count <= kMostPerThread && layout.kept_count >= kFewestThreadOutputs;
+      visit_dtype(out.dtype(), [&]<class D>() {
+        if (by_thread) {
+          reduce_each_by_thread<T, D><<<blocks_for(layout.kept_count), kThreads, 0, stream>>>(layout, op);
+        } else {
+          reduce_elements<T, D><<<blocks, kReduceThreads, 0, stream>>>(layout, op);
+        }
+      });
     }
   });
   check(cudaGetLastError(), "reduce kernel");
