@@ -16,6 +16,7 @@
 #include <kusari/core/error.h>
 #include <kusari/kernels/detail/collapsed_layout.h>
 #include <kusari/kernels/detail/element_conversion.h>
+#include <kusari/kernels/detail/fast_division.h>
 
 namespace kusari::kernels::cuda {
 
@@ -98,7 +99,9 @@ __device__ inline D convert(const S& value) {
 // The most axes a kernel's operands may keep after merging.
 inline constexpr int kMaxAxes = 12;
 
-// N operands' shared extents and element strides, innermost axis last, passed to a kernel by value.
+// N operands' shared extents and element strides, innermost axis last, passed to a kernel by value;
+// where every index fits 32 bits (`fast`), a divider of each extent, so that an index becomes a
+// position on the axes by multiplies and shifts (fast_division.h).
 template <size_t N>
 struct KernelLayout {
   int axes = 0;
@@ -106,6 +109,8 @@ struct KernelLayout {
   int64_t extents[kMaxAxes];
   int64_t strides[N][kMaxAxes];
   char* bases[N];
+  bool fast = false;
+  FastDivider dividers[kMaxAxes];
 };
 
 // Fills a layout from extents and per-operand strides (innermost last); throws ValueError for more
@@ -120,9 +125,11 @@ KernelLayout<N> layout_of(const std::array<const Array*, N>& arrays, const Exten
                          layout.axes));
   }
   layout.size = arrays[0]->size();
+  layout.fast = layout.size > 0 && layout.size <= int64_t{UINT32_MAX};
   for (int d = 0; d < layout.axes; ++d) {
     layout.extents[d] = extents[static_cast<size_t>(d)];
     for (size_t k = 0; k < N; ++k) layout.strides[k][d] = strides[k][static_cast<size_t>(d)];
+    if (layout.fast) layout.dividers[d] = FastDivider(layout.extents[d]);
   }
   for (size_t k = 0; k < N; ++k) layout.bases[k] = static_cast<char*>(arrays[k]->raw_data());
   return layout;
@@ -161,21 +168,8 @@ KernelLayout<N> logical_kernel_layout(const std::array<const Array*, N>& arrays,
   return layout_of<N>(arrays, extents, strides, op);
 }
 
-// Operand k's element i (i in row-major order of the layout's extents), typed T.
-template <class T, size_t N>
-__device__ inline T& element(const KernelLayout<N>& layout, size_t k, int64_t i) {
-  // One axis left (every contiguous operand, most others) needs no division.
-  if (layout.axes == 1) return reinterpret_cast<T*>(layout.bases[k])[i * layout.strides[k][0]];
-  int64_t offset = 0;
-  for (int d = layout.axes - 1; d >= 0; --d) {
-    offset += (i % layout.extents[d]) * layout.strides[k][d];
-    i /= layout.extents[d];
-  }
-  return reinterpret_cast<T*>(layout.bases[k])[offset];
-}
-
 // Every operand's element offset of index i (row-major over the layout's extents), dividing i once per
-// axis for all of them.
+// axis for all of them: by the axes' dividers where the layout is fast, else in 64 bits.
 template <size_t N>
 __device__ inline void element_offsets(const KernelLayout<N>& layout, int64_t i, int64_t (&offsets)[N]) {
   if (layout.axes == 1) {
@@ -183,11 +177,28 @@ __device__ inline void element_offsets(const KernelLayout<N>& layout, int64_t i,
     return;
   }
   for (size_t k = 0; k < N; ++k) offsets[k] = 0;
+  if (layout.fast) {
+    auto rest = static_cast<uint32_t>(i);
+    for (int d = layout.axes - 1; d >= 0; --d) {
+      const QuotientRemainder qr = layout.dividers[d].divide_with_remainder(rest);
+      for (size_t k = 0; k < N; ++k) offsets[k] += static_cast<int64_t>(qr.remainder) * layout.strides[k][d];
+      rest = qr.quotient;
+    }
+    return;
+  }
   for (int d = layout.axes - 1; d >= 0; --d) {
     const int64_t outer = i / layout.extents[d], place = i - outer * layout.extents[d];
     for (size_t k = 0; k < N; ++k) offsets[k] += place * layout.strides[k][d];
     i = outer;
   }
+}
+
+// Operand k's element i (i in row-major order of the layout's extents), typed T.
+template <class T, size_t N>
+__device__ inline T& element(const KernelLayout<N>& layout, size_t k, int64_t i) {
+  int64_t offsets[N];
+  element_offsets(layout, i, offsets);
+  return reinterpret_cast<T*>(layout.bases[k])[offsets[k]];
 }
 
 // Operand k's element at `offset` elements from its base, typed T.
