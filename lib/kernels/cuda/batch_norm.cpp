@@ -12,6 +12,7 @@
 #include <kusari/core/kernel_table.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cuda/detail/batch_norm_fusion.h>
+#include <kusari/kernels/cuda/detail/batch_norm_statistics.h>
 #include <kusari/kernels/cuda/detail/check.h>
 #include <kusari/kernels/cuda/detail/dnn.h>
 #include <kusari/kernels/cuda/detail/registration.h>
@@ -113,16 +114,13 @@ Array scratch(size_t bytes, const Device& device) {
   return Array::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))}, Dtype::uint8, device);
 }
 
-// The statistics of the contract from cuDNN's saved float32 mean and inverse standard deviation.
-BatchNormStatistics statistics_from(const Array& x, const Array& gamma, const Array& beta, bool residual,
+// The statistics of the contract from cuDNN's saved float32 mean and inverse standard deviation, gamma32
+// and the state's beta (one launch: statistics_from_saved).
+BatchNormStatistics statistics_from(const Array& x, const Array& gamma32, bool residual,
                                     std::shared_ptr<DnnBatchNormState> state) {
-  using namespace ops;
   BatchNormStatistics s;
   s.count = x.size() / x.shape()[1];
-  s.mean = state->saved_mean.astype(Dtype::float64);
-  s.inv_std = state->saved_inv_std.astype(Dtype::float64);
-  s.var = maximum(sub(reciprocal(square(s.inv_std)), scalar_like(state->eps, s.inv_std)), scalar_like(0.0, s.mean));
-  ops::detail::set_affine_map(s, gamma, beta);
+  statistics_from_saved(state->saved_mean, state->saved_inv_std, gamma32, state->beta, state->eps, s);
   s.residual = residual;
   s.backward_reads_output = state->fusion.ops != FusedOps::batch_norm;
   s.state = std::move(state);
@@ -184,10 +182,11 @@ BatchNormForwardResult forward(const Array& x, const Array& gamma, const Array& 
   const int64_t channels = x.shape()[1];
   state->saved_mean = Array::empty({channels}, Dtype::float32, device);
   state->saved_inv_std = Array::empty({channels}, Dtype::float32, device);
-  if (!dnn_forward(input, z, y, float32_channels(gamma), *state)) {
+  const Array gamma32 = float32_channels(gamma);
+  if (!dnn_forward(input, z, y, gamma32, *state)) {
     return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
   }
-  return {f.channels_last ? y : y.reshape(x.shape()), statistics_from(x, gamma, beta, residual.defined(), state)};
+  return {f.channels_last ? y : y.reshape(x.shape()), statistics_from(x, gamma32, residual.defined(), state)};
 }
 
 // The operands of cuDNN's backward, described: x, the forward's output (with a ReLU), gy, and where gx,
