@@ -35,7 +35,9 @@ TEST_CASE("a walk's offsets are the row-major indexes' under the strides, and it
       {{3, 5}, {0, 1}},         // broadcast along the first axis
       {{4, 3}, {-3, 1}},        // flipped rows
       {{2, 3, 2, 2, 3}, {72, 24, 12, 6, 2}}};
-  for (const auto& [extents, strides] : cases) {
+  for (const auto& c : cases) {
+    const std::vector<int64_t>& extents = c.first;
+    const std::vector<int64_t>& strides = c.second;
     CAPTURE(extents.size());
     int64_t count = 1;
     for (const int64_t e : extents) count *= e;

@@ -100,7 +100,9 @@ TEST_CASE("every pass of the models' convolutions gets a plan from precise engin
                                                             {Dtype::float64, MemoryOrder::row_major}};
   bool tf32_ranked = false;  // whether float32's ranking offered TF32 engines the filter left out
   for (const Shapes& s : model_shapes()) {
-    for (const auto& [dtype, order] : kinds) {
+    for (const auto& kind : kinds) {
+      const Dtype dtype = kind.first;
+      const MemoryOrder order = kind.second;
       for (const ConvolutionPass pass : kPasses) {
         CAPTURE(s.x);
         CAPTURE(s.w);
