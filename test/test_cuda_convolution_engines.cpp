@@ -149,6 +149,7 @@ TEST_CASE("a timed search's candidates: distinct plans within the limit, at most
     CHECK(all.size() > 1);
     CHECK(all.size() <= kMostTimed);
     REQUIRE(first.size() == 1);
+    CHECK(!plan_json(*all.front().plan).empty());
     CHECK(plan_json(*all.front().plan) == plan_json(*first.front().plan));
     std::set<std::string> distinct;
     for (const EnginePlan& plan : all) distinct.insert(plan_json(*plan.plan));

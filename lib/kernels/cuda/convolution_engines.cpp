@@ -133,7 +133,10 @@ std::vector<EnginePlan> engine_plans(const BackendDescriptor& graph, Dtype dtype
         refusals += cat(refusals.empty() ? "" : "; ", "a plan wanting ", workspace, " bytes of workspace");
         continue;
       }
-      if (search == EngineSearch::timed && !built.insert(plan_json(*plan)).second) continue;
+      if (search == EngineSearch::timed) {
+        const std::string serialized = plan_json(*plan);  // empty: not comparable, kept
+        if (!serialized.empty() && !built.insert(serialized).second) continue;
+      }
       plans.push_back({plan, workspace});
       if (plans.size() == most) return plans;
     }

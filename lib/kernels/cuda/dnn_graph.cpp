@@ -139,15 +139,16 @@ int64_t plan_workspace(const BackendDescriptor& plan) {
 }
 
 std::string plan_json(const BackendDescriptor& plan) {
-  constexpr const char* what = "an execution plan's JSON";
   int64_t length = 0;
-  check_dnn(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
-                                     &length, nullptr),
-            what);
+  if (cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0, &length,
+                               nullptr) != CUDNN_STATUS_SUCCESS) {
+    return {};
+  }
   std::string json(static_cast<size_t>(length), '\0');
-  check_dnn(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
-                                     length, &length, json.data()),
-            what);
+  if (cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, length,
+                               &length, json.data()) != CUDNN_STATUS_SUCCESS) {
+    return {};
+  }
   json.resize(std::min(json.size(), static_cast<size_t>(length)));
   while (!json.empty() && json.back() == '\0') json.pop_back();
   return json;

@@ -68,7 +68,8 @@ std::shared_ptr<BackendDescriptor> try_plan(const BackendDescriptor& config, con
 // The bytes of workspace a plan takes.
 int64_t plan_workspace(const BackendDescriptor& plan);
 
-// A plan as cuDNN serializes it (its engine and knob choices): equal for two plans of one configuration.
+// A plan as cuDNN serializes it (its engine and knob choices): equal for two plans of one configuration;
+// empty where cuDNN does not serialize it.
 std::string plan_json(const BackendDescriptor& plan);
 
 // Runs `plan` on `handle`'s stream with the data of the tensors `uids` at `pointers` and `workspace`.
