@@ -19,7 +19,11 @@ namespace {
 
 template <class S, class D>
 __global__ void copy_elements(KernelLayout<2> layout) {
-  KUSARI_FOR_EACH_ELEMENT(i, layout.size) { element<D>(layout, 1, i) = convert<D>(element<S>(layout, 0, i)); }
+  KUSARI_FOR_EACH_ELEMENT(i, layout.size) {
+    int64_t at[2];
+    element_offsets(layout, i, at);
+    element_at<D>(layout, 1, at[1]) = convert<D>(element_at<S>(layout, 0, at[0]));
+  }
 }
 
 template <class T>

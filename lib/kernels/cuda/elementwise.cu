@@ -100,16 +100,21 @@ void run_map(const char* op, const std::array<const Array*, N>& arrays, F f) {
 template <class T>
 __global__ void where_elements(KernelLayout<4> layout) {
   KUSARI_FOR_EACH_ELEMENT(i, layout.size) {
-    element<T>(layout, 3, i) = element<bool>(layout, 0, i) ? element<T>(layout, 1, i) : element<T>(layout, 2, i);
+    int64_t at[4];
+    element_offsets(layout, i, at);
+    element_at<T>(layout, 3, at[3]) =
+        element_at<bool>(layout, 0, at[0]) ? element_at<T>(layout, 1, at[1]) : element_at<T>(layout, 2, at[2]);
   }
 }
 
 template <class T, class C>
 __global__ void momentum_step_elements(KernelLayout<3> layout, C momentum, C lr) {
   KUSARI_FOR_EACH_ELEMENT(i, layout.size) {
-    T& w = element<T>(layout, 0, i);
-    T& v = element<T>(layout, 1, i);
-    v = store<T>(momentum * load(v) - lr * load(element<T>(layout, 2, i)));
+    int64_t at[3];
+    element_offsets(layout, i, at);
+    T& w = element_at<T>(layout, 0, at[0]);
+    T& v = element_at<T>(layout, 1, at[1]);
+    v = store<T>(momentum * load(v) - lr * load(element_at<T>(layout, 2, at[2])));
     w = store<T>(load(w) + load(v));
   }
 }

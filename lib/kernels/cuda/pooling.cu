@@ -109,12 +109,6 @@ __global__ void average_backward(const T* gy, T* gx, Planes p, Pool2dGeometry g,
   }
 }
 
-// Whether every element position of arrays of these element counts fits 32 bits (and so the kernels
-// divide with FastDivider).
-bool positions_fit_32_bits(int64_t input_elements, int64_t output_elements) {
-  return std::max(input_elements, output_elements) <= int64_t{UINT32_MAX};
-}
-
 // How the CUDA backend remembers a max pooling's winners: int32 plane positions (one per output element,
 // in the output's memory order) with the input's shape, that order and the geometry the backward's
 // windows need.
@@ -166,7 +160,7 @@ void on_device_with_dividers(const Array& a, const char* op, int64_t elements, i
   const int64_t channels = a.shape()[1];
   const bool channels_last = order == MemoryOrder::channels_last;
   on_device_of(a, op, elements, [&]<class T>(unsigned blocks, cudaStream_t stream) {
-    if (positions_fit_32_bits(elements, other_elements)) {
+    if (fits_fast_division(std::max(elements, other_elements))) {
       launch_kernel.template operator()<T>(
           dividers_for<FastDivider>(channels, rows, columns, g, channels_last), blocks, stream);
     } else {

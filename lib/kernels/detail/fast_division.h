@@ -13,6 +13,10 @@
 
 namespace kusari::kernels {
 
+// Whether the positions of a launch over `elements` elements fit the 32 bits FastDivider divides: a
+// kernel's condition for dividing positions with it.
+KUSARI_HOST_DEVICE inline bool fits_fast_division(int64_t elements) { return elements <= int64_t{UINT32_MAX}; }
+
 // A quotient and its remainder.
 struct QuotientRemainder {
   uint32_t quotient, remainder;

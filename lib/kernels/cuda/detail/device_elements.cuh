@@ -125,7 +125,7 @@ KernelLayout<N> layout_of(const std::array<const Array*, N>& arrays, const Exten
                          layout.axes));
   }
   layout.size = arrays[0]->size();
-  layout.fast = layout.size > 0 && layout.size <= int64_t{UINT32_MAX};
+  layout.fast = layout.size > 0 && fits_fast_division(layout.size);
   for (int d = 0; d < layout.axes; ++d) {
     layout.extents[d] = extents[static_cast<size_t>(d)];
     for (size_t k = 0; k < N; ++k) layout.strides[k][d] = strides[k][static_cast<size_t>(d)];
@@ -193,7 +193,8 @@ __device__ inline void element_offsets(const KernelLayout<N>& layout, int64_t i,
   }
 }
 
-// Operand k's element i (i in row-major order of the layout's extents), typed T.
+// Operand k's element i (i in row-major order of the layout's extents), typed T: for one-operand
+// kernels (kernels of several take every offset from one element_offsets call).
 template <class T, size_t N>
 __device__ inline T& element(const KernelLayout<N>& layout, size_t k, int64_t i) {
   int64_t offsets[N];
