@@ -86,3 +86,16 @@ TEST_CASE("the outputs covering an input are exactly those whose windows hold it
     check_covering<WideDivider>(a[0], a[1], a[2], a[3], a[4]);
   }
 }
+
+TEST_CASE("fast division serves a launch only where its positions, padded, fit 32 bits") {
+  const Pool2dGeometry g{3, 3, 2, 2, 1, 1};
+  CHECK(fits_fast_pooling(int64_t{256} * 64 * 56 * 56, 56, 56, g));
+  CHECK_FALSE(fits_fast_pooling(int64_t{1} << 32, 56, 56, g));
+  // Four rows, but a padding past 32 bits: the padded positions would wrap in 32-bit arithmetic.
+  const Pool2dGeometry padded{2, 2, int64_t{UINT32_MAX}, 1, int64_t{1} << 32, 0};
+  CHECK_FALSE(fits_fast_pooling(16, 4, 4, padded));
+  const Pool2dGeometry wide_stride{2, 2, 1, int64_t{1} << 32, 0, 0};
+  CHECK_FALSE(fits_fast_pooling(16, 4, 4, wide_stride));
+  // And there 64-bit division gives the outputs a search finds.
+  check_covering<WideDivider>(4, 3, 2, int64_t{UINT32_MAX}, int64_t{1} << 32);
+}

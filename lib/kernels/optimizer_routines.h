@@ -15,8 +15,9 @@ namespace kusari::ops {
 KUSARI_API void momentum_steps(const MomentumTensors& tensors);
 // Σ a² of each array as a (P,) array on their device: float64 for float64 arrays, float32 otherwise.
 KUSARI_API Array squared_norms(const std::vector<Array>& arrays);
-// destinations[k] = sources[k] converted, for every k (kernel_ops::CopyTensors); throws ShapeError,
-// DtypeError or DeviceError naming the first pair that does not fit.
+// destinations[k] = sources[k] converted, for every k, no destination overlapping a source
+// (kernel_ops::CopyTensors); throws ShapeError, DtypeError or DeviceError naming the first pair that
+// does not fit.
 KUSARI_API void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations);
 
 namespace detail {

@@ -19,7 +19,7 @@ __global__ void statistics_from_saved_elements(const float* saved_mean, const fl
     var[c] = elementwise::Maximum<double>{}(1.0 / (s * s) - eps, 0.0);
     const double a = static_cast<double>(gamma[c]) * s;
     scale[c] = a;
-    shift[c] = static_cast<double>(beta[c]) - m * a;
+    shift[c] = __dsub_rn(static_cast<double>(beta[c]), __dmul_rn(m, a));  // unfused, as on the host
   }
 }
 

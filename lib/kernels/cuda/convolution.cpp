@@ -193,8 +193,9 @@ void run_pass(ConvolutionPass pass, const Array& x, const Array& w, const Array&
   }
   Plan& plan = it->second;
   if (plan.engine) {
+    // Out of memory for the workspace is not the plan's failure: it propagates.
+    const Array workspace = workspace_of(static_cast<size_t>(plan.engine->workspace), device);
     try {
-      const Array workspace = workspace_of(static_cast<size_t>(plan.engine->workspace), device);
       run_engine(dnn.handle(), *plan.engine, o, workspace.raw_data());
       plan.engine_ran = true;
       return;

@@ -110,7 +110,11 @@ std::vector<BackendDescriptor> precise_configs(const BackendDescriptor& graph, c
                                                Dtype dtype, const BackendDescriptor& device) {
   std::vector<BackendDescriptor> kept;
   for (const BackendDescriptor& config : ranked_configs(graph, mode, device)) {
-    if (keeps_precision(dtype, numerical_notes(config))) kept.push_back(config);
+    try {
+      if (keeps_precision(dtype, numerical_notes(config))) kept.push_back(config);
+    } catch (const DeviceError&) {
+      // An engine whose notes cannot be read makes no promise about precision: left out.
+    }
   }
   return kept;
 }
@@ -121,7 +125,14 @@ std::vector<EnginePlan> engine_plans(const BackendDescriptor& graph, Dtype dtype
   std::set<std::string> built;  // the plans' serializations, so that none is timed twice
   const size_t most = search == EngineSearch::first ? 1 : kMostTimed;
   for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    for (const BackendDescriptor& config : precise_configs(graph, mode, dtype, device)) {
+    std::vector<BackendDescriptor> configs;
+    try {
+      configs = precise_configs(graph, mode, dtype, device);
+    } catch (const DeviceError& e) {  // one mode's heuristics refusing the graph leaves the other's
+      refusals += cat(refusals.empty() ? "" : "; ", e.what());
+      continue;
+    }
+    for (const BackendDescriptor& config : configs) {
       cudnnStatus_t why = CUDNN_STATUS_SUCCESS;
       std::shared_ptr<BackendDescriptor> plan = try_plan(config, device, why);
       if (!plan) {
@@ -137,7 +148,7 @@ std::vector<EnginePlan> engine_plans(const BackendDescriptor& graph, Dtype dtype
         const std::string serialized = plan_json(*plan);  // empty: not comparable, kept
         if (!serialized.empty() && !built.insert(serialized).second) continue;
       }
-      plans.push_back({plan, workspace});
+      plans.push_back({plan, graph, config, workspace});
       if (plans.size() == most) return plans;
     }
   }

@@ -153,14 +153,14 @@ void on_device_of(const Array& a, const char* op, int64_t elements, Launch&& lau
 // on_device_of for a pooling kernel whose threads run over the `elements` positions of planes of `rows`
 // x `columns` (arrays of a's channels, in `order`; the other operand has `other_elements`): calls
 // launch_kernel<T>(dividers, blocks, stream) with FastDivider's dividers where every position of both
-// fits 32 bits, 64-bit division's otherwise.
+// and every padded position fits 32 bits (fits_fast_pooling), 64-bit division's otherwise.
 template <class Launch>
 void on_device_with_dividers(const Array& a, const char* op, int64_t elements, int64_t other_elements, int64_t rows,
                              int64_t columns, const Pool2dGeometry& g, MemoryOrder order, Launch&& launch_kernel) {
   const int64_t channels = a.shape()[1];
   const bool channels_last = order == MemoryOrder::channels_last;
   on_device_of(a, op, elements, [&]<class T>(unsigned blocks, cudaStream_t stream) {
-    if (fits_fast_division(std::max(elements, other_elements))) {
+    if (fits_fast_pooling(std::max(elements, other_elements), rows, columns, g)) {
       launch_kernel.template operator()<T>(
           dividers_for<FastDivider>(channels, rows, columns, g, channels_last), blocks, stream);
     } else {

@@ -51,6 +51,14 @@ struct Dividers {
   bool channels_last = false;
 };
 
+// Whether FastDivider serves a launch over `elements` positions of planes of `rows` x `columns`: the
+// positions, and along each axis a padded position plus a stride (covering's largest numerator; the
+// strides are its divisors), fit 32 bits.
+inline bool fits_fast_pooling(int64_t elements, int64_t rows, int64_t columns, const Pool2dGeometry& g) {
+  return fits_fast_division(elements) && fits_fast_division(rows + g.pad_h + g.stride_h) &&
+         fits_fast_division(columns + g.pad_w + g.stride_w);
+}
+
 // The dividers of positions over planes of `rows` x `columns` elements, of arrays of `channels` channels.
 template <class Div>
 Dividers<Div> dividers_for(int64_t channels, int64_t rows, int64_t columns, const Pool2dGeometry& g,

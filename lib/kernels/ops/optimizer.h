@@ -43,7 +43,8 @@ struct KUSARI_API SquaredNorms {
 };
 
 // destinations[k][...] = sources[k][...] converted to destinations[k]'s dtype, for P pairs of equal
-// shapes and floating dtypes (any pair of them), all on one device.
+// shapes and floating dtypes (any pair of them), all on one device; no destination overlaps a source
+// (the pairs may run in any order).
 struct KUSARI_API CopyTensors {
   static constexpr const char* name = "copy_tensors";
   using Fn = void(const std::vector<Array>& sources, const std::vector<Array>& destinations);

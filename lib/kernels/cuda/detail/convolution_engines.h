@@ -43,9 +43,11 @@ BackendDescriptor convolution_graph(ConvolutionPass pass, const ConvolutionOpera
 std::vector<BackendDescriptor> precise_configs(const BackendDescriptor& graph, cudnnBackendHeurMode_t mode,
                                                Dtype dtype, const BackendDescriptor& device);
 
-// An execution plan of one pass on one device, and the workspace it takes.
+// An execution plan of one pass on one device, the graph and engine configuration it was built from (kept
+// alive with it, whether or not cuDNN's plan holds copies of its own), and the workspace it takes.
 struct EnginePlan {
   std::shared_ptr<BackendDescriptor> plan;
+  BackendDescriptor graph, config;
   int64_t workspace = 0;
 };
 
