@@ -63,32 +63,45 @@ double median_seconds(Body body, bool idle = false) {
 // The link between this rank and `partner` (-1: this rank only waits), every pair at once: α and β from
 // exchanges of 8 B ... 8 MiB that reuse their buffers, as the ring engine reuses its pooled chunk
 // buffers; β_memory from exchanges of 256 KiB ... 4 MiB whose sends walk through 128 MB, as the ring's
-// steps that start from or land in the owned slice do. The local passes (measure_local) and MPI's large
-// collectives (measure_mpi_factors) pay for reading the gradients from memory themselves.
+// steps that start from or land in the owned slice do; β_streams from cost::kStreamsMessages such exchanges
+// at once (as multi_color's rings keep their chunks in flight), per byte of all of them. The local passes (measure_local) and MPI's
+// large collectives (measure_mpi_factors) pay for reading the gradients from memory themselves.
 cost::Link measure_link(int partner) {
   constexpr int64_t kStream = int64_t{128} << 20;
-  std::vector<char> out(static_cast<size_t>(kStream), 1), in(16 << 20, 0);
-  const auto exchange = [&](int64_t bytes, int64_t offset) {
+  std::vector<char> out(static_cast<size_t>(kStream), 1), in(static_cast<size_t>(cost::kStreamsMessages) << 22, 0);
+  // `flows` exchanges of `bytes` each in both directions at once, the sends from `offset` on.
+  const auto exchange = [&](int64_t bytes, int64_t offset, int flows) {
     if (partner < 0) return;
-    MPI_Sendrecv(out.data() + offset, static_cast<int>(bytes), MPI_BYTE, partner, 0, in.data(), static_cast<int>(bytes),
-                 MPI_BYTE, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    std::vector<MPI_Request> requests(2 * static_cast<size_t>(flows));
+    for (int f = 0; f < flows; ++f) {
+      MPI_Irecv(in.data() + f * bytes, static_cast<int>(bytes), MPI_BYTE, partner, f, MPI_COMM_WORLD, &requests[2 * f]);
+      MPI_Isend(out.data() + offset + f * bytes, static_cast<int>(bytes), MPI_BYTE, partner, f, MPI_COMM_WORLD,
+                &requests[2 * f + 1]);
+    }
+    MPI_Waitall(2 * flows, requests.data(), MPI_STATUSES_IGNORE);
   };
-  std::vector<cost::Timing> cached, streamed;
+  // Exchanges of 256 KiB ... 4 MiB a flow; one timed body walks through all 128 MB, so every send reads
+  // memory the caches do not hold. Timings per byte of all the flows.
+  const auto streaming = [&](int flows) {
+    std::vector<cost::Timing> timings;
+    for (int64_t bytes = 256 << 10; bytes <= (4 << 20); bytes *= 2) {
+      const int64_t count = kStream / (bytes * flows);
+      const double t = median_seconds(
+          [&] {
+            for (int64_t i = 0; i < count; ++i) exchange(bytes, i * bytes * flows, flows);
+          },
+          partner < 0);
+      timings.push_back({static_cast<double>(bytes * flows), t / static_cast<double>(count)});
+    }
+    return cost::fit_link(timings).beta;
+  };
+  std::vector<cost::Timing> cached;
   for (int64_t bytes = 8; bytes <= (8 << 20); bytes *= 4) {
-    cached.push_back({static_cast<double>(bytes), median_seconds([&] { exchange(bytes, 0); }, partner < 0)});
-  }
-  for (int64_t bytes = 256 << 10; bytes <= (4 << 20); bytes *= 2) {
-    // One timed body walks through all 128 MB, so every send reads memory the caches do not hold.
-    const int64_t count = kStream / bytes;
-    const double t = median_seconds(
-        [&] {
-          for (int64_t i = 0; i < count; ++i) exchange(bytes, i * bytes);
-        },
-        partner < 0);
-    streamed.push_back({static_cast<double>(bytes), t / static_cast<double>(count)});
+    cached.push_back({static_cast<double>(bytes), median_seconds([&] { exchange(bytes, 0, 1); }, partner < 0)});
   }
   cost::Link link = cost::fit_link(cached);
-  link.beta_memory = std::max(link.beta, cost::fit_link(streamed).beta);
+  link.beta_memory = std::max(link.beta, streaming(1));
+  link.beta_streams = streaming(cost::kStreamsMessages);
   return link;
 }
 
@@ -187,9 +200,10 @@ void run(int rounds, const std::string& save, int links_per_node) {
               static_cast<long long>(set.total));
   const auto link_line = [](const char* name, const cost::Link& link) {
     const double memory = cost::memory_beta(link);
-    std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s) beta_memory=%.4f ns/B (%.2f GB/s)\n", name,
-                link.alpha * 1e6, link.beta * 1e9, link.beta > 0 ? 1e-9 / link.beta : 0.0, memory * 1e9,
-                memory > 0 ? 1e-9 / memory : 0.0);
+    std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s) beta_memory=%.4f ns/B (%.2f GB/s) "
+                "beta_streams=%.4f ns/B (%.2f GB/s, %d messages at once)\n", name, link.alpha * 1e6, link.beta * 1e9,
+                link.beta > 0 ? 1e-9 / link.beta : 0.0, memory * 1e9, memory > 0 ? 1e-9 / memory : 0.0,
+                link.beta_streams * 1e9, link.beta_streams > 0 ? 1e-9 / link.beta_streams : 0.0, cost::kStreamsMessages);
   };
   link_line("intra", cluster.intra);
   if (where.inter_size > 1) link_line("inter", cluster.inter);
@@ -253,7 +267,7 @@ double replay_launch(Launch launch) {
 
 // Reads the launches an earlier run printed in `path` (several in one file each start at their "# N ranks"
 // line) and re-predicts each one's lines. A launch from before --links-per-node measured every flow at
-// once (k links per node); one from before β_memory has none (0: β).
+// once (k links per node); one from before β_memory has none (0: β), nor one from before β_streams.
 void replay(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw IOError(cat(path, ": cannot open the file"));
@@ -262,7 +276,7 @@ void replay(const std::string& path) {
     const char* text = line.c_str();
     int ranks = 0, k = 0, links = 0;
     char which[16] = {}, name[96] = {};
-    double a = 0, b = 0, m = 0, pack = 0, accumulate = 0, add = 0, unpack = 0, max_abs = 0;
+    double a = 0, b = 0, m = 0, streams = 0, pack = 0, accumulate = 0, add = 0, unpack = 0, max_abs = 0;
     if (std::sscanf(text, "# %d ranks in nodes of %d (%d network link", &ranks, &k, &links) >= 2) {
       launches.emplace_back();
       launches.back().cluster.ranks = ranks;
@@ -273,8 +287,9 @@ void replay(const std::string& path) {
     if (launches.empty()) continue;
     Launch& launch = launches.back();
     cost::MpiFactors& f = launch.cluster.mpi;
-    if (std::sscanf(text, "# link %15s alpha=%lf us beta=%lf ns/B (%*f GB/s) beta_memory=%lf", which, &a, &b, &m) >= 3) {
-      const cost::Link link{a * 1e-6, b * 1e-9, m * 1e-9};
+    if (std::sscanf(text, "# link %15s alpha=%lf us beta=%lf ns/B (%*f GB/s) beta_memory=%lf ns/B (%*f GB/s) "
+                    "beta_streams=%lf", which, &a, &b, &m, &streams) >= 3) {
+      const cost::Link link{a * 1e-6, b * 1e-9, m * 1e-9, streams * 1e-9};
       if (std::string(which) == "inter:") {
         launch.cluster.inter = link;
         launch.has_inter = true;

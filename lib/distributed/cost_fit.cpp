@@ -43,6 +43,8 @@ std::map<std::string, std::function<double&(Cluster&)>> cluster_fields() {
       {"inter_alpha", [](Cluster& c) -> double& { return c.inter.alpha; }},
       {"inter_beta", [](Cluster& c) -> double& { return c.inter.beta; }},
       {"inter_beta_memory", [](Cluster& c) -> double& { return c.inter.beta_memory; }},
+      {"intra_beta_streams", [](Cluster& c) -> double& { return c.intra.beta_streams; }},
+      {"inter_beta_streams", [](Cluster& c) -> double& { return c.inter.beta_streams; }},
   };
   const std::pair<const char*, WireCosts Cluster::*> wires[] = {
       {"float32", &Cluster::float32}, {"float16", &Cluster::float16}, {"bfloat16", &Cluster::bfloat16}};

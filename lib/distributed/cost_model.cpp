@@ -25,18 +25,39 @@ int floor_log2(int s) {
 
 bool crosses_nodes(const Span& span) { return span.ranks > span.ranks_per_node; }
 
-// The link one of `flows` concurrent flows of a node gets between nodes, `own_flows` of them this rank's:
-// the wire's β stretched when the flows outnumber the node's links, and a message's memory end (β_memory
-// beyond β) paid by this rank for each of its own flows, one after another on its one thread.
-Link shared_inter(const Span& span, int flows, int own_flows) {
+// The link one of `flows` concurrent flows of a node gets between nodes, `own_flows` of them this rank's,
+// each with `messages` in flight: the wire's β stretched when the flows outnumber the node's links. A
+// message with an end in memory gets its flow's share of what the link streams with every flow's
+// messages in flight (streaming_beta); where β_streams is not measured, this rank pays the memory end
+// (β_memory beyond β) of each of its own flows one after another on its one thread.
+Link shared_inter(const Span& span, int flows, int own_flows, int64_t messages) {
+  const Link& inter = span.inter;
   const double stretch = std::max(1.0, double(flows) / std::max(1, span.links_per_node));
-  const double beta = span.inter.beta * stretch;
-  if (span.inter.beta_memory == 0) return {span.inter.alpha, beta};
-  return {span.inter.alpha, beta, beta + std::max(0.0, span.inter.beta_memory - span.inter.beta) * own_flows};
+  const double beta = inter.beta * stretch;
+  if (inter.beta_streams > 0) {
+    return {inter.alpha, beta, std::max(beta, stretch * streaming_beta(inter, stretch * double(messages)))};
+  }
+  if (inter.beta_memory == 0) return {inter.alpha, beta};
+  return {inter.alpha, beta, beta + std::max(0.0, inter.beta_memory - inter.beta) * own_flows};
 }
 
 // The link of a ring over the span in rank order: its slowest hop (one flow per node crosses).
 Link ring_link(const Span& span) { return crosses_nodes(span) ? span.inter : span.intra; }
+
+// The messages one flow of the ring engine keeps in flight for n elements over `ranks`: its pipeline
+// (pipeline_depth + 1), at most one step's.
+int64_t ring_in_flight(int64_t n, int ranks, int64_t chunk, int depth) {
+  return std::min<int64_t>(depth + 1, ring_messages_per_step(n, ranks, chunk));
+}
+
+// The link of the ring engine over the span for n elements: ring_link, whose memory-end messages stream
+// between nodes with the ring's pipeline in flight (streaming_beta).
+Link engine_ring_link(const Span& span, int64_t n, int64_t chunk, int depth) {
+  if (!crosses_nodes(span)) return span.intra;
+  Link link = span.inter;
+  link.beta_memory = streaming_beta(span.inter, double(ring_in_flight(n, span.ranks, chunk, depth)));
+  return link;
+}
 
 // The chunk of the ring engine in elements of w bytes (CommunicatorOptions::chunk_bytes, checked ≥ 64).
 int64_t chunk_elements(const CommunicatorOptions& options, int w) { return options.chunk_bytes / w; }
@@ -64,14 +85,16 @@ double within_nodes_seconds(const Cluster& cluster, int64_t n, int w, int64_t ch
 
 // `colors` rings at once over the S ranks of `span` on the n elements split evenly among them: their
 // messages travel side by side, so the message time is the slowest color's, its share of the bytes on a
-// link shared by the node's `flows_per_color`·colors flows (`colors` of them this rank's); the adds of
-// every color run on this rank's one thread ((S-1)/S·n of them in all).
+// link shared by the node's `flows_per_color`·colors flows (`colors` of them this rank's, each with its
+// pipeline in flight); the adds of every color run on this rank's one thread ((S-1)/S·n of them in all).
 double colored_rings_seconds(int64_t n, int colors, int flows_per_color, const Span& span, int w, int64_t chunk,
-                             double accumulate) {
-  const Link link = crosses_nodes(span) ? shared_inter(span, flows_per_color * colors, colors) : span.intra;
+                             int depth, double accumulate) {
   double messages = 0;
   for (int color = 0; color < colors; ++color) {
     const int64_t part = n * (color + 1) / colors - n * color / colors;
+    const Link link = crosses_nodes(span) ? shared_inter(span, flows_per_color * colors, colors,
+                                                         ring_in_flight(part, span.ranks, chunk, depth))
+                                          : span.intra;
     messages = std::max(messages, ring_reduce_scatter_seconds(part, span.ranks, w, chunk, link, 0) +
                                       ring_allgather_seconds(part, span.ranks, w, chunk, link));
   }
@@ -96,6 +119,7 @@ double algorithm_seconds(const Cluster& cluster, const std::string& algorithm, c
   const WireCosts& c = cluster.local(wire);
   const bool builtin = wire == Dtype::float32;
   const int64_t chunk = chunk_elements(options, w);
+  const int depth = options.pipeline_depth;
   const int k = cluster.ranks_per_node, nodes = cluster.nodes();
   const Span all = cluster.all();
   const double convert = double(n) * (c.pack + c.unpack);
@@ -107,32 +131,34 @@ double algorithm_seconds(const Cluster& cluster, const std::string& algorithm, c
     return t;
   }
   if (algorithm == "flat") return convert + mpi_allreduce_seconds(n, w, builtin, all, c.add);
-  if (algorithm == "ring") return ring_seconds(n, cluster.ranks, w, chunk, ring_link(all), c.pack, c.accumulate, c.unpack);
+  const Link all_ring = engine_ring_link(all, n, chunk, depth);
+  if (algorithm == "ring") return ring_seconds(n, cluster.ranks, w, chunk, all_ring, c.pack, c.accumulate, c.unpack);
   if (algorithm == "hierarchical") {
-    if (k == 1) return ring_seconds(n, cluster.ranks, w, chunk, cluster.inter, c.pack, c.accumulate, c.unpack);
+    if (k == 1) return ring_seconds(n, cluster.ranks, w, chunk, all_ring, c.pack, c.accumulate, c.unpack);
     double t = convert + mpi_reduce_seconds(n, w, builtin, one_node(cluster), c.add) +
                mpi_bcast_seconds(n, w, one_node(cluster));
     if (nodes > 1) {
-      t += ring_reduce_scatter_seconds(n, nodes, w, chunk, cluster.inter, c.add) +
-           ring_allgather_seconds(n, nodes, w, chunk, cluster.inter);
+      const Link leaders_ring = engine_ring_link(leaders(cluster), n, chunk, depth);
+      t += ring_reduce_scatter_seconds(n, nodes, w, chunk, leaders_ring, c.add) +
+           ring_allgather_seconds(n, nodes, w, chunk, leaders_ring);
     }
     return t;
   }
   if (algorithm == "two_dimensional") {
-    if (k == 1) return convert + ring_reduce_scatter_seconds(n, cluster.ranks, w, chunk, cluster.inter, c.add) +
-                       ring_allgather_seconds(n, cluster.ranks, w, chunk, cluster.inter);
+    if (k == 1) return convert + ring_reduce_scatter_seconds(n, cluster.ranks, w, chunk, all_ring, c.add) +
+                       ring_allgather_seconds(n, cluster.ranks, w, chunk, all_ring);
     return within_nodes_seconds(cluster, n, w, chunk, c, [&](int64_t slice) {
-      return nodes > 1 ? colored_rings_seconds(slice, 1, k, leaders(cluster), w, chunk, c.add) : 0.0;
+      return nodes > 1 ? colored_rings_seconds(slice, 1, k, leaders(cluster), w, chunk, depth, c.add) : 0.0;
     });
   }
   if (algorithm == "multi_color") {
     const int colors = options.colors;
     if (k == 1) {
       return double(n) / cluster.ranks * c.pack + double(n) * c.unpack +
-             colored_rings_seconds(n, colors, 1, all, w, chunk, c.accumulate);
+             colored_rings_seconds(n, colors, 1, all, w, chunk, depth, c.accumulate);
     }
     return within_nodes_seconds(cluster, n, w, chunk, c, [&](int64_t slice) {
-      return nodes > 1 ? colored_rings_seconds(slice, colors, k, leaders(cluster), w, chunk, c.add) : 0.0;
+      return nodes > 1 ? colored_rings_seconds(slice, colors, k, leaders(cluster), w, chunk, depth, c.add) : 0.0;
     });
   }
   if (algorithm == "hybrid") {
@@ -158,9 +184,10 @@ void Cluster::check() const {
   if (links_per_node < 1) throw ValueError(cat("Cluster: expected links_per_node ≥ 1, got ", links_per_node));
   const auto finite = [](double v) { return std::isfinite(v) && v >= 0; };
   for (const Link* link : {&intra, &inter}) {
-    if (!finite(link->alpha) || !finite(link->beta) || !finite(link->beta_memory)) {
-      throw ValueError(cat("Cluster: expected finite α, β and β_memory ≥ 0, got α = ", link->alpha, ", β = ",
-                           link->beta, ", β_memory = ", link->beta_memory));
+    if (!finite(link->alpha) || !finite(link->beta) || !finite(link->beta_memory) || !finite(link->beta_streams)) {
+      throw ValueError(cat("Cluster: expected finite α, β, β_memory and β_streams ≥ 0, got α = ", link->alpha,
+                           ", β = ", link->beta, ", β_memory = ", link->beta_memory, ", β_streams = ",
+                           link->beta_streams));
     }
   }
   for (const WireCosts* w : {&float32, &float16, &bfloat16}) {
@@ -189,6 +216,13 @@ int64_t ring_messages_per_step(int64_t elements, int ranks, int64_t chunk_elemen
 }
 
 double memory_beta(const Link& link) { return link.beta_memory > 0 ? link.beta_memory : link.beta; }
+
+double streaming_beta(const Link& link, double messages) {
+  const double one = memory_beta(link);
+  if (link.beta_streams <= 0 || one <= 0) return one;
+  const double m = std::clamp(messages, 1.0, double(kStreamsMessages));
+  return std::max(link.beta, one * std::pow(link.beta_streams / one, std::log(m) / std::log(double(kStreamsMessages))));
+}
 
 namespace {
 
@@ -233,7 +267,7 @@ Span scaled(const Span& span, double factor, double bytes) {
 // its links.
 Link exchange_link(const Span& span, int distance) {
   const int k = std::min(span.ranks_per_node, span.ranks);
-  return distance < k ? span.intra : shared_inter(span, k, 1);
+  return distance < k ? span.intra : shared_inter(span, k, 1, 1);
 }
 
 // One half of Rabenseifner's algorithm over the largest power of two p ≤ S: log2 p exchanges at
