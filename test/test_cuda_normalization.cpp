@@ -1,7 +1,7 @@
 // The CUDA batch normalization against the CPU's: forward (statistics, output) and backward (gx, ggamma,
 // gbeta) with and without the ReLU and a residual, in every floating dtype, for row-major and
 // channels-last inputs and 2-D (N, C) ones, and which cases go through cuDNN's fused batch normalization
-// (whose backward of a fused ReLU reads the forward's output).
+// (whose backward of a fused ReLU reads the forward's output), float32 of large magnitude included.
 // Sums run in another order on the device, so values agree to the rounding of their dtype.
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
@@ -225,5 +225,24 @@ TEST_CASE("half-precision and channels-last float32 batch normalization run cuDN
                                                         device.statistics, c.relu, true),
                       ValueError);
     }
+  }
+}
+
+TEST_CASE("channels-last float32 through cuDNN's persistent kernels keeps large-magnitude statistics") {
+  // cuDNN documents that its persistent batch normalization may sum in scaled integers that very large
+  // inputs overflow (to NaN): float32 activations of magnitude 1e3 ... 1e7, as an unnormalized layer gives.
+  for (const double scale : {1e3, 1e5, 1e7}) {
+    INFO("scale ", scale);
+    const Shape shape{8, 16, 7, 7};
+    const Array x = in_order(Array::normal(shape, 0.1 * scale, scale, 71, Dtype::float32), MemoryOrder::channels_last);
+    const Array gamma = Array::uniform({16}, 0.5, 1.5, 72, Dtype::float32);
+    const Array beta = Array::uniform({16}, -0.5, 0.5, 73, Dtype::float32);
+    const BatchNormForwardResult host = ops::batch_normalization(x, gamma, beta, Array(), 1e-5, true);
+    const BatchNormForwardResult device =
+        ops::batch_normalization(on_gpu(x), on_gpu(gamma), on_gpu(beta), Array(), 1e-5, true);
+    CHECK(device.statistics.state != nullptr);
+    check_close(device.statistics.mean, host.statistics.mean, tolerance(Dtype::float32), "mean", Relative::to_largest);
+    check_close(device.statistics.var, host.statistics.var, tolerance(Dtype::float32), "var", Relative::to_largest);
+    check_close(device.y, host.y, tolerance(Dtype::float32), "y", Relative::to_largest);
   }
 }
