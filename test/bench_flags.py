@@ -3,7 +3,8 @@
 recipes/common/flag_validators.h) with exit status 2 and a message naming the flag, the expected form and
 what came: bench/predict_seeds (--recommend and its flags) and bench/allreduce_calibrate
 (--rounds, --links-per-node, unknown arguments); an unreadable cluster file or calibration output ends
-with status 1 naming it; a good --recommend ranks the candidates; --replay re-predicts a stored launch.
+with status 1 naming it; a good --recommend ranks the candidates; --replay re-predicts a stored launch,
+and the stored launches across hosts give the lines within 25% that docs/hosts.md reports.
 Usage: bench_flags.py PREDICT_SEEDS ALLREDUCE_CALIBRATE"""
 import os
 import sys
@@ -50,4 +51,22 @@ with tempfile.TemporaryDirectory() as work:
     replayed = check([calibrate, "--replay", stored], 0,
                      ["replay ring_float32: predicted=", "measured=878.8 ms", "largest |error|"])
     assert replayed.count("replay ") == 23, replayed
+    # The launches across hosts with the links' streaming rate measured, three of each kind: the lines
+    # within 25% that docs/hosts.md's table gives (kusari's engines, then MPI's own collectives).
+    documented = {"calibration_hosts_2x1_1gbit_streams": (44, 45, 24, 24),
+                  "calibration_hosts_2x1_1gbit_openmpi_streams": (44, 45, 13, 24),
+                  "calibration_hosts_2x2_1gbit_openmpi_streams": (45, 45, 6, 24)}
+    for kind, expected in documented.items():
+        counts = [0, 0, 0, 0]
+        for launch in "abc":
+            path = os.path.join(os.path.dirname(stored), f"{kind}_{launch}.txt")
+            for line in check([calibrate, "--replay", path], 0, ["replay multi_color_float32"]).splitlines():
+                if not line.startswith("replay "):
+                    continue
+                name = line.split()[1].rstrip(":")
+                error = abs(float(line.split("error=")[1].rstrip("%")))
+                mpi = name.startswith(("mpi_", "naive_", "flat_"))
+                counts[2 * mpi + 1] += 1
+                counts[2 * mpi] += error <= 25
+        assert tuple(counts) == expected, (kind, counts, expected)
 print("predict_seeds and allreduce_calibrate refuse every bad command line with its flag named")
