@@ -63,9 +63,10 @@ double median_seconds(Body body, bool idle = false) {
 // The link between this rank and `partner` (-1: this rank only waits), every pair at once: α and β from
 // exchanges of 8 B ... 8 MiB that reuse their buffers, as the ring engine reuses its pooled chunk
 // buffers; β_memory from exchanges of 256 KiB ... 4 MiB whose sends walk through 128 MB, as the ring's
-// steps that start from or land in the owned slice do; β_streams from cost::kStreamsMessages such exchanges
-// at once (as multi_color's rings keep their chunks in flight), per byte of all of them. The local passes (measure_local) and MPI's
-// large collectives (measure_mpi_factors) pay for reading the gradients from memory themselves.
+// steps that start from or land in the owned slice do; β_streams from cost::kStreamsMessages such
+// exchanges at once (as multi_color's rings keep their chunks in flight), per byte of all of them. The
+// local passes (measure_local) and MPI's large collectives (measure_mpi_factors) pay for reading the
+// gradients from memory themselves.
 cost::Link measure_link(int partner) {
   constexpr int64_t kStream = int64_t{128} << 20;
   std::vector<char> out(static_cast<size_t>(kStream), 1), in(static_cast<size_t>(cost::kStreamsMessages) << 22, 0);

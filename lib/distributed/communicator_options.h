@@ -27,7 +27,7 @@ struct KUSARI_API CommunicatorOptions {
   AveragingPolicy averaging = AveragingPolicy::automatic;  // where allreduce_grad divides by the ranks
   int ranks_per_node = 0;                     // > 0: pretend nodes of this many ranks; 0: KUSARI_RANKS_PER_NODE, else the real nodes
   int64_t chunk_bytes = 1 << 20;              // pipelining unit of the point-to-point algorithms, in wire bytes
-  int pipeline_depth = 4;                     // messages each ring keeps in flight ahead of the one it waits for
+  int pipeline_depth = 4;                     // messages each ring keeps in flight, the one it waits for included
   int colors = 4;                             // multi_color: number of rings running at once
   int64_t hybrid_threshold_bytes = 1 << 20;   // hybrid: ring from this many wire bytes up, hierarchical below
   bool check_sizes = true;                    // compare buffer sizes across ranks first and throw on a mismatch

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <kusari/core/error.h>
@@ -127,8 +128,12 @@ Cluster load_cluster(const std::string& path) {
   std::vector<std::string> keys;
   for (const auto& entry : counts) keys.push_back(entry.first);
   for (const auto& entry : fields) keys.push_back(entry.first);
+  // Files saved before links had β_streams lack those keys: 0, not measured.
+  const std::set<std::string> optional{"intra_beta_streams", "inter_beta_streams"};
   for (const std::string& key : keys) {
-    if (!seen.count(key)) throw ValueError(cat("load_cluster: ", path, ": expected a line for '", key, "', got none"));
+    if (!seen.count(key) && !optional.count(key)) {
+      throw ValueError(cat("load_cluster: ", path, ": expected a line for '", key, "', got none"));
+    }
   }
   cluster.nodes();  // ranks_per_node must divide ranks
   return cluster;

@@ -27,15 +27,16 @@ bool crosses_nodes(const Span& span) { return span.ranks > span.ranks_per_node; 
 
 // The link one of `flows` concurrent flows of a node gets between nodes, `own_flows` of them this rank's,
 // each with `messages` in flight: the wire's β stretched when the flows outnumber the node's links. A
-// message with an end in memory gets its flow's share of what the link streams with every flow's
-// messages in flight (streaming_beta); where β_streams is not measured, this rank pays the memory end
-// (β_memory beyond β) of each of its own flows one after another on its one thread.
+// message with an end in memory gets its flow's share of what its link streams with the messages in
+// flight of the flows sharing it (streaming_beta, never below β: no more than β × stretch); where
+// β_streams is not measured, this rank pays the memory end (β_memory beyond β) of each of its own flows
+// one after another on its one thread.
 Link shared_inter(const Span& span, int flows, int own_flows, int64_t messages) {
   const Link& inter = span.inter;
   const double stretch = std::max(1.0, double(flows) / std::max(1, span.links_per_node));
   const double beta = inter.beta * stretch;
   if (inter.beta_streams > 0) {
-    return {inter.alpha, beta, std::max(beta, stretch * streaming_beta(inter, stretch * double(messages)))};
+    return {inter.alpha, beta, stretch * streaming_beta(inter, stretch * double(messages))};
   }
   if (inter.beta_memory == 0) return {inter.alpha, beta};
   return {inter.alpha, beta, beta + std::max(0.0, inter.beta_memory - inter.beta) * own_flows};
@@ -44,10 +45,10 @@ Link shared_inter(const Span& span, int flows, int own_flows, int64_t messages) 
 // The link of a ring over the span in rank order: its slowest hop (one flow per node crosses).
 Link ring_link(const Span& span) { return crosses_nodes(span) ? span.inter : span.intra; }
 
-// The messages one flow of the ring engine keeps in flight for n elements over `ranks`: its pipeline
-// (pipeline_depth + 1), at most one step's.
+// The messages one flow of the ring engine keeps in flight for n elements over `ranks`: the receives its
+// pipeline posts (pipeline_depth, the one it waits for included; ring.cpp), at most one step's.
 int64_t ring_in_flight(int64_t n, int ranks, int64_t chunk, int depth) {
-  return std::min<int64_t>(depth + 1, ring_messages_per_step(n, ranks, chunk));
+  return std::min<int64_t>(depth, ring_messages_per_step(n, ranks, chunk));
 }
 
 // The link of the ring engine over the span for n elements: ring_link, whose memory-end messages stream
@@ -218,10 +219,12 @@ int64_t ring_messages_per_step(int64_t elements, int ranks, int64_t chunk_elemen
 double memory_beta(const Link& link) { return link.beta_memory > 0 ? link.beta_memory : link.beta; }
 
 double streaming_beta(const Link& link, double messages) {
-  const double one = memory_beta(link);
-  if (link.beta_streams <= 0 || one <= 0) return one;
+  const double one_message = memory_beta(link);
+  if (link.beta_streams <= 0 || one_message <= 0) return one_message;
   const double m = std::clamp(messages, 1.0, double(kStreamsMessages));
-  return std::max(link.beta, one * std::pow(link.beta_streams / one, std::log(m) / std::log(double(kStreamsMessages))));
+  const double many = std::min(link.beta_streams, one_message);
+  const double doublings = std::log(m) / std::log(double(kStreamsMessages));
+  return std::max(link.beta, one_message * std::pow(many / one_message, doublings));
 }
 
 namespace {

@@ -35,8 +35,10 @@ struct KUSARI_API Link {
 KUSARI_API double memory_beta(const Link& link);
 // Seconds per byte a link carries in all with `messages` from memory in flight at once: memory_beta for
 // one, beta_streams from kStreamsMessages on, geometric in between (each doubling of the messages gains
-// the same factor, as measured over Open MPI's TCP here: 12.8, 10.2 and 8.7 ns/B for 1, 5 and 16);
-// memory_beta where beta_streams is not measured; never below beta.
+// the same factor; over Open MPI's TCP here 12.6, 10.4 and 8.7 ns/B for 1, 4 and 16, against 14.7, 10.1
+// and 8.8 measured with 1 MiB messages);
+// memory_beta where beta_streams is not measured; never below beta, never above memory_beta (a
+// beta_streams measured slower than one message is taken as no gain).
 KUSARI_API double streaming_beta(const Link& link, double messages);
 
 // How many times the intra-node β MPICH's large collectives (from_bytes up, beyond the caches) take per
