@@ -28,7 +28,7 @@ bool crosses_nodes(const Span& span) { return span.ranks > span.ranks_per_node; 
 // The link one of `flows` concurrent flows of a node gets between nodes, `own_flows` of them this rank's,
 // each with `messages` in flight: the wire's β stretched when the flows outnumber the node's links. A
 // message with an end in memory gets its flow's share of what its link streams with the messages in
-// flight of the flows sharing it (streaming_beta, never below β: no more than β × stretch); where
+// flight of the flows sharing it (streaming_beta, at least β: so at least β × stretch a byte); where
 // β_streams is not measured, this rank pays the memory end (β_memory beyond β) of each of its own flows
 // one after another on its one thread.
 Link shared_inter(const Span& span, int flows, int own_flows, int64_t messages) {
@@ -223,8 +223,8 @@ double streaming_beta(const Link& link, double messages) {
   if (link.beta_streams <= 0 || one_message <= 0) return one_message;
   const double m = std::clamp(messages, 1.0, double(kStreamsMessages));
   const double many = std::min(link.beta_streams, one_message);
-  const double doublings = std::log(m) / std::log(double(kStreamsMessages));
-  return std::max(link.beta, one_message * std::pow(many / one_message, doublings));
+  const double way = std::log(m) / std::log(double(kStreamsMessages));  // 0 at one message, 1 at kStreamsMessages
+  return std::max(link.beta, one_message * std::pow(many / one_message, way));
 }
 
 namespace {
