@@ -70,10 +70,11 @@ double median_seconds(Body body, bool idle = false) {
 cost::Link measure_link(int partner) {
   constexpr int64_t kStream = int64_t{128} << 20;
   std::vector<char> out(static_cast<size_t>(kStream), 1), in(static_cast<size_t>(cost::kStreamsMessages) << 22, 0);
-  // `flows` exchanges of `bytes` each in both directions at once, the sends from `offset` on.
+  // `flows` exchanges of `bytes` each in both directions at once, the sends from `offset` on (the
+  // requests allocated once, outside the timed calls).
+  std::vector<MPI_Request> requests(2 * static_cast<size_t>(cost::kStreamsMessages));
   const auto exchange = [&](int64_t bytes, int64_t offset, int flows) {
     if (partner < 0) return;
-    std::vector<MPI_Request> requests(2 * static_cast<size_t>(flows));
     for (int f = 0; f < flows; ++f) {
       MPI_Irecv(in.data() + f * bytes, static_cast<int>(bytes), MPI_BYTE, partner, f, MPI_COMM_WORLD, &requests[2 * f]);
       MPI_Isend(out.data() + offset + f * bytes, static_cast<int>(bytes), MPI_BYTE, partner, f, MPI_COMM_WORLD,

@@ -124,7 +124,7 @@ std::optional<EnginePlan> engine_plan(cudnnHandle_t handle, ConvolutionPass pass
         best = ms;
       }
     } catch (const DeviceError& e) {
-      refusals += cat(refusals.empty() ? "" : "; ", e.what());
+      add_refusal(refusals, e.what());
     }
   }
   return fastest;
@@ -155,7 +155,7 @@ Plan choose(cudnnHandle_t handle, ConvolutionPass pass, const ConvolutionOperand
       return {engine, {}};
     }
   } catch (const DeviceError& e) {
-    refusals += cat(refusals.empty() ? "" : "; ", e.what());
+    add_refusal(refusals, e.what());
   }
   return legacy_instead(handle, pass, o, timed, refusals.empty() ? "no engine ranked" : refusals);
 }

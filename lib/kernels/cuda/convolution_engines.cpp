@@ -119,6 +119,10 @@ std::vector<BackendDescriptor> precise_configs(const BackendDescriptor& graph, c
   return kept;
 }
 
+void add_refusal(std::string& refusals, const std::string& why) {
+  refusals += cat(refusals.empty() ? "" : "; ", why);
+}
+
 std::vector<EnginePlan> engine_plans(const BackendDescriptor& graph, Dtype dtype, const BackendDescriptor& device,
                                      int64_t limit, EngineSearch search, std::string& refusals) {
   std::vector<EnginePlan> plans;
@@ -129,19 +133,19 @@ std::vector<EnginePlan> engine_plans(const BackendDescriptor& graph, Dtype dtype
     try {
       configs = precise_configs(graph, mode, dtype, device);
     } catch (const DeviceError& e) {  // one mode's heuristics refusing the graph leaves the other's
-      refusals += cat(refusals.empty() ? "" : "; ", e.what());
+      add_refusal(refusals, e.what());
       continue;
     }
     for (const BackendDescriptor& config : configs) {
       cudnnStatus_t why = CUDNN_STATUS_SUCCESS;
       std::shared_ptr<BackendDescriptor> plan = try_plan(config, device, why);
       if (!plan) {
-        refusals += cat(refusals.empty() ? "" : "; ", cudnnGetErrorString(why));
+        add_refusal(refusals, cudnnGetErrorString(why));
         continue;
       }
       const int64_t workspace = plan_workspace(*plan);
       if (workspace > limit) {
-        refusals += cat(refusals.empty() ? "" : "; ", "a plan wanting ", workspace, " bytes of workspace");
+        add_refusal(refusals, cat("a plan wanting ", workspace, " bytes of workspace"));
         continue;
       }
       if (search == EngineSearch::timed) {

@@ -43,6 +43,9 @@ BackendDescriptor convolution_graph(ConvolutionPass pass, const ConvolutionOpera
 std::vector<BackendDescriptor> precise_configs(const BackendDescriptor& graph, cudnnBackendHeurMode_t mode,
                                                Dtype dtype, const BackendDescriptor& device);
 
+// Appends `why` to a list of cuDNN's refusals, "; " between them.
+void add_refusal(std::string& refusals, const std::string& why);
+
 // An execution plan of one pass on one device, the graph and engine configuration it was built from (kept
 // alive with it, whether or not cuDNN's plan holds copies of its own), and the workspace it takes.
 struct EnginePlan {
