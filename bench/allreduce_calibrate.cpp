@@ -7,6 +7,8 @@
 // prints "calibration <setting>: predicted=X ms measured=Y ms error=E%".
 //   mpiexec -n 2 build/bench/allreduce_calibrate [--rounds R] [--save FILE] [--links-per-node L]
 //   KUSARI_RANKS_PER_NODE=2 mpiexec -n 4 build/bench/allreduce_calibrate
+// --first-node-only measures inside the first node alone, the other nodes' ranks asleep (hosts sharing one
+// machine's cores, where two ranks of a node on one core would time the scheduler).
 // --save writes the measured cluster for bench/predict_seeds --recommend --cluster FILE.
 // --replay FILE re-predicts an earlier run's lines (its printed output) with this build's model, without
 // MPI: "replay <setting>: predicted=X ms measured=Y ms error=E%" (a model change shown on old launches).
@@ -21,6 +23,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <kusari/distributed/cost_fit.h>
@@ -39,9 +42,29 @@ using namespace kusari;
 namespace dist = kusari::distributed;
 namespace cost = kusari::distributed::cost;
 
-// The slowest rank's median seconds of `body` over at least 5 calls and 100 ms, every rank at once (the
-// ranks agree after each call whether to go on, so that paired calls stay paired); an `idle` rank, whose
-// body does nothing, leaves the count to the others.
+// At most this many calls of a body are timed: where ranks outnumber the cores, the agreement after each
+// call waits for the scheduler (milliseconds), and 100 ms of 8-byte exchanges would take minutes.
+constexpr size_t kMaxSamples = 200;
+
+// Whether every rank is `done`; an idle rank sleeps between polls, so that where ranks outnumber the
+// cores it leaves its core to the ranks being timed instead of spinning in MPI's progress loop.
+int all_done(int done, bool idle) {
+  MPI_Request request;
+  MPI_Iallreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD, &request);
+  if (!idle) {
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    return done;
+  }
+  for (int finished = 0;;) {
+    MPI_Test(&request, &finished, MPI_STATUS_IGNORE);
+    if (finished) return done;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// The slowest rank's median seconds of `body` over at least 5 calls and 100 ms (or kMaxSamples calls),
+// every rank at once (the ranks agree after each call whether to go on, so that paired calls stay
+// paired); an `idle` rank, whose body does nothing, leaves the count to the others.
 template <class Body>
 double median_seconds(Body body, bool idle = false) {
   std::vector<double> times;
@@ -52,8 +75,7 @@ double median_seconds(Body body, bool idle = false) {
     body();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     spent += times.back();
-    done = idle || (times.size() >= 5 && spent >= 0.1);
-    MPI_Allreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    done = all_done(idle || (times.size() >= 5 && spent >= 0.1) || times.size() >= kMaxSamples, idle);
   }
   double t = ::bench::median(times);
   MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -61,8 +83,8 @@ double median_seconds(Body body, bool idle = false) {
 }
 
 // The link between this rank and `partner` (-1: this rank only waits), every pair at once: α and β from
-// exchanges of 8 B ... 8 MiB that reuse their buffers, as the ring engine reuses its pooled chunk
-// buffers; β_memory from exchanges of 256 KiB ... 4 MiB whose sends walk through 128 MB, as the ring's
+// exchanges of 8 B ... 8 MiB that reuse their buffers, back to back, as the ring engine reuses its pooled
+// chunk buffers; β_memory from exchanges of 256 KiB ... 4 MiB whose sends walk through 128 MB, as the ring's
 // steps that start from or land in the owned slice do; β_streams from cost::kStreamsMessages such
 // exchanges at once (as multi_color's rings keep their chunks in flight), per byte of all of them. The
 // local passes (measure_local) and MPI's large collectives (measure_mpi_factors) pay for reading the
@@ -97,9 +119,18 @@ cost::Link measure_link(int partner) {
     }
     return cost::fit_link(timings).beta;
   };
+  // Each timed call exchanges back to back, 4 MiB in all (1 to 64 exchanges): a link shaped by a token
+  // bucket (tc's tbf) refills its burst while the ranks agree between calls, and a lone exchange of up to
+  // the burst's bytes would beat the wire, as no ring's back-to-back steps do.
   std::vector<cost::Timing> cached;
   for (int64_t bytes = 8; bytes <= (8 << 20); bytes *= 4) {
-    cached.push_back({static_cast<double>(bytes), median_seconds([&] { exchange(bytes, 0, 1); }, partner < 0)});
+    const int64_t repeats = std::clamp<int64_t>((int64_t{4} << 20) / bytes, 1, 64);
+    const double t = median_seconds(
+        [&] {
+          for (int64_t i = 0; i < repeats; ++i) exchange(bytes, 0, 1);
+        },
+        partner < 0);
+    cached.push_back({static_cast<double>(bytes), t / static_cast<double>(repeats)});
   }
   cost::Link link = cost::fit_link(cached);
   link.beta_memory = std::max(link.beta, streaming(1));
@@ -133,8 +164,9 @@ cost::WireCosts measure_local(Dtype wire) {
 
 // The MPI factors (cost_model.h) of the collectives as kusari calls them (detail/collectives.h), on 64 MB
 // of float32 (32 MB of float16 for the half-precision sum, both above from_bytes) over `comm`, the `span` the model sees it as:
-// each factor makes the formula give the measured time (the formula is linear in it).
-cost::MpiFactors measure_mpi_factors(const cost::Cluster& cluster, cost::Span span, MPI_Comm comm) {
+// each factor makes the formula give the measured time (the formula is linear in it). An `idle` rank
+// calls nothing and takes the measuring ranks' factors.
+cost::MpiFactors measure_mpi_factors(const cost::Cluster& cluster, cost::Span span, MPI_Comm comm, bool idle) {
   const int64_t n = int64_t{1} << 24;
   std::vector<float> data(static_cast<size_t>(n), 0.0f);
   const auto fit = [](double measured, auto formula) {
@@ -146,21 +178,23 @@ cost::MpiFactors measure_mpi_factors(const cost::Cluster& cluster, cost::Span sp
     s.mpi.*member = factor;
     return s;
   };
+  // An idle rank's node is not measured (--first-node-only): it only agrees on when the others stop.
+  const auto seconds = [idle](auto collective) { return median_seconds([&] { if (!idle) collective(); }, idle); };
   cost::MpiFactors f;
-  f.allreduce = fit(median_seconds([&] { dist::allreduce_elements(data.data(), n, Dtype::float32, dist::ReduceOp::sum, comm); }),
+  f.allreduce = fit(seconds([&] { dist::allreduce_elements(data.data(), n, Dtype::float32, dist::ReduceOp::sum, comm); }),
                     [&](double x) { return cost::mpi_allreduce_seconds(n, 4, true, with(&cost::MpiFactors::allreduce, x), cluster.float32.add); });
-  f.allreduce_half = fit(median_seconds([&] { dist::allreduce_elements(data.data(), n, Dtype::float16, dist::ReduceOp::sum, comm); }),
+  f.allreduce_half = fit(seconds([&] { dist::allreduce_elements(data.data(), n, Dtype::float16, dist::ReduceOp::sum, comm); }),
                          [&](double x) { return cost::mpi_allreduce_seconds(n, 2, false, with(&cost::MpiFactors::allreduce_half, x), cluster.float16.add); });
-  f.reduce = fit(median_seconds([&] { dist::reduce_elements(data.data(), n, Dtype::float32, dist::ReduceOp::sum, 0, comm); }),
+  f.reduce = fit(seconds([&] { dist::reduce_elements(data.data(), n, Dtype::float32, dist::ReduceOp::sum, 0, comm); }),
                  [&](double x) { return cost::mpi_reduce_seconds(n, 4, true, with(&cost::MpiFactors::reduce, x), cluster.float32.add); });
-  f.reduce_half = fit(median_seconds([&] { dist::reduce_elements(data.data(), n, Dtype::float16, dist::ReduceOp::sum, 0, comm); }),
+  f.reduce_half = fit(seconds([&] { dist::reduce_elements(data.data(), n, Dtype::float16, dist::ReduceOp::sum, 0, comm); }),
                       [&](double x) { return cost::mpi_reduce_seconds(n, 2, false, with(&cost::MpiFactors::reduce_half, x), cluster.float16.add); });
-  f.bcast = fit(median_seconds([&] { dist::bcast_bytes(data.data(), n * 4, 0, comm); }),
+  f.bcast = fit(seconds([&] { dist::bcast_bytes(data.data(), n * 4, 0, comm); }),
                 [&](double x) { return cost::mpi_bcast_seconds(n, 4, with(&cost::MpiFactors::bcast, x)); });
   return f;
 }
 
-void run(int rounds, const std::string& save, int links_per_node) {
+void run(int rounds, const std::string& save, int links_per_node, bool first_node_only) {
   dist::ensure_mpi_initialized();
   const dist::Communicator world = dist::create_communicator("ring");
   const dist::Topology& where = world.topology();
@@ -174,8 +208,11 @@ void run(int rounds, const std::string& save, int links_per_node) {
   // other machines share their network links (one unless said): each link is measured with one flow.
   cluster.links_per_node = links_per_node > 0 ? links_per_node : dist::ranks_per_node_from_env() > 0 ? k : 1;
   // Nodes are consecutive ranks; a rank's partner in the next (or previous) node has its intra rank.
-  const int intra_partner = k > 1 ? (where.intra_rank % 2 == 0 ? (where.intra_rank + 1 < k ? rank + 1 : -1) : rank - 1) : -1;
   const int node = where.inter_rank;
+  // With --first-node-only the other nodes' ranks sleep while the first node's are measured inside it.
+  const bool measures_intra = k > 1 && (!first_node_only || node == 0);
+  const int intra_partner =
+      measures_intra ? (where.intra_rank % 2 == 0 ? (where.intra_rank + 1 < k ? rank + 1 : -1) : rank - 1) : -1;
   const bool measures_inter = where.inter_size > 1 && where.intra_rank < cluster.links_per_node;
   const int inter_partner =
       measures_inter ? (node % 2 == 0 ? (node + 1 < where.inter_size ? rank + k : -1) : rank - k) : -1;
@@ -190,7 +227,7 @@ void run(int rounds, const std::string& save, int links_per_node) {
   if (k > 1) MPI_Comm_split(MPI_COMM_WORLD, where.inter_rank, rank, &node_comm);
   cost::Span node_span = cluster.all();
   if (k > 1) node_span.ranks = k;
-  cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm);
+  cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm, first_node_only && node != 0);
   if (k > 1) MPI_Comm_free(&node_comm);
 
   ::bench::GradientSet set(rank);
@@ -198,8 +235,8 @@ void run(int rounds, const std::string& save, int links_per_node) {
   ::bench::time_settings(settings, set, rounds);
   if (rank != 0) return;
   std::printf("# %d ranks in nodes of %d (%d network link%s each); median of %d rounds of ResNet-50's %lld gradient "
-              "values\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
-              static_cast<long long>(set.total));
+              "values%s\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
+              static_cast<long long>(set.total), first_node_only ? "; inside a node measured on the first alone" : "");
   const auto link_line = [](const char* name, const cost::Link& link) {
     const double memory = cost::memory_beta(link);
     std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s) beta_memory=%.4f ns/B (%.2f GB/s) "
@@ -334,6 +371,11 @@ int main(int argc, char** argv) {
                  "pretend nodes of k, which share one machine's memory)")
       ->check(kusari::flags::nonnegative_integer())
       ->capture_default_str();
+  bool first_node_only = false;
+  app.add_flag("--first-node-only", first_node_only,
+               "measure the link and MPI's collectives inside a node on the first node alone, the others' ranks "
+               "sleeping (for hosts that share one machine's cores, as scripts/hosts.sh's: a pair on one core "
+               "would time the scheduler)");
   std::string replayed;
   app.add_option("--replay", replayed, "re-predict the lines of an earlier run's output FILE with this build's model "
                                        "(no MPI run)");
@@ -347,6 +389,6 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  dist::abort_on_exception([&] { run(rounds, save, links_per_node); });
+  dist::abort_on_exception([&] { run(rounds, save, links_per_node, first_node_only); });
   return 0;
 }

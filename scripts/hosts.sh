@@ -128,6 +128,12 @@ run_mpiexec() {
   local launcher=${KUSARI_HOSTS_MPIEXEC:-$(command -v mpiexec.mpich || command -v mpiexec)}
   local self hostfile=$state/hostfile_$per_host
   self=$(readlink -f "$0")
+  if [ $((n * per_host)) -gt "$(nproc)" ]; then
+    # More ranks than this machine's cores: MPI's progress loops yield the core at every poll (both MPIs
+    # spin otherwise, and a rank waiting for a peer on its own core waits out the scheduler's slices).
+    export MPIR_CVAR_POLLS_BEFORE_YIELD=${MPIR_CVAR_POLLS_BEFORE_YIELD:-1}
+    export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
+  fi
   if "$launcher" --version 2>&1 | grep -q OpenRTE; then  # Open MPI: its rsh agent, TCP on the bridge's subnet
     for i in $(seq 1 "$n"); do echo "$subnet.1$i slots=$per_host"; done > "$hostfile"
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -40,6 +40,7 @@ with tempfile.TemporaryDirectory() as work:
     check([calibrate, "--rounds", "5x"], 2, ["--rounds", "'5x'"])
     check([calibrate, "--bogus"], 2, ["not expected", "--bogus", "--help lists every flag"])
     check([calibrate, "--links-per-node", "-1"], 2, ["--links-per-node", "'-1'"])
+    check([calibrate, "--first-node-only=maybe"], 2, ["--first-node-only", "maybe"])
     # --replay re-predicts a stored launch (its measured times kept) and refuses what is not one.
     check([calibrate, "--replay", missing_file], 1, ["cannot open", "no_such_cluster.json"])
     not_output = os.path.join(work, "not_output.txt")
@@ -55,7 +56,8 @@ with tempfile.TemporaryDirectory() as work:
     # within 25% that docs/hosts.md's table gives (kusari's engines, then MPI's own collectives).
     documented = {"calibration_hosts_2x1_1gbit_streams": (44, 45, 24, 24),
                   "calibration_hosts_2x1_1gbit_openmpi_streams": (43, 45, 13, 24),
-                  "calibration_hosts_2x2_1gbit_openmpi_streams": (45, 45, 6, 24)}
+                  "calibration_hosts_2x2_1gbit_openmpi_streams": (45, 45, 6, 24),
+                  "calibration_hosts_2x2_1gbit_mpich": (40, 45, 0, 24)}
     for kind, expected in documented.items():
         counts = [0, 0, 0, 0]
         for launch in "abc":
