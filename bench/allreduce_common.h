@@ -22,7 +22,7 @@ namespace bench {
 inline std::vector<int64_t> resnet50_gradient_sizes() {
   std::vector<int64_t> sizes;
   const auto conv_bn = [&sizes](int64_t weights, int64_t channels) {
-    sizes.insert(sizes.end(), {weights, channels, channels});
+    for (const int64_t n : {weights, channels, channels}) sizes.push_back(n);
   };
   conv_bn(7 * 7 * 3 * 64, 64);
   int64_t in = 64;
@@ -35,7 +35,8 @@ inline std::vector<int64_t> resnet50_gradient_sizes() {
       in = 4 * width;
     }
   }
-  sizes.insert(sizes.end(), {2048 * 1000, 1000});
+  sizes.push_back(2048 * 1000);
+  sizes.push_back(1000);
   int64_t total = 0;
   for (int64_t n : sizes) total += n;
   if (sizes.size() != 161 || total != 25557032) {
