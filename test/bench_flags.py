@@ -57,7 +57,9 @@ with tempfile.TemporaryDirectory() as work:
     documented = {"calibration_hosts_2x1_1gbit_streams": (44, 45, 24, 24),
                   "calibration_hosts_2x1_1gbit_openmpi_streams": (43, 45, 13, 24),
                   "calibration_hosts_2x2_1gbit_openmpi_streams": (45, 45, 6, 24),
-                  "calibration_hosts_2x2_1gbit_mpich": (40, 45, 0, 24)}
+                  "calibration_hosts_2x2_1gbit_mpich": (40, 45, 0, 24),
+                  "calibration_hosts_2x1_4gbit": (45, 45, 24, 24),
+                  "calibration_hosts_2x2_4gbit": (6, 45, 6, 24)}
     for kind, expected in documented.items():
         counts = [0, 0, 0, 0]
         for launch in "abc":
