@@ -119,7 +119,7 @@ cost::Link measure_link(int partner) {
     }
     return cost::fit_link(timings).beta;
   };
-  // Each timed call exchanges back to back, 4 MiB in all (1 to 64 exchanges): a link shaped by a token
+  // Each timed call makes min(64, max(1, 4 MiB / size)) exchanges back to back: a link shaped by a token
   // bucket (tc's tbf) refills its burst while the ranks agree between calls, and a lone exchange of up to
   // the burst's bytes would beat the wire, as no ring's back-to-back steps do.
   std::vector<cost::Timing> cached;
@@ -209,10 +209,16 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   cluster.links_per_node = links_per_node > 0 ? links_per_node : dist::ranks_per_node_from_env() > 0 ? k : 1;
   // Nodes are consecutive ranks; a rank's partner in the next (or previous) node has its intra rank.
   const int node = where.inter_rank;
-  // With --first-node-only the other nodes' ranks sleep while the first node's are measured inside it.
-  const bool measures_intra = k > 1 && (!first_node_only || node == 0);
+  // With --first-node-only the other nodes' ranks sleep while the first node's are measured inside it
+  // (nodes of one rank measure nothing inside; every rank then takes part in MPI's collectives).
+  if (first_node_only && dist::ranks_per_node_from_env() > 0) {
+    throw ValueError(cat("allreduce_calibrate: expected --first-node-only with nodes MPI found (hosts), got pretend nodes "
+                         "of KUSARI_RANKS_PER_NODE=", dist::ranks_per_node_from_env(),
+                         ", whose flows are measured side by side as they share one machine"));
+  }
+  const bool measures_intra = k == 1 || !first_node_only || node == 0;
   const int intra_partner =
-      measures_intra ? (where.intra_rank % 2 == 0 ? (where.intra_rank + 1 < k ? rank + 1 : -1) : rank - 1) : -1;
+      k > 1 && measures_intra ? (where.intra_rank % 2 == 0 ? (where.intra_rank + 1 < k ? rank + 1 : -1) : rank - 1) : -1;
   const bool measures_inter = where.inter_size > 1 && where.intra_rank < cluster.links_per_node;
   const int inter_partner =
       measures_inter ? (node % 2 == 0 ? (node + 1 < where.inter_size ? rank + k : -1) : rank - k) : -1;
@@ -227,7 +233,7 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   if (k > 1) MPI_Comm_split(MPI_COMM_WORLD, where.inter_rank, rank, &node_comm);
   cost::Span node_span = cluster.all();
   if (k > 1) node_span.ranks = k;
-  cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm, first_node_only && node != 0);
+  cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm, !measures_intra);
   if (k > 1) MPI_Comm_free(&node_comm);
 
   ::bench::GradientSet set(rank);
@@ -236,7 +242,7 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   if (rank != 0) return;
   std::printf("# %d ranks in nodes of %d (%d network link%s each); median of %d rounds of ResNet-50's %lld gradient "
               "values%s\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
-              static_cast<long long>(set.total), first_node_only ? "; inside a node measured on the first alone" : "");
+              static_cast<long long>(set.total), first_node_only && k > 1 ? "; inside a node measured on the first alone" : "");
   const auto link_line = [](const char* name, const cost::Link& link) {
     const double memory = cost::memory_beta(link);
     std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s) beta_memory=%.4f ns/B (%.2f GB/s) "

@@ -122,13 +122,14 @@ heal() {  # host $1's link up again, returning once it forwards and nothing reme
 
 run_mpiexec() {
   local per_host=1 n
-  [ "${1:-}" != --per-host ] || { per_host=$2; shift 2; }
+  [ "${1:-}" != --per-host ] || { per_host=${2:-}; shift; shift || true; }
+  [[ $per_host =~ ^[1-9][0-9]*$ ]] || fail "mpiexec: expected --per-host K with K ≥ 1, got '$per_host'"
   n=$(count)
   [ "$n" -ge 1 ] || fail "mpiexec: no hosts are up (hosts.sh up N first)"
   local launcher=${KUSARI_HOSTS_MPIEXEC:-$(command -v mpiexec.mpich || command -v mpiexec)}
   local self hostfile=$state/hostfile_$per_host
   self=$(readlink -f "$0")
-  if [ $((n * per_host)) -gt "$(nproc)" ]; then
+  if [ $((n * per_host)) -gt "$(OMP_NUM_THREADS='' OMP_THREAD_LIMIT='' nproc)" ]; then
     # More ranks than this machine's cores: MPI's progress loops yield the core at every poll (both MPIs
     # spin otherwise, and a rank waiting for a peer on its own core waits out the scheduler's slices).
     export MPIR_CVAR_POLLS_BEFORE_YIELD=${MPIR_CVAR_POLLS_BEFORE_YIELD:-1}

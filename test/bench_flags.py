@@ -2,9 +2,10 @@
 """The planning programs refuse a bad command line (CLI11's parse, the validators of
 recipes/common/flag_validators.h) with exit status 2 and a message naming the flag, the expected form and
 what came: bench/predict_seeds (--recommend and its flags) and bench/allreduce_calibrate
-(--rounds, --links-per-node, unknown arguments); an unreadable cluster file or calibration output ends
+(--rounds, --links-per-node, --first-node-only, unknown arguments); an unreadable cluster file or calibration output ends
 with status 1 naming it; a good --recommend ranks the candidates; --replay re-predicts a stored launch,
-and the stored launches across hosts give the lines within 25% that docs/hosts.md reports.
+and the stored launches across hosts give the lines within 25% that docs/hosts.md reports (its table and
+its 4 Gbit/s paragraph).
 Usage: bench_flags.py PREDICT_SEEDS ALLREDUCE_CALIBRATE"""
 import os
 import sys
@@ -40,7 +41,8 @@ with tempfile.TemporaryDirectory() as work:
     check([calibrate, "--rounds", "5x"], 2, ["--rounds", "'5x'"])
     check([calibrate, "--bogus"], 2, ["not expected", "--bogus", "--help lists every flag"])
     check([calibrate, "--links-per-node", "-1"], 2, ["--links-per-node", "'-1'"])
-    check([calibrate, "--first-node-only=maybe"], 2, ["--first-node-only", "maybe"])
+    check([calibrate, "--help"], 0, ["--first-node-only", "the others' ranks"])
+    check([calibrate, "--first-node-only=maybe"], 2, ["Could not convert", "--first-node-only", "maybe"])
     # --replay re-predicts a stored launch (its measured times kept) and refuses what is not one.
     check([calibrate, "--replay", missing_file], 1, ["cannot open", "no_such_cluster.json"])
     not_output = os.path.join(work, "not_output.txt")
