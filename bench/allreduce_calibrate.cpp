@@ -206,19 +206,19 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   // Pretend nodes share one machine's memory: each of a node's k concurrent flows gets what it was
   // measured to get with the others running, i.e. k links. Nodes MPI found are machines whose flows to
   // other machines share their network links (one unless said): each link is measured with one flow.
-  cluster.links_per_node = links_per_node > 0 ? links_per_node : dist::ranks_per_node_from_env() > 0 ? k : 1;
+  const int pretend_k = dist::ranks_per_node_from_env();
+  cluster.links_per_node = links_per_node > 0 ? links_per_node : pretend_k > 0 ? k : 1;
   // Nodes are consecutive ranks; a rank's partner in the next (or previous) node has its intra rank.
   const int node = where.inter_rank;
   // With --first-node-only the other nodes' ranks sleep while the first node's are measured inside it
   // (nodes of one rank measure nothing inside; every rank then takes part in MPI's collectives).
-  if (first_node_only && dist::ranks_per_node_from_env() > 0) {
+  if (first_node_only && pretend_k > 0) {
     throw ValueError(cat("allreduce_calibrate: expected --first-node-only with nodes MPI found (hosts), got pretend nodes "
-                         "of KUSARI_RANKS_PER_NODE=", dist::ranks_per_node_from_env(),
-                         ", whose flows are measured side by side as they share one machine"));
+                         "of KUSARI_RANKS_PER_NODE=", pretend_k, ", whose flows are measured side by side as they share one machine"));
   }
-  const bool measures_intra = k == 1 || !first_node_only || node == 0;
+  const bool idle_inside = first_node_only && k > 1 && node != 0;
   const int intra_partner =
-      k > 1 && measures_intra ? (where.intra_rank % 2 == 0 ? (where.intra_rank + 1 < k ? rank + 1 : -1) : rank - 1) : -1;
+      k > 1 && !idle_inside ? (where.intra_rank % 2 == 0 ? (where.intra_rank + 1 < k ? rank + 1 : -1) : rank - 1) : -1;
   const bool measures_inter = where.inter_size > 1 && where.intra_rank < cluster.links_per_node;
   const int inter_partner =
       measures_inter ? (node % 2 == 0 ? (node + 1 < where.inter_size ? rank + k : -1) : rank - k) : -1;
@@ -233,7 +233,7 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   if (k > 1) MPI_Comm_split(MPI_COMM_WORLD, where.inter_rank, rank, &node_comm);
   cost::Span node_span = cluster.all();
   if (k > 1) node_span.ranks = k;
-  cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm, !measures_intra);
+  cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm, idle_inside);
   if (k > 1) MPI_Comm_free(&node_comm);
 
   ::bench::GradientSet set(rank);
