@@ -43,6 +43,9 @@ with tempfile.TemporaryDirectory() as work:
     check([calibrate, "--links-per-node", "-1"], 2, ["--links-per-node", "'-1'"])
     check([calibrate, "--help"], 0, ["--first-node-only", "the others' ranks"])
     check([calibrate, "--first-node-only=maybe"], 2, ["Could not convert", "--first-node-only", "maybe"])
+    # --first-node-only with pretend nodes (one process, MPI's singleton) is refused, naming the variable.
+    check([calibrate, "--first-node-only"], 1, ["--first-node-only", "pretend nodes", "KUSARI_RANKS_PER_NODE=1"],
+          env={**os.environ, "KUSARI_RANKS_PER_NODE": "1"})
     # --replay re-predicts a stored launch (its measured times kept) and refuses what is not one.
     check([calibrate, "--replay", missing_file], 1, ["cannot open", "no_such_cluster.json"])
     not_output = os.path.join(work, "not_output.txt")
