@@ -5,7 +5,7 @@ with tbf). Skipped (77) without root or network namespaces. Cases:
   recipe LAYOUT RECIPE     the default recipe on LAYOUT (2x1: two hosts of one rank, 2x2: of two) logs
                            what the same ranks log on one host with pretend nodes of the same size, to the
                            last digit; the start-up line counts the hosts as nodes; the gradients cross
-                           the link between the hosts
+                           the link between the hosts; hosts.sh mpiexec refuses a bad --per-host
   suites LAYOUT EXE...     each doctest suite passes on LAYOUT (every algorithm and wire dtype, multi-node
                            batch normalization, the multi-node optimizer, the GPUs' compositions over MPI
                            groups: each compares with one process)
@@ -93,6 +93,11 @@ def check_recipe(failures, tmp):
     expected = f"ranks: {count * per_host} on {count} nodes"
     if expected not in printed:
         failures.append(f"the start-up line says '{expected}': {printed}")
+    # A rank count that is not one is refused before anything starts, naming the flag and what came.
+    for bad in (["--per-host", "x"], ["--per-host"]):
+        refused = subprocess.run(["bash", hosts, "mpiexec"] + bad + [recipe], capture_output=True, text=True)
+        if refused.returncode != 2 or "expected --per-host K" not in refused.stderr:
+            failures.append(f"hosts.sh mpiexec {' '.join(bad)} exited {refused.returncode}: {refused.stderr}")
     print(f"{args[0]}: the same log as one host with pretend nodes of {per_host}; host1's link carried {crossed} "
           f"bytes ({crossed / GRADIENT_BYTES:.1f} x one iteration's gradients)")
 
