@@ -11,7 +11,8 @@
 // machine's cores, where two ranks of a node on one core would time the scheduler).
 // --save writes the measured cluster for bench/predict_seeds --recommend --cluster FILE.
 // --replay FILE re-predicts an earlier run's lines (its printed output) with this build's model, without
-// MPI: "replay <setting>: predicted=X ms measured=Y ms error=E%" (a model change shown on old launches).
+// MPI: "replay <setting>: predicted=X ms measured=Y ms error=E%" (a model change shown on old launches);
+// --mpi-by-node prices those taken on hosts before the first line named MPICH's composition by node.
 
 #include <mpi.h>
 
@@ -45,6 +46,9 @@ namespace cost = kusari::distributed::cost;
 // At most this many calls of a body are timed: where ranks outnumber the cores, the agreement after each
 // call waits for the scheduler (milliseconds), and 100 ms of 8-byte exchanges would take minutes.
 constexpr size_t kMaxSamples = 200;
+
+// The first line's clause for a cluster whose MPI composes its all-reduce by node (MpiFactors::by_node).
+constexpr const char* kByNodeClause = "; MPI's all-reduce composed by node";
 
 // Whether every rank is `done`; an idle rank sleeps between polls, so that where ranks outnumber the
 // cores it leaves its core to the ranks being timed instead of spinning in MPI's progress loop.
@@ -235,14 +239,19 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   if (k > 1) node_span.ranks = k;
   cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm, idle_inside);
   if (k > 1) MPI_Comm_free(&node_comm);
+#if defined(MPICH_VERSION)
+  // MPICH composes its all-reduce by node on nodes it found itself (hosts), not on pretend ones.
+  cluster.mpi.by_node = pretend_k == 0 && k > 1 && where.inter_size > 1;
+#endif
 
   ::bench::GradientSet set(rank);
   std::vector<::bench::AllreduceSetting> settings = ::bench::allreduce_settings(set, cost::modelled_algorithms());
   ::bench::time_settings(settings, set, rounds);
   if (rank != 0) return;
   std::printf("# %d ranks in nodes of %d (%d network link%s each); median of %d rounds of ResNet-50's %lld gradient "
-              "values%s\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
-              static_cast<long long>(set.total), first_node_only && k > 1 ? "; inside a node measured on the first alone" : "");
+              "values%s%s\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
+              static_cast<long long>(set.total), first_node_only && k > 1 ? "; inside a node measured on the first alone" : "",
+              cluster.mpi.by_node ? kByNodeClause : "");
   const auto link_line = [](const char* name, const cost::Link& link) {
     const double memory = cost::memory_beta(link);
     std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s) beta_memory=%.4f ns/B (%.2f GB/s) "
@@ -312,8 +321,9 @@ double replay_launch(Launch launch) {
 
 // Reads the launches an earlier run printed in `path` (several in one file each start at their "# N ranks"
 // line) and re-predicts each one's lines. A launch from before --links-per-node measured every flow at
-// once (k links per node); one from before β_memory has none (0: β), nor one from before β_streams.
-void replay(const std::string& path) {
+// once (k links per node); one from before β_memory has none (0: β), nor one from before β_streams; one
+// from before kByNodeClause is priced with MPI composing by node where `by_node` says so.
+void replay(const std::string& path, bool by_node) {
   std::ifstream in(path);
   if (!in) throw IOError(cat(path, ": cannot open the file"));
   std::vector<Launch> launches;
@@ -327,6 +337,7 @@ void replay(const std::string& path) {
       launches.back().cluster.ranks = ranks;
       launches.back().cluster.ranks_per_node = k;
       launches.back().cluster.links_per_node = links > 0 ? links : k;
+      launches.back().cluster.mpi.by_node = by_node || line.find(kByNodeClause) != std::string::npos;
       continue;
     }
     if (launches.empty()) continue;
@@ -385,10 +396,14 @@ int main(int argc, char** argv) {
   std::string replayed;
   app.add_option("--replay", replayed, "re-predict the lines of an earlier run's output FILE with this build's model "
                                        "(no MPI run)");
+  bool by_node = false;
+  app.add_flag("--mpi-by-node", by_node,
+               "with --replay: price MPI's all-reduce composed by node, as MPICH does on hosts (for launches printed "
+               "before their first line said so)");
   kusari::bench::parse_or_exit(app, argc, argv);
   if (!replayed.empty()) {
     try {
-      replay(replayed);
+      replay(replayed, by_node);
     } catch (const kusari::Error& e) {
       std::fprintf(stderr, "allreduce_calibrate: %s\n", e.what());
       return 1;

@@ -5,7 +5,8 @@ what came: bench/predict_seeds (--recommend and its flags) and bench/allreduce_c
 (--rounds, --links-per-node, --first-node-only, unknown arguments); an unreadable cluster file or calibration output ends
 with status 1 naming it; a good --recommend ranks the candidates; --replay re-predicts a stored launch,
 and the stored launches across hosts give the lines within 25% that docs/hosts.md reports (its table and
-its 4 Gbit/s paragraph).
+its 4 Gbit/s and 250 Mbit/s paragraphs), MPICH's 2 x 2 ones with its all-reduce composed by node
+(--mpi-by-node, or the launch's first line naming it).
 Usage: bench_flags.py PREDICT_SEEDS ALLREDUCE_CALIBRATE"""
 import os
 import sys
@@ -58,18 +59,22 @@ with tempfile.TemporaryDirectory() as work:
                      ["replay ring_float32: predicted=", "measured=878.8 ms", "largest |error|"])
     assert replayed.count("replay ") == 23, replayed
     # The launches across hosts with the links' streaming rate measured, three of each kind: the lines
-    # within 25% that docs/hosts.md's table gives (kusari's engines, then MPI's own collectives).
-    documented = {"calibration_hosts_2x1_1gbit_streams": (44, 45, 24, 24),
-                  "calibration_hosts_2x1_1gbit_openmpi_streams": (43, 45, 13, 24),
-                  "calibration_hosts_2x2_1gbit_openmpi_streams": (45, 45, 6, 24),
-                  "calibration_hosts_2x2_1gbit_mpich": (40, 45, 0, 24),
-                  "calibration_hosts_2x1_4gbit": (45, 45, 24, 24),
-                  "calibration_hosts_2x2_4gbit": (6, 45, 6, 24)}
-    for kind, expected in documented.items():
+    # within 25% that docs/hosts.md's table gives (kusari's engines, then MPI's own collectives). MPICH's
+    # 2 x 2 launches from before their first line named its composition by node are replayed with it.
+    by_node = ["--mpi-by-node"]
+    documented = {"calibration_hosts_2x1_1gbit_streams": ([], (44, 45, 24, 24)),
+                  "calibration_hosts_2x1_1gbit_openmpi_streams": ([], (43, 45, 13, 24)),
+                  "calibration_hosts_2x2_1gbit_openmpi_streams": ([], (45, 45, 6, 24)),
+                  "calibration_hosts_2x2_1gbit_mpich": (by_node, (40, 45, 6, 24)),
+                  "calibration_hosts_2x1_4gbit": ([], (45, 45, 24, 24)),
+                  "calibration_hosts_2x2_4gbit": (by_node, (6, 45, 1, 24)),
+                  "calibration_hosts_2x2_250mbit_mpich": (by_node, (44, 45, 7, 24))}
+    for kind, (flags, expected) in documented.items():
         counts = [0, 0, 0, 0]
         for launch in "abc":
             path = os.path.join(os.path.dirname(stored), f"{kind}_{launch}.txt")
-            for line in check([calibrate, "--replay", path], 0, ["replay multi_color_float32"]).splitlines():
+            replay = [calibrate, "--replay", path] + flags
+            for line in check(replay, 0, ["replay multi_color_float32"]).splitlines():
                 if not line.startswith("replay "):
                     continue
                 name = line.split()[1].rstrip(":")
@@ -78,4 +83,20 @@ with tempfile.TemporaryDirectory() as work:
                 counts[2 * mpi + 1] += 1
                 counts[2 * mpi] += error <= 25
         assert tuple(counts) == expected, (kind, counts, expected)
+    # A launch whose first line names MPI's composition by node is priced so without the flag, and the
+    # composition changes MPI's own lines only.
+    composed = os.path.join(os.path.dirname(stored), "calibration_hosts_2x2_250mbit_mpich_a.txt")
+    with open(composed) as f:
+        lines = f.read().split("\n")
+    lines[0] += "; MPI's all-reduce composed by node"
+    named = os.path.join(work, "named_by_node.txt")
+    with open(named, "w") as f:
+        f.write("\n".join(lines))
+    with_flag = check([calibrate, "--replay", composed, "--mpi-by-node"], 0, ["replay flat_float16"])
+    assert check([calibrate, "--replay", named], 0, ["replay flat_float16"]) == with_flag
+    without = check([calibrate, "--replay", composed], 0, ["replay flat_float16"])
+    for old_line, new_line in zip(without.splitlines(), with_flag.splitlines()):
+        if old_line.startswith("replay "):
+            mpi = old_line.startswith(("replay mpi_", "replay naive_", "replay flat_"))
+            assert (old_line != new_line) == mpi, (old_line, new_line)
 print("predict_seeds and allreduce_calibrate refuse every bad command line with its flag named")

@@ -102,6 +102,30 @@ TEST_CASE("MPICH's collectives: Rabenseifner for large built-in sums, recursive 
                            {"mpi_bcast_seconds", "≥ 1"});
 }
 
+TEST_CASE("MPICH's all-reduce composed by node: a reduce in the node, the first ranks' all-reduce, a broadcast") {
+  cost::Span four{4, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
+  four.mpi.by_node = true;
+  // 4000 bytes of float32: the node's reduce (Rabenseifner on 2: 2 × (1 µs + 2000 B × 0.1 ns), 500 adds),
+  // the two first ranks' all-reduce over the wire alone (2 × (10 µs + 2000 B × 1 ns), 500 adds), the
+  // node's broadcast (one message of 4000 B).
+  const double node_reduce = 2 * (1e-6 + 2000e-10) + 500 * 2e-9;
+  CHECK(cost::mpi_allreduce_seconds(1000, 4, true, four, 2e-9) ==
+        doctest::Approx(node_reduce + 2 * (1e-5 + 2000e-9) + 500 * 2e-9 + (1e-6 + 4000e-10)));
+  // The half-precision sum: recursive doubling in each part, every element reduced twice; one exchange of
+  // 2000 bytes on the wire where the flat formula sends it from both ranks of a node over its one link.
+  CHECK(cost::mpi_allreduce_seconds(1000, 2, false, four, 2e-9) ==
+        doctest::Approx((1e-6 + 2000e-10 + 1000 * 2e-9) + (1e-5 + 2000e-9 + 1000 * 2e-9) + (1e-6 + 2000e-10)));
+  // One node, or nodes of one rank: nothing to compose, the flat formulas.
+  cost::Span one_node{2, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
+  const double alone = cost::mpi_allreduce_seconds(1000, 4, true, one_node, 0);
+  one_node.mpi.by_node = true;
+  CHECK(cost::mpi_allreduce_seconds(1000, 4, true, one_node, 0) == alone);
+  cost::Span singles{2, 1, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
+  const double single = cost::mpi_allreduce_seconds(1000, 4, true, singles, 0);
+  singles.mpi.by_node = true;
+  CHECK(cost::mpi_allreduce_seconds(1000, 4, true, singles, 0) == single);
+}
+
 TEST_CASE("the node phases charge each pass its own cost, and colors share the node's links") {
   cost::Cluster cluster = two_level(4);
   cluster.float32 = {1e-9, 3e-9, 5e-9, 2e-9, 0};
@@ -350,6 +374,7 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   cluster.mpi.reduce_half = 4.5;
   cluster.intra.beta_memory = 3.5e-10;
   cluster.inter.beta_streams = 2.5e-9;
+  cluster.mpi.by_node = true;
   const TempDir dir;
   const std::string path = dir.file("cluster.txt");
   cost::save_cluster(cluster, path);
@@ -362,6 +387,7 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   CHECK(back.inter.beta_streams == cluster.inter.beta_streams);
   CHECK(back.float16.accumulate == cluster.float16.accumulate);
   CHECK(back.mpi.reduce_half == 4.5);
+  CHECK(back.mpi.by_node);
   const auto write = [&](const std::string& text) {
     std::ofstream(path) << text;
   };
@@ -370,15 +396,20 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
     std::ifstream in(path);
     whole.assign(std::istreambuf_iterator<char>(in), {});
   }
-  // A file from before β_streams loads with it not measured.
+  // A file from before β_streams and mpi_by_node loads with β_streams not measured and MPI not by node.
   std::string before;
   for (size_t at = 0, end; at < whole.size(); at = end + 1) {
     end = whole.find('\n', at);
     const std::string line = whole.substr(at, end - at);
-    if (line.find("beta_streams") == std::string::npos) before += line + "\n";
+    if (line.find("beta_streams") == std::string::npos && line.find("mpi_by_node") == std::string::npos) {
+      before += line + "\n";
+    }
   }
   write(before);
   CHECK(cost::load_cluster(path).inter.beta_streams == 0);
+  CHECK_FALSE(cost::load_cluster(path).mpi.by_node);
+  write(before + "mpi_by_node 2\n");
+  expect_error<ValueError>([&] { cost::load_cluster(path); }, {"'mpi_by_node' 0 or 1", "2"});
   write(whole + "ranks 8\n");
   expect_error<ValueError>([&] { cost::load_cluster(path); }, {"'ranks' given twice"});
   write(whole + "speed 3\n");

@@ -77,6 +77,9 @@ std::map<std::string, std::function<double&(Cluster&)>> cluster_fields() {
   return fields;
 }
 
+// The key of MpiFactors::by_node, 0 or 1 (files saved before it lack it: 0).
+constexpr const char* kByNodeKey = "mpi_by_node";
+
 // The cluster's whole-number fields by key.
 std::map<std::string, int Cluster::*> cluster_counts() {
   return {{"ranks", &Cluster::ranks}, {"ranks_per_node", &Cluster::ranks_per_node},
@@ -91,6 +94,7 @@ void save_cluster(const Cluster& cluster, const std::string& path) {
   Cluster copy = cluster;
   for (const auto& [key, member] : cluster_counts()) out << key << ' ' << cluster.*member << '\n';
   for (const auto& [key, field] : cluster_fields()) out << key << ' ' << field(copy) << '\n';
+  out << kByNodeKey << ' ' << (cluster.mpi.by_node ? 1 : 0) << '\n';
   serializers::AtomicFile file(path);
   file.write(out.str());
   file.commit();
@@ -116,6 +120,9 @@ Cluster load_cluster(const std::string& path) {
     if (const auto f = fields.find(key); f != fields.end()) {
       if (!(value >= 0)) throw ValueError(cat(where(), "expected '", key, "' ≥ 0, got ", value));
       f->second(cluster) = value;
+    } else if (key == kByNodeKey) {
+      if (value != 0 && value != 1) throw ValueError(cat(where(), "expected '", key, "' 0 or 1, got ", value));
+      cluster.mpi.by_node = value == 1;
     } else if (const auto c = counts.find(key); c != counts.end()) {
       if (!(value >= 1) || value != static_cast<int>(value)) {
         throw ValueError(cat(where(), "expected '", key, "' a positive whole number, got ", value));

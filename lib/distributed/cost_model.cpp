@@ -337,6 +337,17 @@ double reduction_formula(int64_t n, int wire_bytes, bool builtin_op, const Span&
 }  // namespace
 
 double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
+  check_span(span, "mpi_allreduce_seconds");
+  const int k = span.ranks_per_node;
+  if (span.mpi.by_node && k > 1 && crosses_nodes(span)) {
+    Span node = span, first_ranks = span;
+    node.ranks = k;
+    first_ranks.ranks = (span.ranks + k - 1) / k;
+    first_ranks.ranks_per_node = 1;
+    return mpi_reduce_seconds(n, wire_bytes, builtin_op, node, reduction) +
+           mpi_allreduce_seconds(n, wire_bytes, builtin_op, first_ranks, reduction) +
+           mpi_bcast_seconds(n, wire_bytes, node);
+  }
   return reduction_formula(n, wire_bytes, builtin_op, span, reduction,
                            builtin_op ? span.mpi.allreduce : span.mpi.allreduce_half, 2, "mpi_allreduce_seconds");
 }

@@ -41,13 +41,18 @@ KUSARI_API double memory_beta(const Link& link);
 // beta_streams measured slower than one message is taken as no gain).
 KUSARI_API double streaming_beta(const Link& link, double messages);
 
-// How many times the intra-node β MPICH's large collectives (from_bytes up, beyond the caches) take per
-// byte: MPI's temporary buffers and copies beyond the formulas' messages, by collective and op kind (MPI's
-// float32 sum, or kusari's half-precision user op); between nodes the same copies add (factor - 1)·β_intra.
-// Smaller buffers follow the formulas as they are. bench/allreduce_calibrate measures them on one node.
+// How MPI runs its collectives here. The factors: how many times the intra-node β MPICH's large
+// collectives (from_bytes up, beyond the caches) take per byte: MPI's temporary buffers and copies beyond
+// the formulas' messages, by collective and op kind (MPI's float32 sum, or kusari's half-precision user op);
+// between nodes the same copies add (factor - 1)·β_intra. Smaller buffers follow the formulas as they are.
+// bench/allreduce_calibrate measures them on one node.
 struct KUSARI_API MpiFactors {
   double allreduce = 1, allreduce_half = 1, reduce = 1, reduce_half = 1, bcast = 1;
   double from_bytes = 16 << 20;
+  // MPI composes an all-reduce over nodes of several ranks by node, as MPICH's ch4 device does for a
+  // commutative op on nodes it found itself (not KUSARI_RANKS_PER_NODE's pretend ones): a reduce to each
+  // node's first rank, the all-reduce among those first ranks, a broadcast inside each node.
+  bool by_node = false;
 };
 
 // The ranks of one communicator as the model sees them: S ranks in nodes of k consecutive ranks (k ≥ S:
@@ -115,7 +120,9 @@ KUSARI_API double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, i
 // inside the node (nodes of consecutive ranks), one at k or more crosses it with the node's k ranks sharing
 // its links (β·max(1, k/L)); (p-1)/p·n·γ. Otherwise recursive doubling: log2 p exchanges of all B at the
 // same distances, each reduced (n·γ). Where S is not a power of two, MPICH first folds the extra ranks into
-// partners and last returns them the result: two more exchanges of B (one reduced).
+// partners and last returns them the result: two more exchanges of B (one reduced). With span.mpi.by_node on
+// a span crossing nodes of k > 1 ranks: mpi_reduce_seconds over a node's k ranks, this formula over the
+// S/k nodes' first ranks (one a node), mpi_bcast_seconds over a node's k ranks.
 KUSARI_API double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction);
 // MPICH's MPI_Reduce to one root, MPI_Allreduce's formula with the reduce factors and one fold step: for a
 // built-in op on more than 2048 bytes a reduce-scatter and a binomial gather (the gather moves the
