@@ -29,6 +29,8 @@ with tempfile.TemporaryDirectory() as work:
         (["--recommend", "--ranks", "8", "--cluster", missing_file, "--links", "2"], ["--links", "--cluster"]),
         (["--recommend", "--ranks", "8", "--ranks", "9"], ["--ranks", "received 2"]),
         (["stray"], ["not expected", "stray"]),
+        (["--mpi-by-node"], ["--mpi-by-node requires --recommend"]),
+        (["--recommend", "--ranks", "8", "--cluster", missing_file, "--mpi-by-node"], ["--cluster excludes --mpi-by-node"]),
     ]
     for args, words in BAD:
         check([predict_seeds] + args, 2, words)
@@ -38,6 +40,15 @@ with tempfile.TemporaryDirectory() as work:
     ranked = check([predict_seeds, "--recommend", "--ranks", "64", "--ranks-per-node", "8", "--top", "3"], 0,
                    ["on 64 ranks in nodes of 8", "recommend 1: algorithm="])
     assert ranked.count("recommend ") == 3, ranked
+    # MPI's all-reduce composed by node prices the flat candidates (MPI's own) and the float16 wire's one
+    # 4-byte agreement on the scale, nothing else, and the header says so.
+    every = ["--recommend", "--ranks", "16", "--ranks-per-node", "4", "--top", "72"]
+    plain = check([predict_seeds] + every, 0, ["recommend 72:"])
+    composed = check([predict_seeds] + every + ["--mpi-by-node"], 0, ["; MPI's all-reduce composed by node"])
+    candidates = lambda out: {line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("recommend ")}
+    changed = candidates(plain) ^ candidates(composed)
+    assert any("algorithm=flat " in c and "wire=float32" in c for c in changed), changed
+    assert all("algorithm=flat " in c or "wire=float16" in c for c in changed), changed
     check([calibrate, "--rounds", "0"], 2, ["--rounds", "an integer in [1, 1000]", "'0'"])
     check([calibrate, "--rounds", "5x"], 2, ["--rounds", "'5x'"])
     check([calibrate, "--bogus"], 2, ["not expected", "--bogus", "--help lists every flag"])
