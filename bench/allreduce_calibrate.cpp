@@ -34,6 +34,7 @@
 #include <kusari/distributed/mpi_interop.h>
 #include <kusari/kusari.h>
 
+#include "allreduce_common.h"
 #include "allreduce_settings.h"
 #include "bench_util.h"
 
@@ -46,9 +47,6 @@ namespace cost = kusari::distributed::cost;
 // At most this many calls of a body are timed: where ranks outnumber the cores, the agreement after each
 // call waits for the scheduler (milliseconds), and 100 ms of 8-byte exchanges would take minutes.
 constexpr size_t kMaxSamples = 200;
-
-// The first line's clause for a cluster whose MPI composes its all-reduce by node (MpiFactors::by_node).
-constexpr const char* kByNodeClause = "; MPI's all-reduce composed by node";
 
 // Whether every rank is `done`; an idle rank sleeps between polls, so that where ranks outnumber the
 // cores it leaves its core to the ranks being timed instead of spinning in MPI's progress loop.
@@ -240,7 +238,8 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm, idle_inside);
   if (k > 1) MPI_Comm_free(&node_comm);
 #if defined(MPICH_VERSION)
-  // MPICH composes its all-reduce by node on nodes it found itself (hosts), not on pretend ones.
+  // MPICH composes its all-reduce by node on nodes it found itself (hosts), not on pretend ones (the MPIs
+  // built from MPICH, which define MPICH_VERSION too, are taken to do the same).
   cluster.mpi.by_node = pretend_k == 0 && k > 1 && where.inter_size > 1;
 #endif
 
@@ -251,7 +250,7 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   std::printf("# %d ranks in nodes of %d (%d network link%s each); median of %d rounds of ResNet-50's %lld gradient "
               "values%s%s\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
               static_cast<long long>(set.total), first_node_only && k > 1 ? "; inside a node measured on the first alone" : "",
-              cluster.mpi.by_node ? kByNodeClause : "");
+              cluster.mpi.by_node ? ::bench::kMpiByNodeClause : "");
   const auto link_line = [](const char* name, const cost::Link& link) {
     const double memory = cost::memory_beta(link);
     std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s) beta_memory=%.4f ns/B (%.2f GB/s) "
@@ -322,7 +321,7 @@ double replay_launch(Launch launch) {
 // Reads the launches an earlier run printed in `path` (several in one file each start at their "# N ranks"
 // line) and re-predicts each one's lines. A launch from before --links-per-node measured every flow at
 // once (k links per node); one from before β_memory has none (0: β), nor one from before β_streams; one
-// from before kByNodeClause is priced with MPI composing by node where `by_node` says so.
+// from before bench::kMpiByNodeClause is priced with MPI composing by node where `by_node` says so.
 void replay(const std::string& path, bool by_node) {
   std::ifstream in(path);
   if (!in) throw IOError(cat(path, ": cannot open the file"));
@@ -337,7 +336,7 @@ void replay(const std::string& path, bool by_node) {
       launches.back().cluster.ranks = ranks;
       launches.back().cluster.ranks_per_node = k;
       launches.back().cluster.links_per_node = links > 0 ? links : k;
-      launches.back().cluster.mpi.by_node = by_node || line.find(kByNodeClause) != std::string::npos;
+      launches.back().cluster.mpi.by_node = by_node || line.find(::bench::kMpiByNodeClause) != std::string::npos;
       continue;
     }
     if (launches.empty()) continue;
@@ -394,12 +393,13 @@ int main(int argc, char** argv) {
                "sleeping (for hosts that share one machine's cores, as scripts/hosts.sh's: a pair on one core "
                "would time the scheduler)");
   std::string replayed;
-  app.add_option("--replay", replayed, "re-predict the lines of an earlier run's output FILE with this build's model "
+  CLI::Option* replaying = app.add_option("--replay", replayed, "re-predict the lines of an earlier run's output FILE with this build's model "
                                        "(no MPI run)");
   bool by_node = false;
   app.add_flag("--mpi-by-node", by_node,
                "with --replay: price MPI's all-reduce composed by node, as MPICH does on hosts (for launches printed "
-               "before their first line said so)");
+               "before their first line said so)")
+      ->needs(replaying);
   kusari::bench::parse_or_exit(app, argc, argv);
   if (!replayed.empty()) {
     try {

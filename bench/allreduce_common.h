@@ -1,7 +1,8 @@
 #pragma once
-// What the all-reduce benchmarks share: kusari's (allreduce.cpp) and the plain MPI program beside it
-// (mpi_allreduce.cpp), which links no kusari: ResNet-50's gradient set, the MPI_Allreduce baselines
-// that average it, and how a setting is timed.
+// What the all-reduce benchmarks share: kusari's (allreduce.cpp), the plain MPI program beside it
+// (mpi_allreduce.cpp), which links no kusari, and the cost model's (allreduce_calibrate.cpp,
+// predict_seeds.cpp): ResNet-50's gradient set, the MPI_Allreduce baselines that average it, how a
+// setting is timed, and how a printed cluster says that its MPI composes by node.
 
 #include <mpi.h>
 
@@ -14,6 +15,11 @@
 #include <vector>
 
 namespace bench {
+
+// What a cluster's first printed line says when its MPI composes its all-reduce by node
+// (cost::MpiFactors::by_node): in allreduce_calibrate's output, which --replay reads back, and in
+// predict_seeds --recommend's.
+inline constexpr const char* kMpiByNodeClause = "; MPI's all-reduce composed by node";
 
 // The parameter sizes of He et al.'s ResNet-50 in forward order: the stem's 7x7 convolution, then the
 // four stages of bottleneck blocks (1x1 in->w, 3x3 w->w, 1x1 w->4w, and in each stage's first block a

@@ -8,7 +8,7 @@
 // --recommend ranks the algorithms, bucket sizes and wire dtypes for a cluster by predicted exposed time:
 //   build/bench/predict_seeds --recommend --ranks P --ranks-per-node K --model resnet50|alexnet
 //       [--cluster FILE (from allreduce_calibrate --save)] [--intra-alpha-us A --intra-gbps B --inter-alpha-us A
-//        --inter-gbps B --links L --mpi-by-node] [--step-ms T] [--top N]
+//        --inter-gbps B --links L] [--mpi-by-node] [--step-ms T] [--top N]
 
 #include <cmath>
 #include <cstdio>
@@ -278,6 +278,7 @@ int recommend(const RecommendFlags& flags) {
   cost::Cluster cluster;
   if (!flags.cluster.empty()) {
     cluster = cost::load_cluster(flags.cluster);
+    cluster.mpi.by_node = cluster.mpi.by_node || flags.mpi_by_node;  // a file from before mpi_by_node
   } else {
     cluster.intra = {flags.intra_alpha_us * 1e-6, 1e-9 / flags.intra_gbps};
     cluster.inter = {flags.inter_alpha_us * 1e-6, 1e-9 / flags.inter_gbps};
@@ -294,7 +295,7 @@ int recommend(const RecommendFlags& flags) {
   std::printf("# %s on %d ranks in nodes of %d (%d links each): intra %.2f us %.2f GB/s, inter %.2f us %.2f GB/s; "
               "forward+backward %.1f ms%s\n", flags.model.c_str(), cluster.ranks, cluster.ranks_per_node,
               cluster.links_per_node, cluster.intra.alpha * 1e6, 1e-9 / cluster.intra.beta, cluster.inter.alpha * 1e6,
-              1e-9 / cluster.inter.beta, step * 1e3, cluster.mpi.by_node ? "; MPI's all-reduce composed by node" : "");
+              1e-9 / cluster.inter.beta, step * 1e3, cluster.mpi.by_node ? ::bench::kMpiByNodeClause : "");
   for (int i = 0; i < flags.top && i < static_cast<int>(ranked.size()); ++i) {
     const cost::Recommendation& r = ranked[static_cast<size_t>(i)];
     std::printf("recommend %d: algorithm=%s bucket=%lld MiB wire=%s exposed=%.2f ms allreduce=%.2f ms buckets=%d\n",
@@ -327,12 +328,12 @@ int main(int argc, char** argv) {
       add("--intra-gbps", flags.intra_gbps, "bandwidth inside a node, GB/s", flags_::positive_number()),
       add("--inter-alpha-us", flags.inter_alpha_us, "latency between nodes, us", flags_::nonnegative_number()),
       add("--inter-gbps", flags.inter_gbps, "bandwidth between nodes per link, GB/s", flags_::positive_number()),
-      add("--links", flags.links, "network links per node", flags_::positive_integer()),
-      app.add_flag("--mpi-by-node", flags.mpi_by_node,
-                   "MPI composes its all-reduce by node: a reduce in each node, the all-reduce between the nodes' "
-                   "first ranks, a broadcast (MPICH on nodes of several ranks)")
-          ->needs(recommending)};
+      add("--links", flags.links, "network links per node", flags_::positive_integer())};
   for (CLI::Option* link : links) link->excludes(cluster);
+  app.add_flag("--mpi-by-node", flags.mpi_by_node,
+               "MPI composes its all-reduce by node: a reduce in each node, the all-reduce between the nodes' first "
+               "ranks, a broadcast (MPICH on nodes of several ranks; also for a --cluster file saved before it said so)")
+      ->needs(recommending);
   cluster->needs(recommending);
   kusari::bench::parse_or_exit(app, argc, argv);
   try {

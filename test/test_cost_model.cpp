@@ -115,6 +115,14 @@ TEST_CASE("MPICH's all-reduce composed by node: a reduce in the node, the first 
   // 2000 bytes on the wire where the flat formula sends it from both ranks of a node over its one link.
   CHECK(cost::mpi_allreduce_seconds(1000, 2, false, four, 2e-9) ==
         doctest::Approx((1e-6 + 2000e-10 + 1000 * 2e-9) + (1e-5 + 2000e-9 + 1000 * 2e-9) + (1e-6 + 2000e-10)));
+  // Three nodes of two: the first ranks' all-reduce is MPICH's over 3 ranks of one each (its fold step).
+  cost::Span six{6, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
+  six.mpi.by_node = true;
+  const cost::Span pair{2, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
+  const cost::Span firsts{3, 1, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
+  CHECK(cost::mpi_allreduce_seconds(1000, 4, true, six, 2e-9) ==
+        doctest::Approx(cost::mpi_reduce_seconds(1000, 4, true, pair, 2e-9) +
+                        cost::mpi_allreduce_seconds(1000, 4, true, firsts, 2e-9) + cost::mpi_bcast_seconds(1000, 4, pair)));
   // One node, or nodes of one rank: nothing to compose, the flat formulas.
   cost::Span one_node{2, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
   const double alone = cost::mpi_allreduce_seconds(1000, 4, true, one_node, 0);

@@ -49,9 +49,9 @@ KUSARI_API double streaming_beta(const Link& link, double messages);
 struct KUSARI_API MpiFactors {
   double allreduce = 1, allreduce_half = 1, reduce = 1, reduce_half = 1, bcast = 1;
   double from_bytes = 16 << 20;
-  // MPI composes an all-reduce over nodes of several ranks by node, as MPICH's ch4 device does for a
-  // commutative op on nodes it found itself (not KUSARI_RANKS_PER_NODE's pretend ones): a reduce to each
-  // node's first rank, the all-reduce among those first ranks, a broadcast inside each node.
+  // MPI composes its all-reduce over nodes of several ranks by node, as MPICH's ch4 device does for a
+  // commutative op on nodes it found itself (not KUSARI_RANKS_PER_NODE's pretend ones); priced by
+  // mpi_allreduce_seconds.
   bool by_node = false;
 };
 
@@ -121,8 +121,8 @@ KUSARI_API double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, i
 // its links (β·max(1, k/L)); (p-1)/p·n·γ. Otherwise recursive doubling: log2 p exchanges of all B at the
 // same distances, each reduced (n·γ). Where S is not a power of two, MPICH first folds the extra ranks into
 // partners and last returns them the result: two more exchanges of B (one reduced). With span.mpi.by_node on
-// a span crossing nodes of k > 1 ranks: mpi_reduce_seconds over a node's k ranks, this formula over the
-// S/k nodes' first ranks (one a node), mpi_bcast_seconds over a node's k ranks.
+// a span crossing nodes of k > 1 ranks, the composition by node: mpi_reduce_seconds to the first rank of a
+// node's k, this formula over the ⌈S/k⌉ nodes' first ranks (one a node), mpi_bcast_seconds over a node's k.
 KUSARI_API double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction);
 // MPICH's MPI_Reduce to one root, MPI_Allreduce's formula with the reduce factors and one fold step: for a
 // built-in op on more than 2048 bytes a reduce-scatter and a binomial gather (the gather moves the
