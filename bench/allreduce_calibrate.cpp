@@ -12,7 +12,8 @@
 // --save writes the measured cluster for bench/predict_seeds --recommend --cluster FILE.
 // --replay FILE re-predicts an earlier run's lines (its printed output) with this build's model, without
 // MPI: "replay <setting>: predicted=X ms measured=Y ms error=E%" (a model change shown on old launches);
-// --mpi-by-node prices those taken on hosts before the first line named MPICH's composition by node.
+// --mpi-by-node prices those taken on hosts before the first line named MPICH's composition by node,
+// --open-mpi those of the Open MPI build before it named Open MPI's choices.
 
 #include <mpi.h>
 
@@ -233,6 +234,9 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   // MPI's collectives inside a node (on all ranks when every rank is its own node).
   MPI_Comm node_comm = MPI_COMM_WORLD;
   if (k > 1) MPI_Comm_split(MPI_COMM_WORLD, where.inter_rank, rank, &node_comm);
+#if defined(OPEN_MPI)
+  cluster.mpi.open_mpi = true;  // set before the factors are fitted to its formulas
+#endif
   cost::Span node_span = cluster.all();
   if (k > 1) node_span.ranks = k;
   cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm, idle_inside);
@@ -248,9 +252,9 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   ::bench::time_settings(settings, set, rounds);
   if (rank != 0) return;
   std::printf("# %d ranks in nodes of %d (%d network link%s each); median of %d rounds of ResNet-50's %lld gradient "
-              "values%s%s\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
+              "values%s%s%s\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
               static_cast<long long>(set.total), first_node_only && k > 1 ? "; inside a node measured on the first alone" : "",
-              cluster.mpi.by_node ? ::bench::kMpiByNodeClause : "");
+              cluster.mpi.by_node ? ::bench::kMpiByNodeClause : "", cluster.mpi.open_mpi ? ::bench::kOpenMpiClause : "");
   const auto link_line = [](const char* name, const cost::Link& link) {
     const double memory = cost::memory_beta(link);
     std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s) beta_memory=%.4f ns/B (%.2f GB/s) "
@@ -321,8 +325,9 @@ double replay_launch(Launch launch) {
 // Reads the launches an earlier run printed in `path` (several in one file each start at their "# N ranks"
 // line) and re-predicts each one's lines. A launch from before --links-per-node measured every flow at
 // once (k links per node); one from before β_memory has none (0: β), nor one from before β_streams; one
-// from before bench::kMpiByNodeClause is priced with MPI composing by node where `by_node` says so.
-void replay(const std::string& path, bool by_node) {
+// from before bench::kMpiByNodeClause (or kOpenMpiClause) is priced with MPI composing by node where
+// `by_node` says so (as Open MPI where `open_mpi` does).
+void replay(const std::string& path, bool by_node, bool open_mpi) {
   std::ifstream in(path);
   if (!in) throw IOError(cat(path, ": cannot open the file"));
   std::vector<Launch> launches;
@@ -337,6 +342,7 @@ void replay(const std::string& path, bool by_node) {
       launches.back().cluster.ranks_per_node = k;
       launches.back().cluster.links_per_node = links > 0 ? links : k;
       launches.back().cluster.mpi.by_node = by_node || line.find(::bench::kMpiByNodeClause) != std::string::npos;
+      launches.back().cluster.mpi.open_mpi = open_mpi || line.find(::bench::kOpenMpiClause) != std::string::npos;
       continue;
     }
     if (launches.empty()) continue;
@@ -400,10 +406,15 @@ int main(int argc, char** argv) {
                "with --replay: price MPI's all-reduce composed by node, as MPICH does on hosts (for launches printed "
                "before their first line said so)")
       ->needs(replaying);
+  bool open_mpi = false;
+  app.add_flag("--open-mpi", open_mpi,
+               "with --replay: price MPI's all-reduce as Open MPI chooses its algorithms (for launches of the Open "
+               "MPI build printed before their first line said so)")
+      ->needs(replaying);
   kusari::bench::parse_or_exit(app, argc, argv);
   if (!replayed.empty()) {
     try {
-      replay(replayed, by_node);
+      replay(replayed, by_node, open_mpi);
     } catch (const kusari::Error& e) {
       std::fprintf(stderr, "allreduce_calibrate: %s\n", e.what());
       return 1;

@@ -2,7 +2,7 @@
 // What the all-reduce benchmarks share: kusari's (allreduce.cpp), the plain MPI program beside it
 // (mpi_allreduce.cpp), which links no kusari, and the cost model's (allreduce_calibrate.cpp,
 // predict_seeds.cpp): ResNet-50's gradient set, the MPI_Allreduce baselines that average it, how a
-// setting is timed, and how a printed cluster says that its MPI composes by node.
+// setting is timed, and how a printed cluster names its MPI's choice of all-reduce.
 
 #include <mpi.h>
 
@@ -17,9 +17,10 @@
 namespace bench {
 
 // What a cluster's first printed line says when its MPI composes its all-reduce by node
-// (cost::MpiFactors::by_node): in allreduce_calibrate's output, which --replay reads back, and in
-// predict_seeds --recommend's.
+// (cost::MpiFactors::by_node), and when its MPI is Open MPI (cost::MpiFactors::open_mpi): in
+// allreduce_calibrate's output, which --replay reads back, and in predict_seeds --recommend's.
 inline constexpr const char* kMpiByNodeClause = "; MPI's all-reduce composed by node";
+inline constexpr const char* kOpenMpiClause = "; Open MPI's all-reduce algorithms";
 
 // The parameter sizes of He et al.'s ResNet-50 in forward order: the stem's 7x7 convolution, then the
 // four stages of bottleneck blocks (1x1 in->w, 3x3 w->w, 1x1 w->4w, and in each stage's first block a

@@ -8,7 +8,7 @@
 // --recommend ranks the algorithms, bucket sizes and wire dtypes for a cluster by predicted exposed time:
 //   build/bench/predict_seeds --recommend --ranks P --ranks-per-node K --model resnet50|alexnet
 //       [--cluster FILE (from allreduce_calibrate --save)] [--intra-alpha-us A --intra-gbps B --inter-alpha-us A
-//        --inter-gbps B --links L] [--mpi-by-node] [--step-ms T] [--top N]
+//        --inter-gbps B --links L] [--mpi-by-node | --open-mpi] [--step-ms T] [--top N]
 
 #include <cmath>
 #include <cstdio>
@@ -269,6 +269,7 @@ struct RecommendFlags {
   double intra_alpha_us = 1, intra_gbps = 10, inter_alpha_us = 5, inter_gbps = 12.5;
   int links = 1;
   bool mpi_by_node = false;  // MPI composes its all-reduce by node (cost::MpiFactors::by_node)
+  bool open_mpi = false;     // MPI is Open MPI (cost::MpiFactors::open_mpi)
   double step_ms = 150;
   int top = 10;
 };
@@ -278,12 +279,14 @@ int recommend(const RecommendFlags& flags) {
   cost::Cluster cluster;
   if (!flags.cluster.empty()) {
     cluster = cost::load_cluster(flags.cluster);
-    cluster.mpi.by_node = cluster.mpi.by_node || flags.mpi_by_node;  // a file from before mpi_by_node
+    cluster.mpi.by_node = cluster.mpi.by_node || flags.mpi_by_node;  // files from before the flags
+    cluster.mpi.open_mpi = cluster.mpi.open_mpi || flags.open_mpi;
   } else {
     cluster.intra = {flags.intra_alpha_us * 1e-6, 1e-9 / flags.intra_gbps};
     cluster.inter = {flags.inter_alpha_us * 1e-6, 1e-9 / flags.inter_gbps};
     cluster.links_per_node = flags.links;
     cluster.mpi.by_node = flags.mpi_by_node;
+    cluster.mpi.open_mpi = flags.open_mpi;
   }
   cluster.ranks = flags.ranks;
   cluster.ranks_per_node = flags.ranks_per_node;
@@ -293,9 +296,10 @@ int recommend(const RecommendFlags& flags) {
   const std::vector<int64_t> buckets{int64_t{1} << 20, int64_t{4} << 20, int64_t{25} << 20, int64_t{100} << 20};
   const auto ranked = cost::recommend(cluster, layers, buckets, {Dtype::float32, Dtype::float16, Dtype::bfloat16});
   std::printf("# %s on %d ranks in nodes of %d (%d links each): intra %.2f us %.2f GB/s, inter %.2f us %.2f GB/s; "
-              "forward+backward %.1f ms%s\n", flags.model.c_str(), cluster.ranks, cluster.ranks_per_node,
+              "forward+backward %.1f ms%s%s\n", flags.model.c_str(), cluster.ranks, cluster.ranks_per_node,
               cluster.links_per_node, cluster.intra.alpha * 1e6, 1e-9 / cluster.intra.beta, cluster.inter.alpha * 1e6,
-              1e-9 / cluster.inter.beta, step * 1e3, cluster.mpi.by_node ? ::bench::kMpiByNodeClause : "");
+              1e-9 / cluster.inter.beta, step * 1e3, cluster.mpi.by_node ? ::bench::kMpiByNodeClause : "",
+              cluster.mpi.open_mpi ? ::bench::kOpenMpiClause : "");
   for (int i = 0; i < flags.top && i < static_cast<int>(ranked.size()); ++i) {
     const cost::Recommendation& r = ranked[static_cast<size_t>(i)];
     std::printf("recommend %d: algorithm=%s bucket=%lld MiB wire=%s exposed=%.2f ms allreduce=%.2f ms buckets=%d\n",
@@ -334,6 +338,11 @@ int main(int argc, char** argv) {
                "MPI composes its all-reduce by node: a reduce in each node, the all-reduce between the nodes' first "
                "ranks, a broadcast (MPICH on nodes of several ranks; also for a --cluster file saved before it said so)")
       ->needs(recommending);
+  app.add_flag("--open-mpi", flags.open_mpi,
+               "MPI is Open MPI: its all-reduce chooses its algorithm as Open MPI's tuned component does (also for a "
+               "--cluster file saved before it said so)")
+      ->needs(recommending)
+      ->excludes("--mpi-by-node");
   cluster->needs(recommending);
   kusari::bench::parse_or_exit(app, argc, argv);
   try {

@@ -30,6 +30,8 @@ with tempfile.TemporaryDirectory() as work:
         (["--recommend", "--ranks", "8", "--ranks", "9"], ["--ranks", "received 2"]),
         (["stray"], ["not expected", "stray"]),
         (["--mpi-by-node"], ["--mpi-by-node requires --recommend"]),
+        (["--open-mpi"], ["--open-mpi requires --recommend"]),
+        (["--recommend", "--ranks", "8", "--open-mpi", "--mpi-by-node"], ["excludes", "--open-mpi", "--mpi-by-node"]),
     ]
     for args, words in BAD:
         check([predict_seeds] + args, 2, words)
@@ -64,11 +66,16 @@ with tempfile.TemporaryDirectory() as work:
     with open(saved, "a") as f:
         f.write("mpi_by_node 1\n")
     assert check([predict_seeds] + on_file, 0, ["; MPI's all-reduce composed by node"]) == flagged
+    # Open MPI's choice of algorithms prices the flat candidates only, and the header says so.
+    opened = check([predict_seeds] + every + ["--open-mpi"], 0, ["; Open MPI's all-reduce algorithms"])
+    changed = candidates(plain) ^ candidates(opened)
+    assert changed and all("algorithm=flat " in c for c in changed), changed
     check([calibrate, "--rounds", "0"], 2, ["--rounds", "an integer in [1, 1000]", "'0'"])
     check([calibrate, "--rounds", "5x"], 2, ["--rounds", "'5x'"])
     check([calibrate, "--bogus"], 2, ["not expected", "--bogus", "--help lists every flag"])
     check([calibrate, "--links-per-node", "-1"], 2, ["--links-per-node", "'-1'"])
     check([calibrate, "--mpi-by-node"], 2, ["--mpi-by-node requires --replay"])
+    check([calibrate, "--open-mpi"], 2, ["--open-mpi requires --replay"])
     check([calibrate, "--help"], 0, ["--first-node-only", "the others' ranks"])
     check([calibrate, "--first-node-only=maybe"], 2, ["Could not convert", "--first-node-only", "maybe"])
     # --first-node-only with pretend nodes (one process, MPI's singleton) is refused, naming the variable.
@@ -87,11 +94,13 @@ with tempfile.TemporaryDirectory() as work:
     assert replayed.count("replay ") == 23, replayed
     # The launches across hosts with the links' streaming rate measured, three of each kind: the lines
     # within 25% that docs/hosts.md's table gives (kusari's engines, then MPI's own collectives). MPICH's
-    # 2 x 2 launches from before their first line named its composition by node are replayed with it.
+    # 2 x 2 launches from before their first line named its composition by node are replayed with it, the
+    # Open MPI build's with Open MPI's choice of algorithms.
     by_node = ["--mpi-by-node"]
+    open_mpi = ["--open-mpi"]
     documented = {"calibration_hosts_2x1_1gbit_streams": ([], (44, 45, 24, 24)),
-                  "calibration_hosts_2x1_1gbit_openmpi_streams": ([], (43, 45, 13, 24)),
-                  "calibration_hosts_2x2_1gbit_openmpi_streams": ([], (45, 45, 6, 24)),
+                  "calibration_hosts_2x1_1gbit_openmpi_streams": (open_mpi, (43, 45, 13, 24)),
+                  "calibration_hosts_2x2_1gbit_openmpi_streams": (open_mpi, (45, 45, 7, 24)),
                   "calibration_hosts_2x2_1gbit_mpich": (by_node, (40, 45, 6, 24)),
                   "calibration_hosts_2x1_4gbit": ([], (45, 45, 24, 24)),
                   "calibration_hosts_2x2_4gbit": (by_node, (6, 45, 1, 24)),

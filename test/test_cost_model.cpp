@@ -102,6 +102,27 @@ TEST_CASE("MPICH's collectives: Rabenseifner for large built-in sums, recursive 
                            {"mpi_bcast_seconds", "≥ 1"});
 }
 
+TEST_CASE("Open MPI's all-reduce: recursive doubling, a ring or Rabenseifner's by ranks and bytes") {
+  cost::Span pair{2, 2, {1e-6, 1e-9}, {1e-5, 1e-9}, 1, {}};
+  pair.mpi.open_mpi = true;
+  // 4000 bytes on 2 ranks: recursive doubling (MPICH: Rabenseifner's), one exchange of all of it.
+  CHECK(cost::mpi_allreduce_seconds(1000, 4, true, pair, 2e-9) == doctest::Approx(1e-6 + 4000e-9 + 1000 * 2e-9));
+  // 6000 bytes: a ring, 2 messages of 3000 bytes, half the elements reduced.
+  CHECK(cost::mpi_allreduce_seconds(1500, 4, true, pair, 2e-9) == doctest::Approx(2 * (1e-6 + 3000e-9) + 750 * 2e-9));
+  // 256 KiB of the half-precision sum: Rabenseifner's (MPICH: recursive doubling for a user op).
+  const int64_t n = 1 << 17;
+  CHECK(cost::mpi_allreduce_seconds(n, 2, false, pair, 2e-9) ==
+        doctest::Approx(2 * (1e-6 + double(n) * 1e-9) + double(n) / 2 * 2e-9));
+  // Four ranks in two nodes: 8 bytes go round a ring (6 messages of 2 bytes over the wire), 40 by recursive
+  // doubling as under MPICH; composition by node does not apply.
+  cost::Span four{4, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
+  const double mpich = cost::mpi_allreduce_seconds(10, 4, true, four, 0);
+  four.mpi.open_mpi = true;
+  four.mpi.by_node = true;
+  CHECK(cost::mpi_allreduce_seconds(2, 4, true, four, 0) == doctest::Approx(6 * (1e-5 + 2e-9)));
+  CHECK(cost::mpi_allreduce_seconds(10, 4, true, four, 0) == doctest::Approx(mpich));
+}
+
 TEST_CASE("MPICH's all-reduce composed by node: a reduce in the node, the first ranks' all-reduce, a broadcast") {
   cost::Span four{4, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
   four.mpi.by_node = true;
@@ -383,6 +404,7 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   cluster.intra.beta_memory = 3.5e-10;
   cluster.inter.beta_streams = 2.5e-9;
   cluster.mpi.by_node = true;
+  cluster.mpi.open_mpi = true;
   const TempDir dir;
   const std::string path = dir.file("cluster.txt");
   cost::save_cluster(cluster, path);
@@ -396,6 +418,7 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   CHECK(back.float16.accumulate == cluster.float16.accumulate);
   CHECK(back.mpi.reduce_half == 4.5);
   CHECK(back.mpi.by_node);
+  CHECK(back.mpi.open_mpi);
   const auto write = [&](const std::string& text) {
     std::ofstream(path) << text;
   };
@@ -409,13 +432,15 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   for (size_t at = 0, end; at < whole.size(); at = end + 1) {
     end = whole.find('\n', at);
     const std::string line = whole.substr(at, end - at);
-    if (line.find("beta_streams") == std::string::npos && line.find("mpi_by_node") == std::string::npos) {
+    if (line.find("beta_streams") == std::string::npos && line.find("mpi_by_node") == std::string::npos &&
+        line.find("mpi_open_mpi") == std::string::npos) {
       before += line + "\n";
     }
   }
   write(before);
   CHECK(cost::load_cluster(path).inter.beta_streams == 0);
   CHECK_FALSE(cost::load_cluster(path).mpi.by_node);
+  CHECK_FALSE(cost::load_cluster(path).mpi.open_mpi);
   write(before + "mpi_by_node 2\n");
   expect_error<ValueError>([&] { cost::load_cluster(path); }, {"'mpi_by_node' 0 or 1", "2"});
   write(whole + "ranks 8\n");

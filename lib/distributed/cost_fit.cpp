@@ -77,8 +77,10 @@ std::map<std::string, std::function<double&(Cluster&)>> cluster_fields() {
   return fields;
 }
 
-// The key of MpiFactors::by_node, 0 or 1 (files saved before it lack it: 0).
-constexpr const char* kByNodeKey = "mpi_by_node";
+// The keys of MpiFactors' flags, 0 or 1 (files saved before them lack them: 0).
+std::map<std::string, bool MpiFactors::*> cluster_flags() {
+  return {{"mpi_by_node", &MpiFactors::by_node}, {"mpi_open_mpi", &MpiFactors::open_mpi}};
+}
 
 // The cluster's whole-number fields by key.
 std::map<std::string, int Cluster::*> cluster_counts() {
@@ -94,7 +96,7 @@ void save_cluster(const Cluster& cluster, const std::string& path) {
   Cluster copy = cluster;
   for (const auto& [key, member] : cluster_counts()) out << key << ' ' << cluster.*member << '\n';
   for (const auto& [key, field] : cluster_fields()) out << key << ' ' << field(copy) << '\n';
-  out << kByNodeKey << ' ' << (cluster.mpi.by_node ? 1 : 0) << '\n';
+  for (const auto& [key, flag] : cluster_flags()) out << key << ' ' << (cluster.mpi.*flag ? 1 : 0) << '\n';
   serializers::AtomicFile file(path);
   file.write(out.str());
   file.commit();
@@ -105,6 +107,7 @@ Cluster load_cluster(const std::string& path) {
   if (!in) throw IOError(cat("load_cluster: cannot read '", path, "'"));
   const auto fields = cluster_fields();
   const auto counts = cluster_counts();
+  const auto flags = cluster_flags();
   Cluster cluster;
   std::map<std::string, int> seen;
   std::string line;
@@ -120,9 +123,9 @@ Cluster load_cluster(const std::string& path) {
     if (const auto f = fields.find(key); f != fields.end()) {
       if (!(value >= 0)) throw ValueError(cat(where(), "expected '", key, "' ≥ 0, got ", value));
       f->second(cluster) = value;
-    } else if (key == kByNodeKey) {
+    } else if (const auto b = flags.find(key); b != flags.end()) {
       if (value != 0 && value != 1) throw ValueError(cat(where(), "expected '", key, "' 0 or 1, got ", value));
-      cluster.mpi.by_node = value == 1;
+      cluster.mpi.*(b->second) = value == 1;
     } else if (const auto c = counts.find(key); c != counts.end()) {
       if (!(value >= 1) || value != static_cast<int>(value)) {
         throw ValueError(cat(where(), "expected '", key, "' a positive whole number, got ", value));

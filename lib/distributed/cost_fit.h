@@ -30,8 +30,8 @@ KUSARI_API double fit_per_element(const std::vector<Timing>& timings);
 // bench/predict_seeds --recommend.
 KUSARI_API void save_cluster(const Cluster& cluster, const std::string& path);
 // Reads what save_cluster wrote; IOError for an unreadable file, ValueError naming the line for a
-// missing, unknown, repeated or malformed key (the β_streams keys and mpi_by_node may be missing: files
-// from before them load with the links' β_streams not measured and MPI not composing by node).
+// missing, unknown, repeated or malformed key (the β_streams keys, mpi_by_node and mpi_open_mpi may be
+// missing: files from before them load with the links' β_streams not measured and MPICH's flat choices).
 KUSARI_API Cluster load_cluster(const std::string& path);
 
 }  // namespace kusari::distributed::cost

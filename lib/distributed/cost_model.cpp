@@ -306,8 +306,23 @@ double fold_seconds(double bytes, const Span& span, int steps, double reduction)
   return steps * (link.alpha + bytes * link.beta) + reduction;
 }
 
-bool rabenseifner(int64_t n, int w, bool builtin_op, int ranks) {
-  return builtin_op && n * w > 2048 && n >= (int64_t{1} << floor_log2(ranks));
+// The algorithms of an MPI all-reduce or reduce (MPI's ring only under Open MPI, for an all-reduce).
+enum class Reduction { recursive_doubling, rabenseifner, ring };
+
+// The algorithm MPICH, or for an all-reduce (folds = 2) under span.mpi.open_mpi Open MPI, runs for n
+// elements of w bytes (see mpi_allreduce_seconds).
+Reduction reduction_of(int64_t n, int w, bool builtin_op, const Span& span, int folds) {
+  const int64_t bytes = n * w;
+  const bool fits = n >= (int64_t{1} << floor_log2(span.ranks));  // a part for each rank of the power of two
+  if (span.mpi.open_mpi && folds == 2) {
+    if (span.ranks < 4) {
+      if (bytes < 8 || (bytes >= 4096 && bytes < 8192) || (bytes >= 16384 && bytes < 262144)) return Reduction::ring;
+      return bytes < 262144 || !fits ? Reduction::recursive_doubling : Reduction::rabenseifner;
+    }
+    if (span.ranks < 8 && bytes < 16) return Reduction::ring;
+    return bytes < 8192 || !fits ? Reduction::recursive_doubling : Reduction::rabenseifner;
+  }
+  return builtin_op && bytes > 2048 && fits ? Reduction::rabenseifner : Reduction::recursive_doubling;
 }
 
 // Throws ValueError naming `op` unless the span has ranks, nodes and links.
@@ -326,12 +341,21 @@ double reduction_formula(int64_t n, int wire_bytes, bool builtin_op, const Span&
   if (unscaled.ranks <= 1 || n == 0) return 0;
   const double bytes = double(n) * wire_bytes;
   const Span span = scaled(unscaled, factor, bytes);
-  const double fold = fold_seconds(bytes, span, folds, double(n) * reduction);
-  if (rabenseifner(n, wire_bytes, builtin_op, span.ranks)) {
-    const int p = 1 << floor_log2(span.ranks);
-    return fold + 2 * halving_seconds(bytes, span) + double(p - 1) / p * double(n) * reduction;
+  const int s = span.ranks;
+  switch (reduction_of(n, wire_bytes, builtin_op, span, folds)) {
+    case Reduction::ring: {
+      const Link link = ring_link(span);
+      return 2.0 * (s - 1) * (link.alpha + bytes / s * link.beta) + double(s - 1) / s * double(n) * reduction;
+    }
+    case Reduction::rabenseifner: {
+      const int p = 1 << floor_log2(s);
+      return fold_seconds(bytes, span, folds, double(n) * reduction) + 2 * halving_seconds(bytes, span) +
+             double(p - 1) / p * double(n) * reduction;
+    }
+    case Reduction::recursive_doubling:
+      break;
   }
-  return fold + doubling_seconds(bytes, span, double(n) * reduction);
+  return fold_seconds(bytes, span, folds, double(n) * reduction) + doubling_seconds(bytes, span, double(n) * reduction);
 }
 
 }  // namespace
@@ -339,7 +363,7 @@ double reduction_formula(int64_t n, int wire_bytes, bool builtin_op, const Span&
 double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction) {
   check_span(span, "mpi_allreduce_seconds");
   const int k = span.ranks_per_node;
-  if (span.mpi.by_node && k > 1 && crosses_nodes(span)) {
+  if (span.mpi.by_node && !span.mpi.open_mpi && k > 1 && crosses_nodes(span)) {
     Span node = span, first_ranks = span;
     node.ranks = k;
     first_ranks.ranks = (span.ranks + k - 1) / k;
