@@ -167,8 +167,9 @@ cost::WireCosts measure_local(Dtype wire) {
 
 // The MPI factors (cost_model.h) of the collectives as kusari calls them (detail/collectives.h), on 64 MB
 // of float32 (32 MB of float16 for the half-precision sum, both above from_bytes) over `comm`, the `span` the model sees it as:
-// each factor makes the formula give the measured time (the formula is linear in it). An `idle` rank
-// calls nothing and takes the measuring ranks' factors.
+// each factor makes the formula give the measured time (the formula is linear in it); span.mpi's choice of
+// algorithms (its flags) is kept in what it returns. An `idle` rank calls nothing and takes the measuring
+// ranks' factors.
 cost::MpiFactors measure_mpi_factors(const cost::Cluster& cluster, cost::Span span, MPI_Comm comm, bool idle) {
   const int64_t n = int64_t{1} << 24;
   std::vector<float> data(static_cast<size_t>(n), 0.0f);
@@ -183,7 +184,7 @@ cost::MpiFactors measure_mpi_factors(const cost::Cluster& cluster, cost::Span sp
   };
   // An idle rank's node is not measured (--first-node-only): it only agrees on when the others stop.
   const auto seconds = [idle](auto collective) { return median_seconds([&] { if (!idle) collective(); }, idle); };
-  cost::MpiFactors f;
+  cost::MpiFactors f = span.mpi;
   f.allreduce = fit(seconds([&] { dist::allreduce_elements(data.data(), n, Dtype::float32, dist::ReduceOp::sum, comm); }),
                     [&](double x) { return cost::mpi_allreduce_seconds(n, 4, true, with(&cost::MpiFactors::allreduce, x), cluster.float32.add); });
   f.allreduce_half = fit(seconds([&] { dist::allreduce_elements(data.data(), n, Dtype::float16, dist::ReduceOp::sum, comm); }),

@@ -137,4 +137,7 @@ with tempfile.TemporaryDirectory() as work:
             mpi = old_line.startswith(("replay mpi_", "replay naive_", "replay flat_"))
             assert (old_line != new_line) == mpi, (old_line, new_line)
     assert "replay flat_float16:" in "".join(set(without.splitlines()) ^ set(with_flag.splitlines()))
+    # The Open MPI build's launch names Open MPI's choices in its first line: replayed as with --open-mpi.
+    named = os.path.join(os.path.dirname(stored), "calibration_hosts_2x1_1gbit_openmpi_choices.txt")
+    assert check([calibrate, "--replay", named], 0, []) == check([calibrate, "--replay", named, "--open-mpi"], 0, [])
 print("predict_seeds and allreduce_calibrate refuse every bad command line with its flag named")
