@@ -411,7 +411,8 @@ int main(int argc, char** argv) {
   app.add_flag("--open-mpi", open_mpi,
                "with --replay: price MPI's all-reduce as Open MPI chooses its algorithms (for launches of the Open "
                "MPI build printed before their first line said so)")
-      ->needs(replaying);
+      ->needs(replaying)
+      ->excludes("--mpi-by-node");
   kusari::bench::parse_or_exit(app, argc, argv);
   if (!replayed.empty()) {
     try {

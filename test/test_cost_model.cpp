@@ -113,14 +113,21 @@ TEST_CASE("Open MPI's all-reduce: recursive doubling, a ring or Rabenseifner's b
   const int64_t n = 1 << 17;
   CHECK(cost::mpi_allreduce_seconds(n, 2, false, pair, 2e-9) ==
         doctest::Approx(2 * (1e-6 + double(n) * 1e-9) + double(n) / 2 * 2e-9));
-  // Four ranks in two nodes: 8 bytes go round a ring (6 messages of 2 bytes over the wire), 40 by recursive
-  // doubling as under MPICH; composition by node does not apply.
+  // Four ranks in two nodes: 4 half-precision values (8 bytes) go round a ring, 6 messages of 2 bytes over
+  // the wire; 3 values (fewer than the ranks) and 40 bytes by recursive doubling, as under MPICH;
+  // composition by node does not apply.
   cost::Span four{4, 2, {1e-6, 1e-10}, {1e-5, 1e-9}, 1, {}};
-  const double mpich = cost::mpi_allreduce_seconds(10, 4, true, four, 0);
+  const double mpich_three = cost::mpi_allreduce_seconds(3, 2, false, four, 0);
+  const double mpich_ten = cost::mpi_allreduce_seconds(10, 4, true, four, 0);
   four.mpi.open_mpi = true;
   four.mpi.by_node = true;
-  CHECK(cost::mpi_allreduce_seconds(2, 4, true, four, 0) == doctest::Approx(6 * (1e-5 + 2e-9)));
-  CHECK(cost::mpi_allreduce_seconds(10, 4, true, four, 0) == doctest::Approx(mpich));
+  CHECK(cost::mpi_allreduce_seconds(4, 2, false, four, 0) == doctest::Approx(6 * (1e-5 + 2e-9)));
+  CHECK(cost::mpi_allreduce_seconds(3, 2, false, four, 0) == doctest::Approx(mpich_three));
+  CHECK(cost::mpi_allreduce_seconds(10, 4, true, four, 0) == doctest::Approx(mpich_ten));
+  // A cluster says which MPI it is: MPICH composing by node or Open MPI, not both.
+  cost::Cluster both = two_level(4);
+  both.mpi.by_node = both.mpi.open_mpi = true;
+  expect_error<ValueError>([&] { both.check(); }, {"mpi.by_node", "mpi.open_mpi", "both"});
 }
 
 TEST_CASE("MPICH's all-reduce composed by node: a reduce in the node, the first ranks' all-reduce, a broadcast") {
@@ -403,7 +410,6 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   cluster.mpi.reduce_half = 4.5;
   cluster.intra.beta_memory = 3.5e-10;
   cluster.inter.beta_streams = 2.5e-9;
-  cluster.mpi.by_node = true;
   cluster.mpi.open_mpi = true;
   const TempDir dir;
   const std::string path = dir.file("cluster.txt");
@@ -417,7 +423,7 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   CHECK(back.inter.beta_streams == cluster.inter.beta_streams);
   CHECK(back.float16.accumulate == cluster.float16.accumulate);
   CHECK(back.mpi.reduce_half == 4.5);
-  CHECK(back.mpi.by_node);
+  CHECK_FALSE(back.mpi.by_node);
   CHECK(back.mpi.open_mpi);
   const auto write = [&](const std::string& text) {
     std::ofstream(path) << text;
@@ -443,6 +449,10 @@ TEST_CASE("save_cluster and load_cluster round-trip a cluster and name what is w
   CHECK_FALSE(cost::load_cluster(path).mpi.open_mpi);
   write(before + "mpi_by_node 2\n");
   expect_error<ValueError>([&] { cost::load_cluster(path); }, {"'mpi_by_node' 0 or 1", "2"});
+  write(before + "mpi_by_node 1\n");
+  CHECK(cost::load_cluster(path).mpi.by_node);
+  write(before + "mpi_by_node 1\nmpi_open_mpi 1\n");
+  expect_error<ValueError>([&] { cost::load_cluster(path); }, {"got both"});
   write(whole + "ranks 8\n");
   expect_error<ValueError>([&] { cost::load_cluster(path); }, {"'ranks' given twice"});
   write(whole + "speed 3\n");

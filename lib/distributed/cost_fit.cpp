@@ -78,7 +78,7 @@ std::map<std::string, std::function<double&(Cluster&)>> cluster_fields() {
 }
 
 // The keys of MpiFactors' flags, 0 or 1 (files saved before them lack them: 0).
-std::map<std::string, bool MpiFactors::*> cluster_flags() {
+std::map<std::string, bool MpiFactors::*> mpi_flags() {
   return {{"mpi_by_node", &MpiFactors::by_node}, {"mpi_open_mpi", &MpiFactors::open_mpi}};
 }
 
@@ -96,7 +96,7 @@ void save_cluster(const Cluster& cluster, const std::string& path) {
   Cluster copy = cluster;
   for (const auto& [key, member] : cluster_counts()) out << key << ' ' << cluster.*member << '\n';
   for (const auto& [key, field] : cluster_fields()) out << key << ' ' << field(copy) << '\n';
-  for (const auto& [key, flag] : cluster_flags()) out << key << ' ' << (cluster.mpi.*flag ? 1 : 0) << '\n';
+  for (const auto& [key, flag] : mpi_flags()) out << key << ' ' << (cluster.mpi.*flag ? 1 : 0) << '\n';
   serializers::AtomicFile file(path);
   file.write(out.str());
   file.commit();
@@ -107,7 +107,7 @@ Cluster load_cluster(const std::string& path) {
   if (!in) throw IOError(cat("load_cluster: cannot read '", path, "'"));
   const auto fields = cluster_fields();
   const auto counts = cluster_counts();
-  const auto flags = cluster_flags();
+  const auto flags = mpi_flags();
   Cluster cluster;
   std::map<std::string, int> seen;
   std::string line;
@@ -145,7 +145,7 @@ Cluster load_cluster(const std::string& path) {
       throw ValueError(cat("load_cluster: ", path, ": expected a line for '", key, "', got none"));
     }
   }
-  cluster.nodes();  // ranks_per_node must divide ranks
+  cluster.check();  // ranks_per_node dividing ranks, at most one of MPI's flags
   return cluster;
 }
 

@@ -199,6 +199,10 @@ void Cluster::check() const {
   for (double v : {mpi.allreduce, mpi.allreduce_half, mpi.reduce, mpi.reduce_half, mpi.bcast, mpi.from_bytes}) {
     if (!finite(v)) throw ValueError(cat("Cluster: expected finite MPI factors ≥ 0, got ", v));
   }
+  if (mpi.by_node && mpi.open_mpi) {
+    throw ValueError("Cluster: expected MPICH's composition by node (mpi.by_node) or Open MPI's choices "
+                     "(mpi.open_mpi), got both");
+  }
 }
 
 int Cluster::nodes() const {
@@ -309,18 +313,17 @@ double fold_seconds(double bytes, const Span& span, int steps, double reduction)
 // The algorithms of an MPI all-reduce or reduce (MPI's ring only under Open MPI, for an all-reduce).
 enum class Reduction { recursive_doubling, rabenseifner, ring };
 
-// The algorithm MPICH, or for an all-reduce (folds = 2) under span.mpi.open_mpi Open MPI, runs for n
-// elements of w bytes (see mpi_allreduce_seconds).
-Reduction reduction_of(int64_t n, int w, bool builtin_op, const Span& span, int folds) {
+// The algorithm MPICH, or for an all-reduce under span.mpi.open_mpi Open MPI, runs for n elements of w
+// bytes (see mpi_allreduce_seconds).
+Reduction reduction_of(int64_t n, int w, bool builtin_op, const Span& span, bool allreduce) {
   const int64_t bytes = n * w;
   const bool fits = n >= (int64_t{1} << floor_log2(span.ranks));  // a part for each rank of the power of two
-  if (span.mpi.open_mpi && folds == 2) {
-    if (span.ranks < 4) {
-      if (bytes < 8 || (bytes >= 4096 && bytes < 8192) || (bytes >= 16384 && bytes < 262144)) return Reduction::ring;
-      return bytes < 262144 || !fits ? Reduction::recursive_doubling : Reduction::rabenseifner;
-    }
-    if (span.ranks < 8 && bytes < 16) return Reduction::ring;
-    return bytes < 8192 || !fits ? Reduction::recursive_doubling : Reduction::rabenseifner;
+  if (span.mpi.open_mpi && allreduce) {
+    const bool ring = span.ranks < 4 ? bytes < 8 || (bytes >= 4096 && bytes < 8192) || (bytes >= 16384 && bytes < 262144)
+                                     : span.ranks < 8 && bytes < 16;
+    if (ring && n >= span.ranks) return Reduction::ring;  // a part for each rank, else recursive doubling
+    const int64_t from = span.ranks < 4 ? 262144 : 8192;
+    return !ring && bytes >= from && fits ? Reduction::rabenseifner : Reduction::recursive_doubling;
   }
   return builtin_op && bytes > 2048 && fits ? Reduction::rabenseifner : Reduction::recursive_doubling;
 }
@@ -342,7 +345,8 @@ double reduction_formula(int64_t n, int wire_bytes, bool builtin_op, const Span&
   const double bytes = double(n) * wire_bytes;
   const Span span = scaled(unscaled, factor, bytes);
   const int s = span.ranks;
-  switch (reduction_of(n, wire_bytes, builtin_op, span, folds)) {
+  const bool allreduce = folds == 2;  // MPI_Reduce folds once
+  switch (reduction_of(n, wire_bytes, builtin_op, span, allreduce)) {
     case Reduction::ring: {
       const Link link = ring_link(span);
       return 2.0 * (s - 1) * (link.alpha + bytes / s * link.beta) + double(s - 1) / s * double(n) * reduction;

@@ -41,7 +41,7 @@ KUSARI_API double memory_beta(const Link& link);
 // beta_streams measured slower than one message is taken as no gain).
 KUSARI_API double streaming_beta(const Link& link, double messages);
 
-// How MPI runs its collectives here. The factors: how many times the intra-node β MPICH's large
+// How MPI runs its collectives here. The factors: how many times the intra-node β MPI's large
 // collectives (from_bytes up, beyond the caches) take per byte: MPI's temporary buffers and copies beyond
 // the formulas' messages, by collective and op kind (MPI's float32 sum, or kusari's half-precision user op);
 // between nodes the same copies add (factor - 1)·β_intra. Smaller buffers follow the formulas as they are.
@@ -53,8 +53,8 @@ struct KUSARI_API MpiFactors {
   // commutative op on nodes it found itself (not KUSARI_RANKS_PER_NODE's pretend ones); priced by
   // mpi_allreduce_seconds.
   bool by_node = false;
-  // MPI is Open MPI: its all-reduce chooses its algorithm as Open MPI's tuned component does (by_node
-  // does not apply); priced by mpi_allreduce_seconds.
+  // MPI is Open MPI: its all-reduce chooses its algorithm as Open MPI's tuned component does; priced by
+  // mpi_allreduce_seconds (at most one of by_node and open_mpi: Cluster::check).
   bool open_mpi = false;
 };
 
@@ -90,8 +90,8 @@ struct KUSARI_API Cluster {
   const WireCosts& local(Dtype wire) const;
   // Number of nodes, P / k (ValueError unless k divides P).
   int nodes() const;
-  // ValueError naming the first parameter out of range: the shape (nodes()), links ≥ 1, and every α, β,
-  // local cost and MPI factor finite and ≥ 0.
+  // ValueError naming the first parameter out of range: the shape (nodes()), links ≥ 1, every α, β,
+  // local cost and MPI factor finite and ≥ 0, and not both mpi.by_node and mpi.open_mpi.
   void check() const;
   // All P ranks as one communicator.
   Span all() const;
@@ -126,13 +126,14 @@ KUSARI_API double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, i
 // partners and last returns them the result: two more exchanges of B (one reduced). With span.mpi.by_node on
 // a span crossing nodes of k > 1 ranks, the composition by node: mpi_reduce_seconds to the first rank of a
 // node's k, this formula over the ⌈S/k⌉ nodes' first ranks (one a node), mpi_bcast_seconds over a node's k.
-// With span.mpi.open_mpi, Open MPI 4.1's fixed choice for a commutative op, by S and B: on 2 or 3 ranks a
-// ring below 8 bytes, from 4096 to 8192 and from 16384 to 262144 (its segmented ring, given no segment
-// size, is a ring), recursive doubling elsewhere below 262144, Rabenseifner's from there; on 4 to 7 ranks
-// a ring below 16 bytes, recursive doubling below 8192, Rabenseifner's from there; on 8 or more recursive
-// doubling below 8192, Rabenseifner's from there (Open MPI's own rows differ there below 256 KiB). Its
-// ring: 2(S-1) messages of B/S on the ring's slowest hop, (S-1)/S·n·γ. MPI_Reduce and MPI_Bcast are
-// priced as MPICH runs them under either.
+// With span.mpi.open_mpi (by_node then ignored), Open MPI 4.1's fixed choice for a commutative op, by S
+// and B: on 2 or 3 ranks a ring below 8 bytes, from 4096 to 8192 and from 16384 to 262144 (its segmented
+// ring, given no segment size, is a ring), recursive doubling elsewhere below 262144, Rabenseifner's from
+// there; on 4 to 7 ranks a ring below 16 bytes, recursive doubling below 8192, Rabenseifner's from there;
+// on 8 to 15 ranks recursive doubling below 8192, Rabenseifner's from there, and the same from 16 ranks
+// (where Open MPI's own rows differ below 256 KiB). Its ring needs n ≥ S and its Rabenseifner n ≥ p, or
+// it runs recursive doubling. Its ring: 2(S-1) messages of B/S on the ring's slowest hop, (S-1)/S·n·γ.
+// MPI_Reduce and MPI_Bcast are priced as MPICH runs them under either.
 KUSARI_API double mpi_allreduce_seconds(int64_t n, int wire_bytes, bool builtin_op, const Span& span, double reduction);
 // MPICH's MPI_Reduce to one root, MPI_Allreduce's formula with the reduce factors and one fold step: for a
 // built-in op on more than 2048 bytes a reduce-scatter and a binomial gather (the gather moves the
