@@ -235,27 +235,27 @@ void run(int rounds, const std::string& save, int links_per_node, bool first_nod
   // MPI's collectives inside a node (on all ranks when every rank is its own node).
   MPI_Comm node_comm = MPI_COMM_WORLD;
   if (k > 1) MPI_Comm_split(MPI_COMM_WORLD, where.inter_rank, rank, &node_comm);
+  // How this MPI runs its all-reduce, set before the factors are fitted to its formulas: Open MPI's
+  // choices, or MPICH's composition by node on nodes it found itself (hosts), not on pretend ones (the
+  // MPIs built from MPICH, which define MPICH_VERSION too, are taken to do the same).
 #if defined(OPEN_MPI)
-  cluster.mpi.open_mpi = true;  // set before the factors are fitted to its formulas
+  cluster.mpi.open_mpi = true;
+#elif defined(MPICH_VERSION)
+  cluster.mpi.by_node = pretend_k == 0 && k > 1 && where.inter_size > 1;
 #endif
   cost::Span node_span = cluster.all();
   if (k > 1) node_span.ranks = k;
   cluster.mpi = measure_mpi_factors(cluster, node_span, node_comm, idle_inside);
   if (k > 1) MPI_Comm_free(&node_comm);
-#if defined(MPICH_VERSION)
-  // MPICH composes its all-reduce by node on nodes it found itself (hosts), not on pretend ones (the MPIs
-  // built from MPICH, which define MPICH_VERSION too, are taken to do the same).
-  cluster.mpi.by_node = pretend_k == 0 && k > 1 && where.inter_size > 1;
-#endif
 
   ::bench::GradientSet set(rank);
   std::vector<::bench::AllreduceSetting> settings = ::bench::allreduce_settings(set, cost::modelled_algorithms());
   ::bench::time_settings(settings, set, rounds);
   if (rank != 0) return;
   std::printf("# %d ranks in nodes of %d (%d network link%s each); median of %d rounds of ResNet-50's %lld gradient "
-              "values%s%s%s\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
+              "values%s%s\n", size, k, cluster.links_per_node, cluster.links_per_node == 1 ? "" : "s", rounds,
               static_cast<long long>(set.total), first_node_only && k > 1 ? "; inside a node measured on the first alone" : "",
-              cluster.mpi.by_node ? ::bench::kMpiByNodeClause : "", cluster.mpi.open_mpi ? ::bench::kOpenMpiClause : "");
+              ::bench::mpi_choice_clause(cluster.mpi.by_node, cluster.mpi.open_mpi));
   const auto link_line = [](const char* name, const cost::Link& link) {
     const double memory = cost::memory_beta(link);
     std::printf("# link %s: alpha=%.2f us beta=%.4f ns/B (%.2f GB/s) beta_memory=%.4f ns/B (%.2f GB/s) "

@@ -21,6 +21,10 @@ namespace bench {
 // allreduce_calibrate's output, which --replay reads back, and in predict_seeds --recommend's.
 inline constexpr const char* kMpiByNodeClause = "; MPI's all-reduce composed by node";
 inline constexpr const char* kOpenMpiClause = "; Open MPI's all-reduce algorithms";
+// The clause for a cluster's flags (at most one set; empty for MPICH's flat choices).
+inline const char* mpi_choice_clause(bool by_node, bool open_mpi) {
+  return by_node ? kMpiByNodeClause : open_mpi ? kOpenMpiClause : "";
+}
 
 // The parameter sizes of He et al.'s ResNet-50 in forward order: the stem's 7x7 convolution, then the
 // four stages of bottleneck blocks (1x1 in->w, 3x3 w->w, 1x1 w->4w, and in each stage's first block a

@@ -279,15 +279,14 @@ int recommend(const RecommendFlags& flags) {
   cost::Cluster cluster;
   if (!flags.cluster.empty()) {
     cluster = cost::load_cluster(flags.cluster);
-    cluster.mpi.by_node = cluster.mpi.by_node || flags.mpi_by_node;  // files from before the flags
-    cluster.mpi.open_mpi = cluster.mpi.open_mpi || flags.open_mpi;
   } else {
     cluster.intra = {flags.intra_alpha_us * 1e-6, 1e-9 / flags.intra_gbps};
     cluster.inter = {flags.inter_alpha_us * 1e-6, 1e-9 / flags.inter_gbps};
     cluster.links_per_node = flags.links;
-    cluster.mpi.by_node = flags.mpi_by_node;
-    cluster.mpi.open_mpi = flags.open_mpi;
   }
+  // The flags add to a file's (one saved before it had them says neither).
+  cluster.mpi.by_node = cluster.mpi.by_node || flags.mpi_by_node;
+  cluster.mpi.open_mpi = cluster.mpi.open_mpi || flags.open_mpi;
   cluster.ranks = flags.ranks;
   cluster.ranks_per_node = flags.ranks_per_node;
   cluster.check();
@@ -296,10 +295,9 @@ int recommend(const RecommendFlags& flags) {
   const std::vector<int64_t> buckets{int64_t{1} << 20, int64_t{4} << 20, int64_t{25} << 20, int64_t{100} << 20};
   const auto ranked = cost::recommend(cluster, layers, buckets, {Dtype::float32, Dtype::float16, Dtype::bfloat16});
   std::printf("# %s on %d ranks in nodes of %d (%d links each): intra %.2f us %.2f GB/s, inter %.2f us %.2f GB/s; "
-              "forward+backward %.1f ms%s%s\n", flags.model.c_str(), cluster.ranks, cluster.ranks_per_node,
+              "forward+backward %.1f ms%s\n", flags.model.c_str(), cluster.ranks, cluster.ranks_per_node,
               cluster.links_per_node, cluster.intra.alpha * 1e6, 1e-9 / cluster.intra.beta, cluster.inter.alpha * 1e6,
-              1e-9 / cluster.inter.beta, step * 1e3, cluster.mpi.by_node ? ::bench::kMpiByNodeClause : "",
-              cluster.mpi.open_mpi ? ::bench::kOpenMpiClause : "");
+              1e-9 / cluster.inter.beta, step * 1e3, ::bench::mpi_choice_clause(cluster.mpi.by_node, cluster.mpi.open_mpi));
   for (int i = 0; i < flags.top && i < static_cast<int>(ranked.size()); ++i) {
     const cost::Recommendation& r = ranked[static_cast<size_t>(i)];
     std::printf("recommend %d: algorithm=%s bucket=%lld MiB wire=%s exposed=%.2f ms allreduce=%.2f ms buckets=%d\n",

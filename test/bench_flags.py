@@ -66,6 +66,7 @@ with tempfile.TemporaryDirectory() as work:
     with open(saved, "a") as f:
         f.write("mpi_by_node 1\n")
     assert check([predict_seeds] + on_file, 0, ["; MPI's all-reduce composed by node"]) == flagged
+    check([predict_seeds] + on_file + ["--open-mpi"], 2, ["mpi.by_node", "mpi.open_mpi", "got both"])
     # Open MPI's choice of algorithms prices the flat candidates only, and the header says so.
     opened = check([predict_seeds] + every + ["--open-mpi"], 0, ["; Open MPI's all-reduce algorithms"])
     changed = candidates(plain) ^ candidates(opened)
@@ -140,4 +141,6 @@ with tempfile.TemporaryDirectory() as work:
     # The Open MPI build's launch names Open MPI's choices in its first line: replayed as with --open-mpi.
     named = os.path.join(os.path.dirname(stored), "calibration_hosts_2x1_1gbit_openmpi_choices.txt")
     assert check([calibrate, "--replay", named], 0, []) == check([calibrate, "--replay", named, "--open-mpi"], 0, [])
+    # ... and refused with MPICH's composition on top, naming both.
+    check([calibrate, "--replay", named, "--mpi-by-node"], 1, ["mpi.by_node", "mpi.open_mpi", "got both"])
 print("predict_seeds and allreduce_calibrate refuse every bad command line with its flag named")

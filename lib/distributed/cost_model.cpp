@@ -346,20 +346,17 @@ double reduction_formula(int64_t n, int wire_bytes, bool builtin_op, const Span&
   const Span span = scaled(unscaled, factor, bytes);
   const int s = span.ranks;
   const bool allreduce = folds == 2;  // MPI_Reduce folds once
-  switch (reduction_of(n, wire_bytes, builtin_op, span, allreduce)) {
-    case Reduction::ring: {
-      const Link link = ring_link(span);
-      return 2.0 * (s - 1) * (link.alpha + bytes / s * link.beta) + double(s - 1) / s * double(n) * reduction;
-    }
-    case Reduction::rabenseifner: {
-      const int p = 1 << floor_log2(s);
-      return fold_seconds(bytes, span, folds, double(n) * reduction) + 2 * halving_seconds(bytes, span) +
-             double(p - 1) / p * double(n) * reduction;
-    }
-    case Reduction::recursive_doubling:
-      break;
+  const Reduction algorithm = reduction_of(n, wire_bytes, builtin_op, span, allreduce);
+  if (algorithm == Reduction::ring) {  // no fold: every rank holds a part
+    const Link link = ring_link(span);
+    return 2.0 * (s - 1) * (link.alpha + bytes / s * link.beta) + double(s - 1) / s * double(n) * reduction;
   }
-  return fold_seconds(bytes, span, folds, double(n) * reduction) + doubling_seconds(bytes, span, double(n) * reduction);
+  const double fold = fold_seconds(bytes, span, folds, double(n) * reduction);
+  if (algorithm == Reduction::rabenseifner) {
+    const int p = 1 << floor_log2(s);
+    return fold + 2 * halving_seconds(bytes, span) + double(p - 1) / p * double(n) * reduction;
+  }
+  return fold + doubling_seconds(bytes, span, double(n) * reduction);
 }
 
 }  // namespace
