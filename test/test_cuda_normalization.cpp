@@ -1,7 +1,7 @@
 // The CUDA batch normalization against the CPU's: forward (statistics, output) and backward (gx, ggamma,
 // gbeta) with and without the ReLU and a residual, in every floating dtype, for row-major and
 // channels-last inputs and 2-D (N, C) ones, and which cases go through cuDNN's fused batch normalization
-// (whose backward of a fused ReLU reads the forward's output), float32 of large magnitude included.
+// (whose backward of a fused ReLU reads the forward's output), float32 of large magnitude and views off a 16-byte boundary included.
 // Sums run in another order on the device, so values agree to the rounding of their dtype.
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
@@ -14,6 +14,7 @@
 #include <kusari/core/array.h>
 #include <kusari/core/channel_gate.h>
 #include <kusari/core/memory_order.h>
+#include <kusari/kernels/cuda/detail/batch_norm_fusion.h>
 #include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/routines.h>
 
@@ -226,6 +227,36 @@ TEST_CASE("half-precision and channels-last float32 batch normalization run cuDN
                       ValueError);
     }
   }
+  // Every fusion chosen ran in cuDNN, the backwards included (a decline falls back to the passes unseen).
+  CHECK(kernels::cuda::dnn_batch_norm_declines() == 0);
+}
+
+TEST_CASE("cuDNN's batch normalization takes views that start off a 16-byte boundary") {
+  // Sample 1 of a (5, 4, 5, 3) float16 channels-last array starts 60 elements (120 bytes) in.
+  const Shape shape{4, 4, 5, 3};
+  const int64_t sample = 4 * 5 * 3;
+  const auto second_samples = [&](const Array& big) { return big.as_strided(shape, big.strides(), big.offset() + sample); };
+  const auto big = [](uint64_t seed) {
+    return in_order(Array::normal({5, 4, 5, 3}, 0.25, 1.5, seed, Dtype::float16), MemoryOrder::channels_last);
+  };
+  const Array x_big = big(81), r_big = big(82), gy_big = big(83);
+  const Array x = second_samples(x_big), r = second_samples(r_big), gy = second_samples(gy_big);
+  const Array x_gpu = second_samples(on_gpu(x_big)), r_gpu = second_samples(on_gpu(r_big));
+  const Array gy_gpu = second_samples(on_gpu(gy_big));
+  REQUIRE(reinterpret_cast<uintptr_t>(x_gpu.raw_data()) % 16 != 0);
+  const Array gamma = Array::uniform({4}, 0.5, 1.5, 84, Dtype::float32);
+  const Array beta = Array::uniform({4}, -0.5, 0.5, 85, Dtype::float32);
+  const BatchNormForwardResult host = ops::batch_normalization(x, gamma, beta, r, 1e-5, true);
+  const BatchNormForwardResult device = ops::batch_normalization(x_gpu, on_gpu(gamma), on_gpu(beta), r_gpu, 1e-5, true);
+  CHECK(device.statistics.state != nullptr);
+  check_close(device.y, host.y, tolerance(Dtype::float16), "y", Relative::to_largest);
+  check_close(device.statistics.var, host.statistics.var, tolerance(Dtype::float16), "var", Relative::to_largest);
+  const BatchNormGradients host_g = ops::batch_normalization_backward(x, gamma, gy, host.y, host.statistics, true, true);
+  const BatchNormGradients device_g =
+      ops::batch_normalization_backward(x_gpu, on_gpu(gamma), gy_gpu, device.y, device.statistics, true, true);
+  check_close(device_g.gx, host_g.gx, 10 * tolerance(Dtype::float16), "gx", Relative::to_largest);
+  check_close(device_g.ggamma, host_g.ggamma, 10 * tolerance(Dtype::float16), "ggamma", Relative::to_largest);
+  CHECK(kernels::cuda::dnn_batch_norm_declines() == 0);
 }
 
 TEST_CASE("channels-last float32 through cuDNN's persistent kernels keeps large-magnitude statistics") {

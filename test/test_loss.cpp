@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include <kusari/core/kernel_table.h>
+#include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/ops/loss.h>
 
 #include "testing.h"
@@ -102,6 +103,11 @@ TEST_CASE("softmax_cross_entropy rejects bad labels, shapes, dtypes and options"
                            {"softmax_cross_entropy", "floating", "int64"});
   expect_error<ValueError>([&] { F::softmax_cross_entropy(x, labels({0, 0}), {.label_smoothing = 1.5}); },
                            {"label_smoothing", "1.5"});
+  // The gradient routine reads gy as the scores' dtype: another dtype is named, not read as wrong bits.
+  const Array log_p = ops::softmax_cross_entropy(Array::zeros({2, 3}, Dtype::float32), labels({0, 1}).data(), {}).second;
+  expect_error<DtypeError>(
+      [&] { ops::softmax_cross_entropy_grad(log_p, labels({0, 1}).data(), Array::scalar(1.0, Dtype::float64), {}); },
+      {"softmax_cross_entropy_grad", "float32", "float64"});
 }
 
 namespace {

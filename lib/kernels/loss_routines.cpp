@@ -38,6 +38,9 @@ Array softmax_cross_entropy_grad(const Array& log_p, const Array& t, const Array
   if (gy.shape() != expected) {
     throw ShapeError(cat(op, ": expected the loss's gradient of shape ", expected, ", got ", gy.shape()));
   }
+  if (gy.dtype() != log_p.dtype()) {
+    throw DtypeError(cat(op, ": expected the loss's gradient in the scores' dtype ", log_p.dtype(), ", got ", gy.dtype()));
+  }
   Array gx = Array::empty(log_p.shape(), log_p.dtype(), log_p.device());
   kernel_for<kernel_ops::SoftmaxCrossEntropyGrad>(gx.device())(log_p, t, gy, targets, gx);
   return gx;

@@ -6,7 +6,11 @@
 // caller to keep, as ReLU's backward does elsewhere), and the passes otherwise.
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include <kusari/core/kernel_table.h>
@@ -50,13 +54,17 @@ struct DnnBatchNormState final : KernelState {
 };
 
 // a as the 4-D array cuDNN is given: dense channels-last (with the strides of a packed NHWC array, also
-// on axes of extent 1, which address nothing), else (N, C, rest, 1) of its row-major data.
+// on axes of extent 1, which address nothing), else (N, C, rest, 1) of its row-major data; a view that
+// starts off a 16-byte boundary is copied first (cuDNN's NHWC kernels load several elements at once).
 Array as_described(const Array& a, const BatchNormFusion& f) {
-  if (f.channels_last) {
-    const Array dense = in_order(a, MemoryOrder::channels_last);
-    return dense.as_strided(dense.shape(), channels_last_strides(dense.shape()), dense.offset());
+  const MemoryOrder order = f.channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major;
+  Array dense = in_order(a, order);
+  if (reinterpret_cast<uintptr_t>(dense.raw_data()) % 16 != 0) {
+    Array aligned = empty_in_order(dense.shape(), order, dense.dtype(), dense.device());
+    aligned.assign(dense);
+    dense = aligned;
   }
-  const Array dense = a.contiguous();
+  if (f.channels_last) return dense.as_strided(dense.shape(), channels_last_strides(dense.shape()), dense.offset());
   return dense.reshape({dense.shape()[0], dense.shape()[1], dense.size() / (dense.shape()[0] * dense.shape()[1]), 1});
 }
 
@@ -101,12 +109,24 @@ struct ChannelDescriptor {
   ChannelDescriptor& operator=(const ChannelDescriptor&) = delete;
 };
 
+// The calls cuDNN declined in this process (dnn_batch_norm_declines).
+std::atomic<int64_t> decline_count{0};
+
 // Whether cuDNN declined the configuration (the passes then run) rather than failed; throws otherwise.
+// A decline is counted and the first one said on stderr: the passes are the slow path, never to go unseen.
 bool declined(cudnnStatus_t status, const char* what) {
   const int category = CUDNN_STATUS_CATEGORY(status);
-  if (category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM) return true;
-  check_dnn(status, what);
-  return false;
+  if (category != CUDNN_STATUS_NOT_SUPPORTED && category != CUDNN_STATUS_BAD_PARAM) {
+    check_dnn(status, what);
+    return false;
+  }
+  static std::once_flag said;
+  std::call_once(said, [&] {
+    std::fprintf(stderr, "kusari: batch_normalization: %s declined (%s); using the channel passes\n", what,
+                 cudnnGetErrorString(status));
+  });
+  ++decline_count;
+  return true;
 }
 
 // A device scratch buffer of `bytes` bytes (at least one).
@@ -263,6 +283,8 @@ BatchNormGradients backward(const Array& x, const Array& gamma, const Array& gy,
 }
 
 }  // namespace
+
+int64_t dnn_batch_norm_declines() { return decline_count.load(); }
 
 void register_batch_norm_kernels() {
   install_kernel<kernel_ops::BatchNormForward>(DeviceType::cuda, "cuda", forward);

@@ -1,16 +1,20 @@
-// CUDA copy (with dtype conversion, any strides), fill, and transfers: host to device through pinned
-// staging buffers (the host's array is free again when the call returns, the device copy runs on),
-// device to host through the same buffers (then raising what the stream's kernels found wrong on the
+// CUDA copy (with dtype conversion, any strides), fill, and transfers: host to device through a ring of
+// pinned staging memory (the host's array is free again when the call returns, the device copy runs on,
+// and the host waits only where the ring comes round to a copy not yet done), device to host through
+// two pinned buffers in turn (then raising what the stream's kernels found wrong on the
 // device, detail/device_faults.h), device to device on the current streams (detail/streams.h).
 
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cuda/detail/device_faults.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/staging_ring.h>
 #include <kusari/kernels/cuda/detail/streams.h>
 #include <kusari/kernels/ops/copy.h>
 
@@ -55,70 +59,112 @@ void fill_kernel(const Array& dst, double value) {
   visit_dtype(dst.dtype(), [&]<class T>() { launch<1>("fill", {&dst}, fill_elements<T>, host_value<T>(value)); });
 }
 
-// Bytes per staging buffer; two per device and stream let the host copy one chunk while the device copies
-// the other.
-constexpr size_t kStagingBytes = size_t{8} << 20;
+// Bytes per part of a transfer: the host copies one part into pinned memory while the device copies
+// the one before.
+constexpr size_t kPartBytes = size_t{8} << 20;
 
-// A device's two pinned buffers and the events that say when the device is done with each.
+// A device's staging for transfers queued on one of its streams: for copies to the device, a ring of
+// pinned memory (detail/staging_ring.h) and the spare events of its past regions; for copies to the
+// host, two pinned buffers and the events that say when the device has filled each.
 struct Staging {
   std::mutex mutex;
+  char* ring_memory = nullptr;
+  std::optional<StagingRing> ring;
+  std::vector<cudaEvent_t> spare_events;
   bool made = false;
   char* buffers[2] = {nullptr, nullptr};
-  cudaEvent_t free_again[2] = {nullptr, nullptr};
+  cudaEvent_t filled[2] = {nullptr, nullptr};
 };
 
-// The staging buffers of device `index` for transfers queued on `stream`: one set for its compute stream,
-// one for its communication stream, so that a transfer never waits for the other stream's work.
+// The staging of device `index` for transfers queued on `stream`: one for its compute stream, one for
+// its communication stream, so that a transfer never waits for the other stream's work.
 Staging& staging_of(int index, cudaStream_t stream) {
   static std::array<std::array<Staging, 2>, kMaxDevices> all;
   return all[static_cast<size_t>(index)][stream == communication_stream(index) ? 1 : 0];
 }
 
-// Makes the buffers on first use; called with the staging mutex held.
-void make_staging(Staging& s) {
-  if (s.made) return;
-  for (int b = 0; b < 2; ++b) {
-    check(cudaMallocHost(reinterpret_cast<void**>(&s.buffers[b]), kStagingBytes), "cudaMallocHost");
-    check(cudaEventCreateWithFlags(&s.free_again[b], cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    check(cudaEventRecord(s.free_again[b], nullptr), "cudaEventRecord");
-  }
-  s.made = true;
+// Waits until a ring region's copy is done and keeps its event for a later region.
+void wait_for_region(Staging& s, EventHandle event) {
+  const auto e = static_cast<cudaEvent_t>(event);
+  check(cudaEventSynchronize(e), "cudaEventSynchronize");
+  s.spare_events.push_back(e);
 }
 
+// An event for a new region: a spare one, else a new one.
+cudaEvent_t region_event(Staging& s) {
+  if (s.spare_events.empty()) {
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    return e;
+  }
+  const cudaEvent_t e = s.spare_events.back();
+  s.spare_events.pop_back();
+  return e;
+}
+
+// Makes the ring hold what staging_capacity_for asks for a transfer of `bytes` (called with the mutex
+// held): a larger ring replaces the old one once the old one's copies are done.
+void fit_ring(Staging& s, size_t bytes) {
+  const size_t capacity = staging_capacity_for(bytes, s.ring ? s.ring->capacity() : 0);
+  if (s.ring && s.ring->capacity() == capacity) return;
+  if (s.ring) {
+    s.ring->drain([&](EventHandle e) { wait_for_region(s, e); });
+    check(cudaFreeHost(s.ring_memory), "cudaFreeHost");
+    s.ring.reset();
+    s.ring_memory = nullptr;
+  }
+  check(cudaMallocHost(reinterpret_cast<void**>(&s.ring_memory), capacity), "cudaMallocHost");
+  s.ring.emplace(capacity);
+}
+
+// Copies host bytes to the device on the current stream: each part through a region of the ring, the
+// host waiting only where a region overwrites a copy the device has not done yet.
 void host_to_device(const char* src, char* dst, size_t bytes, int index) {
+  if (bytes == 0) return;
   const cudaStream_t stream = current_stream(index);
   Staging& s = staging_of(index, stream);
   std::lock_guard lock(s.mutex);
-  make_staging(s);
-  for (size_t done = 0, chunk = 0; done < bytes; done += kStagingBytes, ++chunk) {
-    const size_t n = std::min(kStagingBytes, bytes - done);
-    const int b = static_cast<int>(chunk % 2);
-    check(cudaEventSynchronize(s.free_again[b]), "cudaEventSynchronize");
-    std::memcpy(s.buffers[b], src + done, n);
-    check(cudaMemcpyAsync(dst + done, s.buffers[b], n, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
-    check(cudaEventRecord(s.free_again[b], stream), "cudaEventRecord");
+  fit_ring(s, bytes);
+  for (size_t done = 0; done < bytes; done += kPartBytes) {
+    const size_t n = std::min(kPartBytes, bytes - done);
+    char* staged = s.ring_memory + s.ring->reserve(n, [&](EventHandle e) { wait_for_region(s, e); });
+    std::memcpy(staged, src + done, n);
+    check(cudaMemcpyAsync(dst + done, staged, n, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    const cudaEvent_t copied = region_event(s);
+    check(cudaEventRecord(copied, stream), "cudaEventRecord");
+    s.ring->queued(copied);
   }
+}
+
+// Makes the buffers of copies to the host on first use; called with the staging mutex held.
+void make_buffers(Staging& s) {
+  if (s.made) return;
+  for (int b = 0; b < 2; ++b) {
+    check(cudaMallocHost(reinterpret_cast<void**>(&s.buffers[b]), kPartBytes), "cudaMallocHost");
+    check(cudaEventCreateWithFlags(&s.filled[b], cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  }
+  s.made = true;
 }
 
 void device_to_host(const char* src, char* dst, size_t bytes, int index) {
   const cudaStream_t stream = current_stream(index);
   Staging& s = staging_of(index, stream);
   std::lock_guard lock(s.mutex);
-  make_staging(s);
-  const size_t chunks = (bytes + kStagingBytes - 1) / kStagingBytes;
+  make_buffers(s);
+  const size_t chunks = (bytes + kPartBytes - 1) / kPartBytes;
   const auto start = [&](size_t chunk) {
-    const size_t at = chunk * kStagingBytes, n = std::min(kStagingBytes, bytes - at);
+    const size_t at = chunk * kPartBytes, n = std::min(kPartBytes, bytes - at);
     const int b = static_cast<int>(chunk % 2);
     check(cudaMemcpyAsync(s.buffers[b], src + at, n, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-    check(cudaEventRecord(s.free_again[b], stream), "cudaEventRecord");
+    check(cudaEventRecord(s.filled[b], stream), "cudaEventRecord");
   };
   if (chunks > 0) start(0);
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     if (chunk + 1 < chunks) start(chunk + 1);
     const int b = static_cast<int>(chunk % 2);
-    check(cudaEventSynchronize(s.free_again[b]), "cudaEventSynchronize");
-    const size_t at = chunk * kStagingBytes;
-    std::memcpy(dst + at, s.buffers[b], std::min(kStagingBytes, bytes - at));
+    check(cudaEventSynchronize(s.filled[b]), "cudaEventSynchronize");
+    const size_t at = chunk * kPartBytes;
+    std::memcpy(dst + at, s.buffers[b], std::min(kPartBytes, bytes - at));
   }
   // The stream's earlier kernels are done: what they found wrong is raised here.
   if (chunks > 0) raise_device_fault(index);

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <atomic>
 #include <mutex>
 
 #include <kusari/core/error.h>
@@ -42,10 +43,14 @@ DeviceFault* device_fault_record(int index) { return record_of(index).device; }
 
 void raise_device_fault(int index) {
   volatile DeviceFault* f = record_of(index).host;
-  if (f->claimed == 0) return;
+  // No kind yet: nothing recorded, or a record still being written by a kernel on another stream than
+  // the one synchronized (raised at a later synchronization).
   const auto kind = static_cast<FaultKind>(f->kind);
+  if (kind == FaultKind::none) return;
+  std::atomic_thread_fence(std::memory_order_acquire);
   const int64_t sample = f->sample, value = f->value, bound = f->bound;
   f->kind = 0;
+  std::atomic_thread_fence(std::memory_order_release);
   f->claimed = 0;
   if (kind == FaultKind::softmax_cross_entropy_label) {
     throw IndexError(cat("softmax_cross_entropy: label ", value, " of sample ", sample, " is outside [0, ", bound,

@@ -35,4 +35,8 @@ constexpr int64_t kMostDnnBatch = 880801;
 // 4 channels, none otherwise (nor a residual without a ReLU).
 std::optional<BatchNormFusion> batch_norm_fusion(const Array& x, bool residual, bool relu);
 
+// How many of cuDNN's batch normalization calls this process declined to the channel passes
+// (batch_norm.cpp, CUDA builds; none where cuDNN ran every fusion chosen).
+int64_t dnn_batch_norm_declines();
+
 }  // namespace kusari::kernels::cuda

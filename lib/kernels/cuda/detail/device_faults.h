@@ -24,7 +24,8 @@ struct DeviceFault {
 DeviceFault* device_fault_record(int index);
 
 // Throws IndexError naming the fault recorded on device `index` since the last look (clearing it), if
-// any; call only once the host has synchronized with the work that may have recorded it.
+// any; call once the host has synchronized with the work that may have recorded it (a record that a
+// kernel still running elsewhere is writing waits for a later call).
 void raise_device_fault(int index);
 
 }  // namespace kusari::kernels::cuda
