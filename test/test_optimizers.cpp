@@ -1,4 +1,5 @@
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <tuple>
@@ -826,6 +827,51 @@ TEST_CASE("momentum_steps and squared_norms: each tensor as its own routines com
   expect_error<DtypeError>([&] { ops::squared_norms({w1, w2.astype(Dtype::float64)}); },
                            {"squared_norms", "one floating dtype", "float64", "array 1"});
   expect_error<DtypeError>([&] { ops::squared_norms({w1.astype(Dtype::int32)}); }, {"squared_norms", "int32"});
+}
+
+TEST_CASE("all_finite: one call over arrays of every floating dtype finds one infinity or NaN anywhere") {
+  const std::vector<Dtype> floating = {Dtype::float64, Dtype::float32, Dtype::float16, Dtype::bfloat16};
+  const double largest[] = {std::numeric_limits<double>::max(), std::numeric_limits<float>::max(), 65504.0,
+                            3.3895313892515355e38};
+  const double bad[] = {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                        std::numeric_limits<double>::quiet_NaN()};
+  std::vector<Array> arrays;  // per dtype: several GPU chunks of finite edges, and a strided view
+  for (size_t d = 0; d < floating.size(); ++d) {
+    const Array big = Array::uniform({140000}, -3, 3, 50 + d, floating[d]);
+    big.get_item({Slice{0, 4}}).assign(
+        Array::from_vector<double>({largest[d], -largest[d], 1e-40, -0.0}, {4}).astype(floating[d]));
+    arrays.push_back(big);
+    arrays.push_back(Array::uniform({4, 6}, -2, 2, 60 + d, floating[d]).get_item({Slice{}, Slice{0, 6, 2}}));
+  }
+  arrays.push_back(Array::full({3}, 7.0, Dtype::int32));  // integers are finite
+  CHECK(ops::all_finite(arrays).dtype() == Dtype::bool_);
+  CHECK(ops::all_finite(arrays).shape() == Shape{});
+  CHECK(ops::all_finite(arrays).item<bool>());
+  CHECK(ops::all_finite({}).item<bool>());
+  for (size_t k = 0; k + 1 < arrays.size(); ++k) {
+    for (const double value : bad) {
+      const Array& a = arrays[k];
+      // The first element, the last, and one in the middle of the array's last chunk.
+      for (const int64_t at : {int64_t{0}, a.size() - 1, a.size() - 1 - a.size() % 65536 / 2}) {
+        CAPTURE(k);
+        CAPTURE(value);
+        CAPTURE(at);
+        std::vector<Array> changed = arrays;
+        changed[k] = a.copy();
+        changed[k].reshape({a.size()}).get_item({at}).assign(Array::scalar(value).astype(a.dtype()));
+        CHECK_FALSE(ops::all_finite(changed).item<bool>());
+      }
+    }
+  }
+  // A strided view: a non-finite element between its elements is not the view's, one of them is.
+  const Array base = Array::zeros({4, 6});
+  const Array inf = Array::scalar(std::numeric_limits<double>::infinity()).astype(Dtype::float32);
+  base.get_item({0, 1}).assign(inf);
+  CHECK(ops::all_finite({base.get_item({Slice{}, Slice{0, 6, 2}})}).item<bool>());
+  CHECK_FALSE(ops::all_finite({base}).item<bool>());
+  base.get_item({3, 4}).assign(inf);
+  CHECK_FALSE(ops::all_finite({base.get_item({Slice{}, Slice{0, 6, 2}})}).item<bool>());
+  expect_error<ValueError>([&] { ops::all_finite({base, Array()}); }, {"all_finite", "undefined"});
 }
 
 TEST_CASE("copy_tensors converts every pair as astype does, in one call for any mix of dtypes; mismatches refused") {

@@ -3,7 +3,11 @@
 
 #include <kusari/kernels/optimizer_routines.h>
 
+#include <atomic>
+
 #include <kusari/core/kernel_table.h>
+#include <kusari/core/parallel.h>
+#include <kusari/kernels/detail/element_conversion.h>
 #include <kusari/kernels/detail/operand_checks.h>
 #include <kusari/kernels/routines.h>
 
@@ -66,6 +70,20 @@ Array squared_norms(const std::vector<Array>& arrays) {
   return out;
 }
 
+Array all_finite(const std::vector<Array>& arrays) {
+  std::vector<Array> floating;
+  for (const Array& a : arrays) {
+    if (!a.defined()) throw ValueError(cat("all_finite: array ", floating.size(), " is undefined"));
+    if (!is_floating(a.dtype())) continue;
+    if (!floating.empty()) detail::require_same_device(floating.front(), a, "all_finite");
+    floating.push_back(a);
+  }
+  if (floating.empty()) return Array::full({}, 1.0, Dtype::bool_, Device::cpu());
+  const Array out = Array::empty({}, Dtype::bool_, floating.front().device());
+  kernel_for<kernel_ops::AllFinite>(out.device())(floating, out);
+  return out;
+}
+
 void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations) {
   const char* op = "copy_tensors";
   if (sources.size() != destinations.size()) {
@@ -115,6 +133,24 @@ void squared_norms_one_by_one(const std::vector<Array>& arrays, const Array& out
 
 void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& destinations) {
   for (size_t k = 0; k < sources.size(); ++k) destinations[k].assign(sources[k]);
+}
+
+void all_finite_scan(const std::vector<Array>& arrays, const Array& out) {
+  std::atomic<bool> finite{true};
+  for (const Array& a : arrays) {
+    const Array dense = a.contiguous();
+    visit_floating_dtype(dense.dtype(), "all_finite", [&]<class T>() {
+      using Bits = kernels::bits_t<T>;
+      const auto* bits = static_cast<const Bits*>(dense.host_data());
+      parallel_for(dense.size(), int64_t{1} << 16, [&](int64_t begin, int64_t end) {
+        unsigned non_finite = 0;  // or-ed without branches, so that the loop vectorizes
+        for (int64_t i = begin; i < end; ++i) non_finite |= kernels::non_finite_bits<T>(bits[i]) ? 1u : 0u;
+        if (non_finite != 0) finite = false;
+      });
+    });
+    if (!finite) break;
+  }
+  *static_cast<bool*>(out.host_data()) = finite;
 }
 
 }  // namespace detail

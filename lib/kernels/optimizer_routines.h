@@ -15,6 +15,10 @@ namespace kusari::ops {
 KUSARI_API void momentum_steps(const MomentumTensors& tensors);
 // Σ a² of each array as a (P,) array on their device: float64 for float64 arrays, float32 otherwise.
 KUSARI_API Array squared_norms(const std::vector<Array>& arrays);
+// Whether every element of every array is finite, as a () bool array on their device (kernel_ops::
+// AllFinite; the CPU's, a true one, where there are no floating arrays): integer and bool arrays are
+// finite; throws DeviceError naming two arrays on different devices.
+KUSARI_API Array all_finite(const std::vector<Array>& arrays);
 // destinations[k] = sources[k] converted, for every k, no destination overlapping a source
 // (kernel_ops::CopyTensors); throws ShapeError, DtypeError or DeviceError naming the first pair that
 // does not fit.
@@ -26,6 +30,8 @@ namespace detail {
 void momentum_steps_one_by_one(const MomentumTensors& tensors);
 void squared_norms_one_by_one(const std::vector<Array>& arrays, const Array& out);
 void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& destinations);
+// The CPU's AllFinite: each array's bits scanned for an exponent of all ones.
+void all_finite_scan(const std::vector<Array>& arrays, const Array& out);
 }  // namespace detail
 
 }  // namespace kusari::ops

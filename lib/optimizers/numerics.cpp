@@ -1,7 +1,6 @@
 #include <kusari/optimizers/numerics.h>
 
-#include <cmath>
-
+#include <kusari/kernels/optimizer_routines.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::optimizers {
@@ -17,15 +16,6 @@ Array both_positive(const Array& a, const Array& b) {
   return ops::greater(smaller, ops::scalar_like(0.0, smaller));
 }
 
-bool all_finite(const std::vector<Array>& arrays) {
-  // x * 0 is 0 for finite x and NaN for inf or NaN, so one sum answers for every element.
-  Array total;
-  for (const Array& a : arrays) {
-    const Array wide = a.astype(accumulation_dtype(a.dtype()));
-    const Array poisoned = ops::sum(ops::mul(wide, ops::scalar_like(0.0, wide))).astype(Dtype::float64);
-    total = total.defined() ? ops::add(total, poisoned) : poisoned;
-  }
-  return !total.defined() || std::isfinite(total.item<double>());
-}
+bool all_finite(const std::vector<Array>& arrays) { return ops::all_finite(arrays).item<bool>(); }
 
 }  // namespace kusari::optimizers

@@ -1,7 +1,7 @@
 // CUDA multi-tensor optimizer kernels: the momentum step of every parameter of a group in one launch,
 // the squared norms of many arrays in two (per-block sums, then each array's blocks added in order:
-// the same bits on every run), and the conversions of many pairs of arrays in one launch per pair of
-// dtypes. Each block takes one chunk of one tensor; the table of tensors and chunks goes to the device
+// the same bits on every run), the conversions of many pairs of arrays in one launch per pair of
+// dtypes, and whether many arrays are all finite in one launch per dtype. Each block takes one chunk of one tensor; the table of tensors and chunks goes to the device
 // with the launch (an asynchronous copy, no synchronization).
 
 #include <algorithm>
@@ -247,12 +247,56 @@ void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Ar
   check(cudaGetLastError(), "copy_tensors kernel");
 }
 
+// Block b scans its chunk of array chunk.tensor: an element whose exponent is all ones clears *finite
+// (every writer writes the same false, so their order does not matter).
+template <class T>
+__global__ void scan_finite_chunks(const void* const* bases, const TensorChunk* chunks, bool* finite) {
+  const TensorChunk chunk = chunks[blockIdx.x];
+  const auto* bits = static_cast<const bits_t<T>*>(bases[chunk.tensor]);
+  bool non_finite = false;
+  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
+    non_finite |= non_finite_bits<T>(bits[i]);
+  }
+  if (non_finite) *finite = false;
+}
+
+void all_finite_kernel(const std::vector<Array>& arrays, const Array& out) {
+  const Device device = out.device();
+  const int index = device.index;
+  require_device(device, "all_finite kernel");
+  DeviceGuard guard(index);
+  const cudaStream_t stream = current_stream(index);
+  check(cudaMemsetAsync(out.raw_data(), 1, 1, stream), "cudaMemsetAsync");
+  std::map<Dtype, std::vector<Array>> by_dtype;
+  for (const Array& a : arrays) by_dtype[a.dtype()].push_back(a.contiguous());
+  for (const auto& [dtype, dense] : by_dtype) {
+    std::vector<const void*> bases;
+    std::vector<int64_t> sizes;
+    for (const Array& a : dense) {
+      bases.push_back(a.raw_data());
+      sizes.push_back(a.size());
+    }
+    const Chunks chunks = chunks_of(sizes);
+    if (chunks.chunks.empty()) continue;
+    DeviceTable table;
+    const size_t bases_at = table.add(bases), chunks_at = table.add(chunks.chunks);
+    const Array on_device = table.to(device);
+    visit_floating_dtype(dtype, "all_finite kernel", [&]<class T>() {
+      scan_finite_chunks<T><<<static_cast<unsigned>(chunks.chunks.size()), kThreads, 0, stream>>>(
+          part_of<const void*>(on_device, bases_at), part_of<TensorChunk>(on_device, chunks_at),
+          static_cast<bool*>(out.raw_data()));
+    });
+  }
+  check(cudaGetLastError(), "all_finite kernel");
+}
+
 }  // namespace
 
 void register_multi_tensor_kernels() {
   install_kernel<kernel_ops::MomentumSteps>(DeviceType::cuda, "cuda", momentum_steps_kernel);
   install_kernel<kernel_ops::SquaredNorms>(DeviceType::cuda, "cuda", squared_norms_kernel);
   install_kernel<kernel_ops::CopyTensors>(DeviceType::cuda, "cuda", copy_tensors_kernel);
+  install_kernel<kernel_ops::AllFinite>(DeviceType::cuda, "cuda", all_finite_kernel);
 }
 
 }  // namespace kusari::kernels::cuda

@@ -72,6 +72,12 @@ KUSARI_HOST_DEVICE constexpr bits_t<D> nan_bits(bits_t<S> from) {
   return static_cast<bits_t<D>>((sign << T::sign) | T::exponent | (uint64_t{1} << (T::fraction - 1)) | kept);
 }
 
+// True when a floating value of type T with these bits is an infinity or a NaN (its exponent all ones).
+template <class T>
+KUSARI_HOST_DEVICE constexpr bool non_finite_bits(bits_t<T> bits) {
+  return (static_cast<uint64_t>(bits) & FloatFormat<T>::exponent) == FloatFormat<T>::exponent;
+}
+
 // True for the integer element types (not bool).
 template <class T>
 inline constexpr bool is_integer_element_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;

@@ -1,7 +1,7 @@
 #pragma once
 // Kernel contracts of optimizer steps over many parameters at once (multi-tensor): the momentum step
-// of every parameter of a group in one call, the squared norms LARS scales its rates by, and the
-// conversions a group of half-precision parameters updates through (gradients widened to the float32
+// of every parameter of a group in one call, the squared norms LARS scales its rates by, whether a
+// step's gradients are all finite, and the conversions a group of half-precision parameters updates through (gradients widened to the float32
 // master copies, the masters' new values written back).
 
 #include <vector>
@@ -39,6 +39,14 @@ struct KUSARI_API MomentumSteps {
 // out (P,) contiguous, float64 for float64 arrays, float32 otherwise (the sums accumulate in it).
 struct KUSARI_API SquaredNorms {
   static constexpr const char* name = "squared_norms";
+  using Fn = void(const std::vector<Array>& arrays, const Array& out);
+};
+
+// out[()] = whether every element of every array is finite (no infinity, no NaN), for floating arrays
+// of any dtypes on one device; out () bool on that device. The loss scaler's overflow check of a step's
+// gradients: one call, one read of out.
+struct KUSARI_API AllFinite {
+  static constexpr const char* name = "all_finite";
   using Fn = void(const std::vector<Array>& arrays, const Array& out);
 };
 
