@@ -1,5 +1,6 @@
 // The CUDA reductions against the CPU's: sum, max, min, argmax and argmin over every set of axes of a
-// 3-D array, contiguous and transposed, in every dtype; NaN and ties; the top-k test. Sums agree to the
+// 3-D array, contiguous and transposed, in every dtype; few outputs of many elements, reduced in parts;
+// arrays of many unit axes; NaN and ties; the top-k test. Sums agree to the
 // rounding of a double accumulator summed in another order; the rest exactly.
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
@@ -75,6 +76,41 @@ TEST_CASE("reductions of many outputs over few elements (one thread each) equal 
       check_close(ops::amin(device, c.axes), ops::amin(host, c.axes), 0, "amin");
     }
   }
+}
+
+TEST_CASE("reductions of few outputs over many elements (in parts) and of many unit axes equal the CPU's") {
+  // A whole-array sum (one output: 1,024 blocks), three outputs of 400,000 elements each along either
+  // axis, a strided view, and an array of 14 axes, 11 of them of extent 1 (3 after dropping them).
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;
+    bool transposed;
+  };
+  const std::vector<Case> cases = {{{3000001}, {0}, false},
+                                   {{3, 400000}, {1}, false},
+                                   {{400000, 3}, {0}, false},
+                                   {{3, 400000}, {1}, true},
+                                   {{2, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 5}, {0, 2, 13}, false}};
+  for (const Dtype dtype : {Dtype::float32, Dtype::float16, Dtype::int32}) {
+    for (const Case& c : cases) {
+      INFO(dtype_name(dtype), " ", c.shape, c.transposed ? " transposed" : "");
+      Array host = Array::uniform(c.shape, -50, 50, 31, Dtype::float64).astype(dtype);
+      Array device = host.to(gpu);
+      if (c.transposed) {
+        host = host.transpose().copy().transpose();  // (3, 400000) with the long axis outermost in memory
+        device = device.transpose().copy().transpose();
+      }
+      const double tolerance = dtype == Dtype::float32 ? 1e-5 : is_floating(dtype) ? 1e-2 : 0;
+      check_close(ops::sum(device, c.axes), ops::sum(host, c.axes), tolerance, "sum");
+      check_close(ops::amax(device, c.axes), ops::amax(host, c.axes), 0, "amax");
+      check_close(ops::amin(device, c.axes, true), ops::amin(host, c.axes, true), 0, "amin keepdims");
+    }
+  }
+  // NaN anywhere in a part reaches the whole-array max and sum.
+  Array with_nan = Array::uniform({3000001}, -1, 1, 32, Dtype::float32);
+  with_nan.get_item({2999999}).assign(Array::scalar(std::nan("")).astype(Dtype::float32));
+  CHECK(std::isnan(ops::amax(with_nan.to(gpu), {0}).item<double>()));
+  CHECK(std::isnan(ops::sum(with_nan.to(gpu), {0}).item<double>()));
 }
 
 TEST_CASE("argmax and argmin take the first of equal values and the first NaN, as the CPU does") {

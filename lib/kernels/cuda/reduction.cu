@@ -3,10 +3,13 @@
 // global average pooling's 7 x 7 windows) gives each output one thread, which walks its elements in
 // order (axis_walk.h: no division), so that neighbouring threads read neighbouring memory where the
 // kept axes are innermost (channels-last); any other gives each output one block, whose threads take
-// every blockDim-th reduced element and combine their partial results in shared memory. x and out may
-// have any strides.
+// every blockDim-th reduced element and combine their partial results in shared memory, or, for few
+// outputs of many elements (a whole-array sum), several blocks, each a run of them, whose results
+// are combined in order after. Unit axes are dropped and neighbours merged; x and out may have any strides.
 
 #include <algorithm>
+#include <initializer_list>
+#include <vector>
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
@@ -28,67 +31,140 @@ struct ReduceLayout {
   char* out = nullptr;
 };
 
-// The offset of index i (row-major over `axes` axes of these extents) under these strides.
+// The offset of index i (row-major over `axes` axes of these extents, i below their product) under
+// these strides; the outermost axis takes what is left of i without a division.
 __device__ inline int64_t offset_of(int64_t i, int axes, const int64_t* extents, const int64_t* strides) {
   int64_t offset = 0;
-  for (int d = axes - 1; d >= 0; --d) {
+  for (int d = axes - 1; d > 0; --d) {
     offset += (i % extents[d]) * strides[d];
     i /= extents[d];
   }
-  return offset;
+  return axes > 0 ? offset + i * strides[0] : 0;
 }
 
-ReduceLayout reduce_layout(const Array& x, const std::vector<int64_t>& axes, const Array& out) {
-  if (x.ndim() > kMaxAxes) {
-    throw ValueError(
-        cat("reduce kernel: the CUDA kernels reduce arrays of at most ", kMaxAxes, " axes, got ", x.ndim()));
+// Axes of a reduction in row-major order, unit axes dropped and each merged into the one before it
+// where every array's strides let them (the reduced elements keep their order).
+struct MergedAxes {
+  std::vector<int64_t> extents;
+  std::vector<std::vector<int64_t>> strides;  // per array
+  explicit MergedAxes(size_t arrays) : strides(arrays) {}
+  void add(int64_t extent, std::initializer_list<int64_t> axis_strides) {
+    if (extent == 1) return;
+    bool merge = !extents.empty();
+    size_t k = 0;
+    for (const int64_t s : axis_strides) merge = merge && strides[k++].back() == s * extent;
+    k = 0;
+    if (merge) {
+      extents.back() *= extent;
+      for (const int64_t s : axis_strides) strides[k++].back() = s;
+    } else {
+      extents.push_back(extent);
+      for (const int64_t s : axis_strides) strides[k++].push_back(s);
+    }
   }
+};
+
+ReduceLayout reduce_layout(const Array& x, const std::vector<int64_t>& axes, const Array& out) {
   ReduceLayout layout;
   layout.x = static_cast<const char*>(x.raw_data());
   layout.out = static_cast<char*>(out.raw_data());
-  for (int64_t axis = 0, kept = 0; axis < x.ndim(); ++axis) {
+  MergedAxes kept(2), reduced(1);
+  for (int64_t axis = 0, kept_axis = 0; axis < x.ndim(); ++axis) {
     const int64_t extent = x.shape()[axis], stride = x.strides()[static_cast<size_t>(axis)];
     if (std::find(axes.begin(), axes.end(), axis) != axes.end()) {
-      layout.reduced_extents[layout.reduced_axes] = extent;
-      layout.reduced_strides[layout.reduced_axes++] = stride;
+      reduced.add(extent, {stride});
       layout.reduced_count *= extent;
     } else {
-      layout.kept_extents[layout.kept_axes] = extent;
-      layout.kept_strides[layout.kept_axes] = stride;
-      layout.out_strides[layout.kept_axes++] = out.strides()[static_cast<size_t>(kept++)];
+      kept.add(extent, {stride, out.strides()[static_cast<size_t>(kept_axis++)]});
       layout.kept_count *= extent;
     }
   }
+  if (kept.extents.size() > kMaxAxes || reduced.extents.size() > kMaxAxes) {
+    throw ValueError(cat("reduce kernel: the CUDA kernels reduce over at most ", kMaxAxes, " axes and keep at most ",
+                         kMaxAxes, " (unit axes dropped, neighbours merged), got ", reduced.extents.size(),
+                         " and ", kept.extents.size(), " of ", x.shape()));
+  }
+  layout.kept_axes = static_cast<int>(kept.extents.size());
+  layout.reduced_axes = static_cast<int>(reduced.extents.size());
+  std::copy(kept.extents.begin(), kept.extents.end(), layout.kept_extents);
+  std::copy(kept.strides[0].begin(), kept.strides[0].end(), layout.kept_strides);
+  std::copy(kept.strides[1].begin(), kept.strides[1].end(), layout.out_strides);
+  std::copy(reduced.extents.begin(), reduced.extents.end(), layout.reduced_extents);
+  std::copy(reduced.strides[0].begin(), reduced.strides[0].end(), layout.reduced_strides);
   return layout;
 }
 
 inline constexpr int kReduceThreads = 256;
 
+// Reduced elements [begin, end) of output m combined by one block, every blockDim-th element a thread,
+// then in a tree in shared memory: the result for thread 0 (the block leaves `shared` free again).
+template <class T, class A = Accumulator<T>>
+__device__ A reduce_run(const ReduceLayout& layout, ReduceOp op, int64_t m, int64_t begin, int64_t end, A* shared) {
+  const T* x = reinterpret_cast<const T*>(layout.x);
+  const int64_t base = offset_of(m, layout.kept_axes, layout.kept_extents, layout.kept_strides);
+  A acc = reduce_init<A>(op);
+  for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x) {
+    const int64_t at = base + offset_of(r, layout.reduced_axes, layout.reduced_extents, layout.reduced_strides);
+    acc = reduce_combine<A>(op, acc, static_cast<A>(load(x[at])));
+  }
+  shared[threadIdx.x] = acc;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x] = reduce_combine<A>(op, shared[threadIdx.x], shared[threadIdx.x + half]);
+    __syncthreads();
+  }
+  const A result = shared[0];
+  __syncthreads();
+  return result;
+}
+
+// Where output m goes.
+template <class D>
+__device__ D& output_at(const ReduceLayout& layout, int64_t m) {
+  return reinterpret_cast<D*>(layout.out)[offset_of(m, layout.kept_axes, layout.kept_extents, layout.out_strides)];
+}
+
 // Sum, max or min: each block reduces the output elements blockIdx.x, + gridDim.x, ...
 template <class T, class D>
 __global__ void reduce_elements(ReduceLayout layout, ReduceOp op) {
-  using A = Accumulator<T>;
-  __shared__ A partial[kReduceThreads];
-  const T* x = reinterpret_cast<const T*>(layout.x);
+  __shared__ Accumulator<T> shared[kReduceThreads];
   for (int64_t m = blockIdx.x; m < layout.kept_count; m += gridDim.x) {
-    const int64_t base = offset_of(m, layout.kept_axes, layout.kept_extents, layout.kept_strides);
-    A acc = reduce_init<A>(op);
-    for (int64_t r = threadIdx.x; r < layout.reduced_count; r += blockDim.x) {
-      const int64_t at = base + offset_of(r, layout.reduced_axes, layout.reduced_extents, layout.reduced_strides);
-      acc = reduce_combine<A>(op, acc, static_cast<A>(load(x[at])));
-    }
-    partial[threadIdx.x] = acc;
-    __syncthreads();
-    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half)
-        partial[threadIdx.x] = reduce_combine<A>(op, partial[threadIdx.x], partial[threadIdx.x + half]);
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-      reinterpret_cast<D*>(layout.out)[offset_of(m, layout.kept_axes, layout.kept_extents, layout.out_strides)] =
-          store<D>(partial[0]);
-    }
-    __syncthreads();
+    const Accumulator<T> result = reduce_run<T>(layout, op, m, 0, layout.reduced_count, shared);
+    if (threadIdx.x == 0) output_at<D>(layout, m) = store<D>(result);
+  }
+}
+
+// The blocks a split reduction aims at in all, and the fewest reduced elements each block reads.
+inline constexpr int64_t kSplitBlocks = 1024;
+inline constexpr int64_t kFewestPerPart = 16 * kReduceThreads;
+
+// How many blocks share each output of a sum, max or min: one where the outputs are enough blocks
+// themselves or their elements too few, else up to kSplitBlocks blocks in all, each with at least
+// kFewestPerPart elements (a whole-array sum of 25 million elements: 1,024 blocks, not one).
+int64_t parts_for(const ReduceLayout& layout) {
+  if (layout.kept_count >= kSplitBlocks) return 1;
+  return std::max<int64_t>(1, std::min(layout.reduced_count / kFewestPerPart, kSplitBlocks / layout.kept_count));
+}
+
+// Sum, max or min in parts: block b reduces part b % parts (a run of consecutive reduced elements) of
+// output b / parts into partial[b].
+template <class T>
+__global__ void reduce_parts(ReduceLayout layout, ReduceOp op, int64_t parts, Accumulator<T>* partial) {
+  __shared__ Accumulator<T> shared[kReduceThreads];
+  const int64_t m = blockIdx.x / parts, part = blockIdx.x % parts;
+  const int64_t per_part = (layout.reduced_count + parts - 1) / parts;
+  const int64_t begin = part * per_part, end = min(layout.reduced_count, begin + per_part);
+  const Accumulator<T> result = reduce_run<T>(layout, op, m, begin, end, shared);
+  if (threadIdx.x == 0) partial[blockIdx.x] = result;
+}
+
+// Each output's parts combined in order, one thread per output: the same result every run.
+template <class T, class D>
+__global__ void combine_parts(ReduceLayout layout, ReduceOp op, int64_t parts, const Accumulator<T>* partial) {
+  KUSARI_FOR_EACH_ELEMENT(m, layout.kept_count) {
+    Accumulator<T> acc = partial[m * parts];
+    for (int64_t p = 1; p < parts; ++p) acc = reduce_combine<Accumulator<T>>(op, acc, partial[m * parts + p]);
+    output_at<D>(layout, m) = store<D>(acc);
   }
 }
 
@@ -108,8 +184,7 @@ __global__ void reduce_each_by_thread(ReduceLayout layout, ReduceOp op) {
     for (int64_t r = 0; r < layout.reduced_count; ++r, walk.next()) {
       acc = reduce_combine<A>(op, acc, static_cast<A>(load(x[base + walk.offset()])));
     }
-    reinterpret_cast<D*>(layout.out)[offset_of(m, layout.kept_axes, layout.kept_extents, layout.out_strides)] =
-        store<D>(acc);
+    output_at<D>(layout, m) = store<D>(acc);
   }
 }
 
@@ -170,9 +245,17 @@ void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes
     } else {
       const bool by_thread =
           layout.reduced_count <= kMostPerThread && layout.kept_count >= kFewestThreadOutputs;
+      const int64_t parts = by_thread ? 1 : parts_for(layout);
       visit_dtype(out.dtype(), [&]<class D>() {
         if (by_thread) {
           reduce_each_by_thread<T, D><<<blocks_for(layout.kept_count), kThreads, 0, stream>>>(layout, op);
+        } else if (parts > 1) {
+          // 8-byte partial results (Accumulator<T>: double or int64) in the device's cache.
+          const Array partial = Array::empty({layout.kept_count * parts}, Dtype::int64, x.device());
+          auto* partials = static_cast<Accumulator<T>*>(partial.raw_data());
+          reduce_parts<T><<<static_cast<unsigned>(layout.kept_count * parts), kReduceThreads, 0, stream>>>(
+              layout, op, parts, partials);
+          combine_parts<T, D><<<blocks_for(layout.kept_count), kThreads, 0, stream>>>(layout, op, parts, partials);
         } else {
           reduce_elements<T, D><<<blocks, kReduceThreads, 0, stream>>>(layout, op);
         }
