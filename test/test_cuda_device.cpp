@@ -97,6 +97,24 @@ TEST_CASE("a transfer larger than the staging buffers goes through in chunks") {
   CHECK(same_elements(host.to(gpu).to(Device::cpu()), host));
 }
 
+TEST_CASE("transfers queued back to back come round the staging ring, and one grows it, keeping every byte") {
+  // Some 50 MB of transfers from 4 bytes to 8 MB with no synchronization between them: the ring
+  // (32 MiB for them) comes round, then a 60 MB one makes it grow while the smaller ones may still be
+  // in flight.
+  std::vector<Array> sent, hosts;
+  for (int k = 0; k < 60; ++k) {
+    const int64_t elements = k % 3 == 0 ? 1 + k : int64_t{1} << (10 + k % 12);
+    hosts.push_back(Array::uniform({elements}, -1, 1, static_cast<uint64_t>(300 + k), Dtype::float32));
+    sent.push_back(hosts.back().to(gpu));
+  }
+  hosts.push_back(Array::uniform({15'000'000}, -1, 1, 399, Dtype::float32));
+  sent.push_back(hosts.back().to(gpu));
+  for (size_t k = 0; k < sent.size(); ++k) {
+    CAPTURE(k);
+    CHECK(same_elements(sent[k].to(Device::cpu()), hosts[k]));
+  }
+}
+
 TEST_CASE("copies with dtype conversion equal the CPU's, for every pair and strided sources") {
   for (const Dtype from : all_dtypes) {
     const Array host = sample({6, 9}, from);

@@ -1,6 +1,7 @@
 // The CUDA backend's staging ring of host-to-device copies, on the host: the ring's size for a copy,
 // regions that never overwrite a copy in flight, waits only for the copies overwritten (oldest first),
-// wrapping to the start, a step's batch staged while the last step's copies are still in flight.
+// wrapping to the start, retiring done copies, a step's batch staged while the last step's copies are
+// still in flight.
 
 #include <doctest/doctest.h>
 
@@ -76,6 +77,25 @@ TEST_CASE("regions follow one another aligned, wrap to the start, and wait only 
   s.ring.drain([&](EventHandle e) { drained.push_back(number(e)); });
   CHECK(drained == std::vector<uintptr_t>{6});
   CHECK(s.ring.in_flight() == 0);
+}
+
+TEST_CASE("retiring forgets the oldest regions whose copies are done, up to the first that is not") {
+  Staged s(4096);
+  for (int k = 0; k < 5; ++k) s.stage(100);
+  std::vector<uintptr_t> asked;
+  s.ring.retire([&](EventHandle e) {
+    asked.push_back(number(e));
+    return number(e) < 3;
+  });
+  CHECK(asked == std::vector<uintptr_t>{1, 2, 3});
+  CHECK(s.ring.in_flight() == 3);
+  // The ring comes round over the retired regions (at 0 and 256) without waiting for them, then over
+  // the next two, which it waits for.
+  CHECK(s.stage(2800) == 1280);
+  CHECK(s.stage(512) == 0);
+  CHECK(s.waited.empty());
+  CHECK(s.stage(300) == 512);
+  CHECK(s.waited == std::vector<uintptr_t>{3, 4});
 }
 
 TEST_CASE("no region is handed out over a copy still in flight, and a copy is waited for only once") {

@@ -72,8 +72,9 @@ Array squared_norms(const std::vector<Array>& arrays) {
 
 Array all_finite(const std::vector<Array>& arrays) {
   std::vector<Array> floating;
-  for (const Array& a : arrays) {
-    if (!a.defined()) throw ValueError(cat("all_finite: array ", floating.size(), " is undefined"));
+  for (size_t k = 0; k < arrays.size(); ++k) {
+    const Array& a = arrays[k];
+    if (!a.defined()) throw ValueError(cat("all_finite: array ", k, " is undefined"));
     if (!is_floating(a.dtype())) continue;
     if (!floating.empty()) detail::require_same_device(floating.front(), a, "all_finite");
     floating.push_back(a);

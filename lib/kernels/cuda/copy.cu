@@ -90,8 +90,17 @@ void wait_for_region(Staging& s, EventHandle event) {
   s.spare_events.push_back(e);
 }
 
-// An event for a new region: a spare one, else a new one.
+// An event for a new region: a spare one, one of a region whose copy is done, else a new one.
 cudaEvent_t region_event(Staging& s) {
+  if (s.spare_events.empty()) {
+    s.ring->retire([&](EventHandle event) {
+      const cudaError_t state = cudaEventQuery(static_cast<cudaEvent_t>(event));
+      if (state == cudaErrorNotReady) return false;
+      check(state, "cudaEventQuery");
+      s.spare_events.push_back(static_cast<cudaEvent_t>(event));
+      return true;
+    });
+  }
   if (s.spare_events.empty()) {
     cudaEvent_t e = nullptr;
     check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
@@ -103,17 +112,23 @@ cudaEvent_t region_event(Staging& s) {
 }
 
 // Makes the ring hold what staging_capacity_for asks for a transfer of `bytes` (called with the mutex
-// held): a larger ring replaces the old one once the old one's copies are done.
+// held): a larger ring replaces the old one once the old one's copies are done; where the host has no
+// pinned memory for it, the old ring stays (the transfer then goes through it in parts, waiting more).
 void fit_ring(Staging& s, size_t bytes) {
   const size_t capacity = staging_capacity_for(bytes, s.ring ? s.ring->capacity() : 0);
   if (s.ring && s.ring->capacity() == capacity) return;
+  char* memory = nullptr;
+  const cudaError_t made = cudaMallocHost(reinterpret_cast<void**>(&memory), capacity);
+  if (made != cudaSuccess && s.ring) {
+    cudaGetLastError();  // the failed allocation is not the next call's error
+    return;
+  }
+  check(made, "cudaMallocHost");
   if (s.ring) {
     s.ring->drain([&](EventHandle e) { wait_for_region(s, e); });
     check(cudaFreeHost(s.ring_memory), "cudaFreeHost");
-    s.ring.reset();
-    s.ring_memory = nullptr;
   }
-  check(cudaMallocHost(reinterpret_cast<void**>(&s.ring_memory), capacity), "cudaMallocHost");
+  s.ring_memory = memory;
   s.ring.emplace(capacity);
 }
 
@@ -129,9 +144,15 @@ void host_to_device(const char* src, char* dst, size_t bytes, int index) {
     const size_t n = std::min(kPartBytes, bytes - done);
     char* staged = s.ring_memory + s.ring->reserve(n, [&](EventHandle e) { wait_for_region(s, e); });
     std::memcpy(staged, src + done, n);
-    check(cudaMemcpyAsync(dst + done, staged, n, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
     const cudaEvent_t copied = region_event(s);
-    check(cudaEventRecord(copied, stream), "cudaEventRecord");
+    const cudaError_t sent = cudaMemcpyAsync(dst + done, staged, n, cudaMemcpyHostToDevice, stream);
+    const cudaError_t marked = sent == cudaSuccess ? cudaEventRecord(copied, stream) : sent;
+    if (marked != cudaSuccess) {
+      // A region the ring does not know of must not stay in flight: wait for the stream before saying why.
+      s.spare_events.push_back(copied);
+      if (sent == cudaSuccess) cudaStreamSynchronize(stream);
+      check(marked, sent == cudaSuccess ? "cudaEventRecord" : "cudaMemcpyAsync");
+    }
     s.ring->queued(copied);
   }
 }

@@ -44,6 +44,10 @@ void StagingRing::queued(EventHandle event) {
   regions_.push_back(reserved_);
 }
 
+void StagingRing::retire(const std::function<bool(EventHandle)>& done) {
+  while (!regions_.empty() && done(regions_.front().event)) regions_.pop_front();
+}
+
 void StagingRing::drain(const std::function<void(EventHandle)>& wait) {
   for (const Region& r : regions_) wait(r.event);
   regions_.clear();

@@ -15,7 +15,6 @@ __device__ inline void record_fault(DeviceFault* record, FaultKind kind, int64_t
   record->bound = bound;
   __threadfence_system();
   *static_cast<volatile int32_t*>(&record->kind) = static_cast<int32_t>(kind);
-  __threadfence_system();
 }
 
 }  // namespace kusari::kernels::cuda

@@ -36,6 +36,9 @@ class StagingRing {
   size_t reserve(size_t bytes, const std::function<void(EventHandle)>& wait);
   // Gives the region reserve() returned last the event recorded after its copy was queued.
   void queued(EventHandle event);
+  // Forgets the oldest regions for as long as `done` says their copy is done (it takes their events
+  // back), stopping at the first it does not: how a ring of many small copies keeps few events.
+  void retire(const std::function<bool(EventHandle)>& done);
   // Hands every region still in flight to `wait`, oldest first, and forgets them.
   void drain(const std::function<void(EventHandle)>& wait);
   // How many regions are in flight (queued and not yet handed to a wait).
