@@ -96,6 +96,38 @@ TEST_CASE("DictSummary gives weighted means per key, merges another summary and 
   CHECK(summary.empty());
 }
 
+TEST_CASE("a value reported on a device stays there, a copy, until read; DictSummary sums it there") {
+  const Device device = Device::loopback(0);
+  const Array loss = Array::scalar(2.0, Dtype::float32).to(device);
+  T::Observation seen;
+  {
+    auto scope = T::report_scope(seen);
+    T::report({{"main/loss", Variable(loss)}, {"host", Array::scalar(1.0)}});
+  }
+  CHECK(seen.at("main/loss").on_device().device() == device);
+  CHECK_FALSE(seen.at("host").on_device().defined());  // a host array is read at once
+  loss.assign(Array::scalar(5.0, Dtype::float32).to(device));  // the report kept its own copy
+  T::DictSummary summary;
+  summary.add(seen, 3);
+  summary.add({{"main/loss", T::ReportValue(Array::scalar(4.0, Dtype::float16).to(device)).recorded("main/loss")}}, 1);
+  CHECK(seen.at("main/loss").on_device().defined());  // adding read nothing
+  T::DictSummary other;
+  other.add({{"main/loss", T::ReportValue(Array::scalar(8.0).to(device)).recorded("main/loss")}}, 4);
+  TempDir dir;
+  serializers::save_npz(dir / "summary.npz", other);
+  T::DictSummary loaded;
+  serializers::load_npz(dir / "summary.npz", loaded);
+  CHECK(loaded.compute_mean().at("main/loss") == 8.0);
+  summary.merge(loaded);
+  CHECK(summary.compute_mean().at("main/loss") == doctest::Approx((3 * 2.0 + 4.0 + 4 * 8.0) / 8));
+  CHECK(summary.compute_mean().at("host") == 1.0);
+  // Read once, the number is kept and the device's array let go.
+  CHECK(seen.at("main/loss") == 2.0);
+  CHECK_FALSE(seen.at("main/loss").on_device().defined());
+  expect_error<ShapeError>([&] { (void)T::ReportValue(Array::zeros({3}).to(device)).recorded("main/loss"); },
+                           {"main/loss", "scalar", "(3,)"});
+}
+
 TEST_CASE("serialize_strings and serialize_vector round-trip lists, empty ones included") {
   TempDir dir;
   std::vector<std::string> names{"main/loss", "", "validation/main/accuracy"}, none;

@@ -1,5 +1,6 @@
 #pragma once
-// DictSummary: running weighted means of observations, key by key (Chainer's DictSummary).
+// DictSummary: running weighted means of observations, key by key (Chainer's DictSummary). Values
+// reported on a device are summed there, and read once when a mean is computed.
 
 #include <map>
 #include <string>
@@ -13,11 +14,12 @@ namespace kusari::training {
 // Accumulates observations over an interval and gives each key's weighted mean.
 class KUSARI_API DictSummary {
  public:
-  // Adds every value of `observation` with `weight` (> 0; e.g. a batch size); keys may differ between calls.
+  // Adds every value of `observation` with `weight` (> 0; e.g. a batch size); keys may differ between
+  // calls. A value still on a device is added on the device (nothing read to the host).
   void add(const Observation& observation, double weight = 1);
   // Adds `other`'s weighted sums and weights key by key, as if its observations had been added here.
   void merge(const DictSummary& other);
-  // Σ weight·value / Σ weight for every key seen since the last clear().
+  // Σ weight·value / Σ weight for every key seen since the last clear() (device sums read here).
   Observation compute_mean() const;
   // Forgets everything.
   void clear() { totals_.clear(); }
@@ -27,9 +29,14 @@ class KUSARI_API DictSummary {
   void serialize(Serializer& serializer);
 
  private:
+  // A key's weighted sum: the host values' and, for values added on a device, a float64 0-d array
+  // there (undefined until one is).
   struct Total {
     double weighted_sum = 0;
     double weight = 0;
+    Array device_sum;
+    // The whole weighted sum on the host (reads device_sum).
+    double sum() const { return weighted_sum + (device_sum.defined() ? device_sum.item<double>() : 0.0); }
   };
   std::map<std::string, Total> totals_;
 };

@@ -32,6 +32,9 @@ namespace {
 namespace T = kusari::training;
 namespace O = kusari::optimizers;
 
+// How often the parameters are checked for NaN and infinity (a NaN stays in a parameter once there).
+constexpr double kDivergenceCheckIterations = 50;
+
 // Refuses a global batch the ranks cannot share evenly, or a local batch the BN groups cannot split
 // (on every rank alike, before any data is read).
 void check_batch(const Settings& s, const distributed::Communicator& comm) {
@@ -202,11 +205,14 @@ void train(Recipe& recipe, const CommandLine& line) {
   const T::Trigger evaluation = PeriodOrEndTrigger({s.eval_interval, "epoch"}, end);
   recipe.extend(trainer);
   observe_iteration(trainer, s.batchsize);
-  // A diverged run stops at once, naming the iteration and the parameter, before a snapshot keeps it.
-  trainer.extend(std::make_shared<T::FailOnNonNumber>());
-  trainer.extend(evaluator, evaluation);
+  // A diverged run stops within kDivergenceCheckIterations iterations, naming the iteration and the
+  // parameter, and before an evaluation or a snapshot keeps it (each check reads the device once).
   auto snapshot = T::multi_node_snapshot(comm, {.n_retains = 2, .autoload = s.autoload});
   const T::Trigger snapshot_trigger{s.frequency, "epoch"};
+  trainer.extend(std::make_shared<T::FailOnNonNumber>(),
+                 EitherTrigger(T::Trigger(kDivergenceCheckIterations, "iteration"),
+                               EitherTrigger(evaluation, snapshot_trigger)));
+  trainer.extend(evaluator, evaluation);
   trainer.extend(snapshot, snapshot_trigger);
   // Every rank evaluates, and the snapshot keeps, the batch statistics of all ranks together.
   trainer.extend(T::average_batch_statistics(model, comm), EitherTrigger(evaluation, snapshot_trigger));
