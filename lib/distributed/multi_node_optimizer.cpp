@@ -12,20 +12,12 @@ std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_p
   if (options.bucket_bytes < 1) {
     throw ValueError(cat("create_multi_node_optimizer: expected bucket_bytes >= 1, got ", options.bucket_bytes));
   }
-  std::weak_ptr<optimizers::Optimizer> weak = actual;
   // The optimizer's own communicator. Its buffer sizes are not compared before every all-reduce: the
   // first update compares the parameters across ranks, and the buckets follow from them.
   CommunicatorOptions unchecked = comm.options();
   unchecked.check_sizes = false;
   Communicator own = create_communicator(comm.algorithm(), unchecked, mpi_comm(comm));
-  auto synchronizer = std::make_shared<MultiNodeSynchronizer>(std::move(own), options, [weak] {
-    const std::shared_ptr<optimizers::Optimizer> optimizer = weak.lock();
-    return optimizer && optimizer->loss_scaler() && optimizer->loss_scaler()->is_dynamic();
-  });
-  actual->set_finite_check([synchronizer](bool locally_finite) {
-    return synchronizer->agreed_finite() && locally_finite;
-  });
-  actual->set_gradient_synchronizer(synchronizer);
+  actual->set_gradient_synchronizer(std::make_shared<MultiNodeSynchronizer>(std::move(own), options));
   return actual;
 }
 

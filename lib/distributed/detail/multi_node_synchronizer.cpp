@@ -1,7 +1,6 @@
 #include <kusari/distributed/detail/multi_node_synchronizer.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -54,22 +53,6 @@ std::vector<std::pair<std::string, Variable>> reorder(const std::vector<std::pai
   return out;
 }
 
-// Whether every element of the float32 buffers is finite (plain loops over host buffers, a reduction
-// on a device's; runs on the communication thread).
-bool buffers_finite(const std::vector<Array>& buffers) {
-  for (const Array& buffer : buffers) {
-    if (buffer.device().type != DeviceType::cpu) {  // a device's buffer: its largest magnitude (NaN wins)
-      if (buffer.size() > 0 && !std::isfinite(ops::amax(ops::abs(buffer)).item<double>())) return false;
-      continue;
-    }
-    const float* data = static_cast<const float*>(buffer.host_data());
-    for (int64_t i = 0, n = buffer.size(); i < n; ++i) {
-      if (!std::isfinite(data[i])) return false;
-    }
-  }
-  return true;
-}
-
 // Host copies of the parameters' values (undefined where a parameter is not initialised yet).
 std::vector<Array> copy_values(const std::vector<std::pair<std::string, Variable>>& params) {
   std::vector<Array> values;
@@ -98,11 +81,9 @@ bool unchanged(const std::vector<std::pair<std::string, Variable>>& params, cons
 
 }  // namespace
 
-MultiNodeSynchronizer::MultiNodeSynchronizer(Communicator comm, const MultiNodeOptions& options,
-                                             std::function<bool()> needs_finite_check)
+MultiNodeSynchronizer::MultiNodeSynchronizer(Communicator comm, const MultiNodeOptions& options)
     : comm_(std::move(comm)),
       options_(options),
-      needs_finite_check_(std::move(needs_finite_check)),
       thread_(mpi_thread_level() == ThreadLevel::multiple) {
   static std::once_flag warned;
   if (thread_.threaded() || !options_.overlap) return;
@@ -138,7 +119,6 @@ void MultiNodeSynchronizer::detach() {
   buckets_.reset();
   current_.reset();
   previous_.reset();
-  installed_finite_ = true;
   last_overlap_ = {};
   for (std::vector<Array>& cache : buffer_cache_) cache.clear();
   steps_ = 0;
@@ -231,18 +211,6 @@ void MultiNodeSynchronizer::send_rest(Transfer& t) {
     t.missing[b] = 0;
   }
   send_ready(t);
-  if (!needs_finite_check_()) return;
-  t.ticket = thread_.submit([comm = comm_, buffers = t.buffers, finite = t.finite] {
-    // After the buckets' all-reduces in the communication stream's queue.
-    const kernels::cuda::CommunicationStreamScope on_communication_stream(
-        buffers.empty() ? Device::cpu() : buffers[0].device());
-    const Array flag = Array::empty({1}, Dtype::float32, Device::cpu());
-    flag.data<float>()[0] = buffers_finite(buffers) ? 0.0f : 1.0f;
-    static const std::string label = "whether every rank's gradients are finite";
-    const CollectiveLabel named(label);
-    comm.allreduce_sum({flag});
-    *finite = flag.data<float>()[0] == 0.0f;
-  });
 }
 
 double MultiNodeSynchronizer::install(const Transfer& t) {
@@ -262,7 +230,6 @@ double MultiNodeSynchronizer::install(const Transfer& t) {
     kernels::cuda::wait_for(t.buffers[b].device(), (*t.averaged)[b]);
     buckets_->install(b, t.buffers[b]);
   }
-  installed_finite_ = *t.finite;
   return t.loss_scale;
 }
 

@@ -27,9 +27,9 @@ namespace kusari::distributed {
 class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
  public:
   using Clock = std::chrono::steady_clock;  // the clock of the overlap report
-  // comm must be this object's own; needs_finite_check says, when a step's gradients are sent,
-  // whether the optimizer will ask whether they are finite (dynamic loss scaling).
-  MultiNodeSynchronizer(Communicator comm, const MultiNodeOptions& options, std::function<bool()> needs_finite_check);
+  // comm must be this object's own. Every rank installs the same averages, so a loss scaler's check of
+  // them on one rank answers for all (a NaN or an infinity anywhere reaches every rank's sums).
+  MultiNodeSynchronizer(Communicator comm, const MultiNodeOptions& options);
   // Removes the gradient hooks and completes the communication already queued.
   ~MultiNodeSynchronizer() override;
 
@@ -40,8 +40,6 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   // gradients in the parameters and return the loss scale they were computed with (see
   // create_multi_node_optimizer).
   std::optional<double> synchronize(double loss_scale) override;
-  // Whether the gradients the last synchronize() installed are finite on every rank.
-  bool agreed_finite() const { return installed_finite_; }
   // Opens (+1) or closes (-1) a NoSync scope; while any is open, backward passes only accumulate
   // gradients locally and update() throws.
   void defer(int change) { deferring_ += change; }
@@ -58,7 +56,6 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
     bool repeated = false;                  // a gradient became final twice (several backward passes)
     CommunicationThread::Ticket ticket = 0; // the step's last task
     double loss_scale = 1;                  // the one the gradients were computed with
-    std::shared_ptr<bool> finite = std::make_shared<bool>(true);  // agreed by the step's last task
     // Per bucket: when its task (packing, then all-reduce) began and ended.
     std::shared_ptr<std::vector<std::pair<Clock::time_point, Clock::time_point>>> tasks;
     // Per bucket: on a GPU, where its averaged values are final in the communication stream's queue.
@@ -86,15 +83,14 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   void send_ready(Transfer& t);
   // Queues the packing and all-reduce of bucket b.
   void send_bucket(Transfer& t, size_t b);
-  // Takes the gradients backward has not delivered from the parameters, sends every remaining
-  // bucket and, when needed, the agreement on finiteness.
+  // Takes the gradients backward has not delivered from the parameters and sends every remaining
+  // bucket.
   void send_rest(Transfer& t);
   // Waits for t, puts its averaged gradients into the parameters and returns their loss scale.
   double install(const Transfer& t);
 
   Communicator comm_;
   MultiNodeOptions options_;
-  std::function<bool()> needs_finite_check_;
   std::shared_ptr<links::Link> target_;
   std::vector<std::pair<Variable, int64_t>> hooks_;  // (parameter, hook id)
   std::unordered_set<std::string> hooked_;
@@ -103,7 +99,6 @@ class MultiNodeSynchronizer final : public optimizers::GradientSynchronizer {
   std::unique_ptr<GradientBuckets> buckets_;         // null until the first update
   std::optional<Transfer> current_;                  // this step's, started by backward (overlap)
   std::optional<Transfer> previous_;                 // double buffering: the last step's, in flight
-  bool installed_finite_ = true;
   OverlapReport last_overlap_;
   Clock::time_point update_start_;                   // when the current synchronize() began
   int deferring_ = 0;                                // open NoSync scopes: gradients stay local
