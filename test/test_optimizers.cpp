@@ -818,6 +818,13 @@ TEST_CASE("momentum_steps and squared_norms: each tensor as its own routines com
     }
   }
   const Array rate = Array::from_vector<double>({0.1}, {1});
+  // Strided parameters (a GPU's kernel updates them tensor by tensor, the rates read on the host).
+  const Array wide = Array::uniform({10}, -1, 1, 7), wide_g = Array::uniform({10}, -1, 1, 8);
+  const Array strided = wide.get_item({Slice{0, 10, 2}}), strided_g = wide_g.get_item({Slice{0, 10, 2}});
+  const std::vector<double> w_before = strided.to_vector<double>(), g_before = strided_g.to_vector<double>();
+  ops::momentum_steps({{strided}, {Array::zeros({10}).get_item({Slice{0, 10, 2}})}, {strided_g}, {0.9}, {0}, rate});
+  const std::vector<double> w_after = strided.to_vector<double>();
+  for (size_t i = 0; i < w_after.size(); ++i) CHECK(w_after[i] == doctest::Approx(w_before[i] - 0.1 * g_before[i]));
   expect_error<ShapeError>([&] { ops::momentum_steps({{w1}, {w1.copy()}, {g1, g2}, {0.9}, {0}, rate}); },
                            {"momentum_steps", "1 velocities", "got 1, 2"});
   expect_error<ShapeError>([&] { ops::momentum_steps({{w1}, {w2.copy()}, {g1}, {0.9}, {0}, rate}); },

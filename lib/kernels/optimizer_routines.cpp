@@ -112,7 +112,8 @@ void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& d
 namespace detail {
 
 void momentum_steps_one_by_one(const MomentumTensors& t) {
-  const Array rates = t.rate.contiguous();  // host memory: this runs as the CPU's kernel
+  // Read on the host: the CPU's kernel's own, or a device's (the CUDA kernel's way for strided parameters).
+  const Array rates = t.rate.to(Device::cpu()).contiguous();
   const auto* rate = static_cast<const double*>(rates.host_data());
   for (size_t k = 0; k < t.w.size(); ++k) {
     const Array& w = t.w[k];
