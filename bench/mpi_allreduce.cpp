@@ -2,10 +2,13 @@
 // set (161 float32 tensors) averaged across the ranks with one MPI_Allreduce per tensor and with one
 // over all of them fused, each followed by the division by the number of ranks, exactly as
 // bench/allreduce's own baseline lines do.
-//   mpiexec -n 2 build/bench/mpi_allreduce [rounds [single|multiple]]
+//   mpiexec -n 2 build/bench/mpi_allreduce [rounds [single|multiple]] [--sizes]
 // The second argument is the thread level asked of MPI_Init_thread (default single, as MPI_Init).
 // Rank 0 prints "allreduce_resnet50_plain_mpi_<way>_float32_<level>: X ms", the median over the rounds
-// of the slowest rank's time, on the same terms as bench/allreduce.
+// of the slowest rank's time, on the same terms as bench/allreduce. With --sizes, instead, one float32
+// MPI_Allreduce of each size from 64 KiB to 16 MiB, timed alone (after a barrier) and as the mean of
+// ten back to back (as one all-reduce per tensor runs): "allreduce_plain_mpi_<bytes>B_<alone|back_to_back>:
+// X ms, Y ns/B" (the time over the bytes), each the median over the rounds.
 
 #include <mpi.h>
 
@@ -21,19 +24,53 @@
 #include "allreduce_common.h"
 #include "bench_util.h"
 
+namespace {
+
+// The --sizes lines (see the top).
+void time_sizes(int rounds, int rank) {
+  std::vector<float> values(size_t{1} << 22, 1.0f);
+  for (int64_t bytes = int64_t{1} << 16; bytes <= int64_t{1} << 24; bytes *= 4) {
+    const int n = static_cast<int>(bytes / 4);
+    const auto once = [&] { MPI_Allreduce(MPI_IN_PLACE, values.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); };
+    std::vector<double> alone, back_to_back;
+    once();
+    for (int round = 0; round < rounds; ++round) {
+      alone.push_back(bench::time_once(once));
+      back_to_back.push_back(bench::time_once([&] {
+                               for (int k = 0; k < 10; ++k) once();
+                             }) / 10);
+    }
+    if (rank != 0) continue;
+    for (const auto& [way, times] : {std::pair{"alone", &alone}, std::pair{"back_to_back", &back_to_back}}) {
+      const double ms = bench::median(*times);
+      std::printf("allreduce_plain_mpi_%lldB_%s: %.3f ms, %.2f ns/B\n", static_cast<long long>(bytes), way, ms,
+                  ms * 1e6 / static_cast<double>(bytes));
+    }
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   int rounds = 7;
+  bool sizes = false;
   std::string level = "single";
   CLI::App app{"MPI_Allreduce of ResNet-50's gradients as a plain MPI program, under mpiexec."};
   app.add_option("rounds", rounds, "timed rounds (the median is printed)")->check(kusari::flags::positive_integer())
       ->capture_default_str();
   app.add_option("level", level, "the thread level asked of MPI_Init_thread")
       ->check(kusari::flags::one_of({"single", "multiple"}))->capture_default_str();
+  app.add_flag("--sizes", sizes, "time single all-reduces of 64 KiB to 16 MiB, alone and back to back, instead");
   kusari::bench::parse_or_exit(app, argc, argv);
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, level == "multiple" ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (sizes) {
+    time_sizes(rounds, rank);
+    MPI_Finalize();
+    return 0;
+  }
   std::vector<std::vector<float>> initial, grads;
   std::mt19937 engine(static_cast<unsigned>(rank));
   std::uniform_real_distribution<float> draw(-1, 1);
