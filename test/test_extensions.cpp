@@ -365,6 +365,19 @@ TEST_CASE("FailOnNonNumber stops training naming the parameter that became NaN o
   }, "poison", {1, "iteration"}, T::kPriorityWriter + 1));
   expect_error<ValueError>([&] { s.trainer->run(); }, {"FailOnNonNumber", "'/b'", "iteration 3"});
   CHECK(s.updater->iteration() == 3);
+  // Checking every 4 iterations: a NaN from iteration 1 is found at 4 in epochs of 25 iterations, at
+  // the end of the first epoch (iteration 3) in epochs of 2.5.
+  for (const auto& [dataset_size, found_at] : {std::pair<int64_t, int64_t>{100, 4}, {10, 3}}) {
+    Setup every = make_setup(dir / cat("every_", dataset_size), {10, "iteration"}, dataset_size);
+    every.trainer->extend(std::make_shared<T::FailOnNonNumber>(T::FailOnNonNumberOptions{.every = 4}));
+    every.trainer->extend(T::make_extension([](T::Trainer& t) {
+      if (t.updater().iteration() == 1) t.updater().optimizer().target()->param("b").data().fill(NAN);
+    }, "poison", {1, "iteration"}, T::kPriorityWriter + 1));
+    // (by then the NaN has spread from b into W, the first parameter in path order)
+    expect_error<ValueError>([&] { every.trainer->run(); }, {"holds NaN", cat("iteration ", found_at)});
+    CHECK(every.updater->iteration() == found_at);
+  }
+  expect_error<ValueError>([] { T::FailOnNonNumber({.every = 0}); }, {"every >= 1", "got 0"});
 }
 
 TEST_CASE("resuming from a snapshot continues exactly as uninterrupted training") {

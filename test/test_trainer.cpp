@@ -124,6 +124,11 @@ TEST_CASE("a value reported on a device stays there, a copy, until read; DictSum
   // Read once, the number is kept and the device's array let go.
   CHECK(seen.at("main/loss") == 2.0);
   CHECK_FALSE(seen.at("main/loss").on_device().defined());
+  // A key whose values move to another device keeps its sum.
+  T::DictSummary moved;
+  moved.add({{"x", T::ReportValue(Array::scalar(1.0).to(device)).recorded("x")}});
+  moved.add({{"x", T::ReportValue(Array::scalar(3.0).to(Device::loopback(1))).recorded("x")}});
+  CHECK(moved.compute_mean().at("x") == 2.0);
   expect_error<ShapeError>([&] { (void)T::ReportValue(Array::zeros({3}).to(device)).recorded("main/loss"); },
                            {"main/loss", "scalar", "(3,)"});
 }

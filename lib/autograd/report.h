@@ -25,7 +25,8 @@ class KUSARI_API ReportValue {
   // A variable's data.
   ReportValue(const Variable& value) : value_(value.data()) {}
   // The value as a double, an array's element read to the host (waiting for its device) once and then
-  // kept; throws ShapeError naming `key` for an array with more than one element.
+  // kept in place of the array (so a value is not to be read from two threads at once); throws
+  // ShapeError naming `key` for an array with more than one element.
   double to_double(const std::string& key) const;
   // to_double under the name "a reported value".
   operator double() const { return to_double("a reported value"); }

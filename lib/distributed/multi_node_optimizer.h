@@ -37,8 +37,9 @@ struct KUSARI_API MultiNodeOptions {
 //  - with double_buffering, update() applies the previous step's averaged gradients (so each step's
 //    gradients are applied one update late, and the second update takes no step either) while this
 //    step's are all-reduced during the next step's computation (the first update never steps then);
-//  - with dynamic loss scaling, whether the gradients are finite is agreed across ranks, and each
-//    step's gradients are unscaled by the loss scale they were computed with (under double buffering
+//  - with dynamic loss scaling, every rank finds the same averaged gradients finite or not (a NaN or an
+//    infinity on any rank reaches every rank's sums), and each step's gradients are unscaled by the loss
+//    scale they were computed with (under double buffering
 //    the one before a scale change, for the step applied after it).
 // Throws ValueError for bad options.
 KUSARI_API std::shared_ptr<optimizers::Optimizer> create_multi_node_optimizer(std::shared_ptr<optimizers::Optimizer> actual,

@@ -15,6 +15,10 @@ void DictSummary::add(const Observation& observation, double weight) {
     if (const Array on_device = value.on_device(); on_device.defined()) {
       Array weighted = on_device.reshape({}).astype(Dtype::float64);
       if (weight != 1) weighted = ops::mul(weighted, ops::scalar_like(weight, weighted));
+      if (total.device_sum.defined() && !(total.device_sum.device() == weighted.device())) {
+        total.weighted_sum = total.sum();  // a key moved to another device: its sum so far read here
+        total.device_sum = Array();
+      }
       total.device_sum = total.device_sum.defined() ? ops::add(total.device_sum, weighted) : weighted;
     } else {
       total.weighted_sum += weight * value;

@@ -5,8 +5,13 @@
 
 namespace kusari::training {
 
+FailOnNonNumber::FailOnNonNumber(FailOnNonNumberOptions options) : options_(options) {
+  if (options_.every < 1) throw ValueError(cat("FailOnNonNumber: expected every >= 1, got ", options_.every));
+}
+
 void FailOnNonNumber::operator()(Trainer& trainer) {
   Updater& updater = trainer.updater();
+  if (updater.iteration() % options_.every != 0 && !updater.is_new_epoch()) return;
   const auto named = updater.optimizer().target()->namedparams();
   std::vector<Array> data;
   for (const auto& [path, param] : named) data.push_back(param.data());

@@ -33,7 +33,7 @@ namespace T = kusari::training;
 namespace O = kusari::optimizers;
 
 // How often the parameters are checked for NaN and infinity (a NaN stays in a parameter once there).
-constexpr double kDivergenceCheckIterations = 50;
+constexpr int64_t kDivergenceCheckIterations = 50;
 
 // Refuses a global batch the ranks cannot share evenly, or a local batch the BN groups cannot split
 // (on every rank alike, before any data is read).
@@ -206,13 +206,11 @@ void train(Recipe& recipe, const CommandLine& line) {
   recipe.extend(trainer);
   observe_iteration(trainer, s.batchsize);
   // A diverged run stops within kDivergenceCheckIterations iterations, naming the iteration and the
-  // parameter, and before an evaluation or a snapshot keeps it (each check reads the device once).
+  // parameter, and before an epoch's snapshot keeps it (each check reads the device once).
+  trainer.extend(std::make_shared<T::FailOnNonNumber>(T::FailOnNonNumberOptions{kDivergenceCheckIterations}));
+  trainer.extend(evaluator, evaluation);
   auto snapshot = T::multi_node_snapshot(comm, {.n_retains = 2, .autoload = s.autoload});
   const T::Trigger snapshot_trigger{s.frequency, "epoch"};
-  trainer.extend(std::make_shared<T::FailOnNonNumber>(),
-                 EitherTrigger(T::Trigger(kDivergenceCheckIterations, "iteration"),
-                               EitherTrigger(evaluation, snapshot_trigger)));
-  trainer.extend(evaluator, evaluation);
   trainer.extend(snapshot, snapshot_trigger);
   // Every rank evaluates, and the snapshot keeps, the batch statistics of all ranks together.
   trainer.extend(T::average_batch_statistics(model, comm), EitherTrigger(evaluation, snapshot_trigger));
