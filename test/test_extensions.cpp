@@ -64,6 +64,22 @@ assert all(e["elapsed_time"] > 0 and e["main/loss"] > 0 for e in log), log
 )", dir / "out/log");
 }
 
+TEST_CASE("LogReport's postprocess derives values from each entry's means before it is kept and written") {
+  TempDir dir;
+  Setup s = make_setup(dir / "out", {4, "iteration"});
+  s.trainer->extend(reporter_of([](int64_t it) { return static_cast<double>(it); }, "seconds"));
+  s.trainer->extend(std::make_shared<T::LogReport>(T::LogReportOptions{
+      .trigger = {2, "iteration"},
+      .postprocess = [](T::Observation& entry) { entry["per_second"] = 3 / entry.at("seconds"); }}));
+  s.trainer->run();
+  const auto& log = s.trainer->get_extension<T::LogReport>("LogReport").log();
+  REQUIRE(log.size() == 2);
+  // 3 over the mean time of iterations 1 and 2 (1.5 s), not the mean of 3/1 and 3/2.
+  CHECK(log[0].at("per_second") == 2.0);
+  CHECK(log[1].at("per_second") == doctest::Approx(3 / 3.5));
+  CHECK(read_text(dir / "out/log").find("\"per_second\": 2,") != std::string::npos);
+}
+
 TEST_CASE("LogReport keeps only the chosen keys and writes NaN and infinities as Python does") {
   TempDir dir;
   Setup s = make_setup(dir / "out", {2, "iteration"});

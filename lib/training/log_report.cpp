@@ -47,6 +47,7 @@ void LogReport::operator()(Trainer& trainer) {
   entry["epoch"] = static_cast<double>(updater.epoch());
   entry["iteration"] = static_cast<double>(updater.iteration());
   entry["elapsed_time"] = trainer.elapsed_time();
+  if (options_.postprocess) options_.postprocess(entry);
   log_.push_back(std::move(entry));
   if (options_.filename.empty()) return;
   serializers::AtomicFile file((std::filesystem::path(trainer.out()) / options_.filename).string());

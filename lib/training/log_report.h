@@ -2,6 +2,7 @@
 // LogReport: averages the observations over each interval and appends one entry per interval to a
 // JSON log file (Chainer's LogReport).
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct KUSARI_API LogReportOptions {
   std::vector<std::string> keys{};  // the observed keys to log; empty logs every key
   Trigger trigger = {1, "epoch"};   // when an entry is made
   std::string filename = "log";     // the file under the trainer's out directory; empty writes none
+  // Called on each entry before it is kept and written (Chainer's postprocess): values derived from the
+  // means, such as a rate over the interval from its mean time; none by default.
+  std::function<void(Observation&)> postprocess{};
 };
 
 // Logs the means of the observations, interval by interval.

@@ -115,7 +115,9 @@ void extend_reports(T::Trainer& trainer, const Settings& s) {
   const T::Trigger every_epoch = PeriodOrEndTrigger({1, "epoch"}, end);
   const T::Trigger log_trigger =
       s.log_interval > 0 ? PeriodOrEndTrigger({static_cast<double>(s.log_interval), "iteration"}, end) : every_epoch;
-  trainer.extend(std::make_shared<T::LogReport>(T::LogReportOptions{.trigger = log_trigger}));
+  trainer.extend(std::make_shared<T::LogReport>(T::LogReportOptions{
+      .trigger = log_trigger,
+      .postprocess = [batchsize = s.batchsize](T::Observation& entry) { add_images_per_second(entry, batchsize); }}));
   const auto plot = [&trainer, &every_epoch](std::vector<std::string> keys, std::string file) {
     trainer.extend(std::make_shared<T::PlotReport>(std::move(keys),
                                                    T::PlotReportOptions{.trigger = every_epoch, .filename = file}));
@@ -204,7 +206,7 @@ void train(Recipe& recipe, const CommandLine& line) {
   T::Trainer trainer(updater, StopTrigger(end), s.out);
   const T::Trigger evaluation = PeriodOrEndTrigger({s.eval_interval, "epoch"}, end);
   recipe.extend(trainer);
-  observe_iteration(trainer, s.batchsize);
+  observe_iteration(trainer);
   // A diverged run stops within kDivergenceCheckIterations iterations, naming the iteration and the
   // parameter, and before an epoch's snapshot keeps it (each check reads the device once).
   trainer.extend(std::make_shared<T::FailOnNonNumber>(T::FailOnNonNumberOptions{kDivergenceCheckIterations}));
