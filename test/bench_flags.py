@@ -100,8 +100,8 @@ with tempfile.TemporaryDirectory() as work:
     by_node = ["--mpi-by-node"]
     open_mpi = ["--open-mpi"]
     documented = {"calibration_hosts_2x1_1gbit_streams": ([], (44, 45, 24, 24)),
-                  "calibration_hosts_2x1_1gbit_openmpi_streams": (open_mpi, (43, 45, 13, 24)),
-                  "calibration_hosts_2x2_1gbit_openmpi_streams": (open_mpi, (45, 45, 7, 24)),
+                  "calibration_hosts_2x1_1gbit_openmpi_streams": (open_mpi, (43, 45, 17, 24)),
+                  "calibration_hosts_2x2_1gbit_openmpi_streams": (open_mpi, (45, 45, 15, 24)),
                   "calibration_hosts_2x2_1gbit_mpich": (by_node, (40, 45, 6, 24)),
                   "calibration_hosts_2x1_4gbit": ([], (45, 45, 24, 24)),
                   "calibration_hosts_2x2_4gbit": (by_node, (6, 45, 1, 24)),

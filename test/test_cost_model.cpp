@@ -331,6 +331,21 @@ TEST_CASE("MPI factors stretch β for MPICH's large collectives only") {
   CHECK(cost::mpi_reduce_seconds(int64_t{8} << 20, 4, true, pair, 0) == doctest::Approx(large));  // its own factor
 }
 
+TEST_CASE("MPI's messages of buffers from 1 MiB to the factors' size cross each link at its β_memory") {
+  // One pair of nodes of one rank: β 1 ns, β_memory 3 ns. Rabenseifner's on 2 ranks: 2 × (α + B/2 × β).
+  cost::Span pair{2, 1, {1e-6, 1e-9, 3e-9}, {1e-5, 1e-9, 3e-9}, 1, {}};
+  const auto expected = [](double bytes, double beta) { return 2 * (1e-5 + bytes / 2 * beta); };
+  const int64_t below = (int64_t{1} << 18) - 1, from = int64_t{1} << 18, last = (int64_t{4} << 20) - 1;
+  CHECK(cost::mpi_allreduce_seconds(below, 4, true, pair, 0) == doctest::Approx(expected(4.0 * below, 1e-9)));
+  CHECK(cost::mpi_allreduce_seconds(from, 4, true, pair, 0) == doctest::Approx(expected(4.0 * from, 3e-9)));
+  CHECK(cost::mpi_allreduce_seconds(last, 4, true, pair, 0) == doctest::Approx(expected(4.0 * last, 3e-9)));
+  // From 16 MiB the factors take over (factor 1: β as it is).
+  CHECK(cost::mpi_allreduce_seconds(last + 1, 4, true, pair, 0) == doctest::Approx(expected(4.0 * (last + 1), 1e-9)));
+  // Without a measured β_memory, β.
+  pair.inter.beta_memory = 0;
+  CHECK(cost::mpi_allreduce_seconds(from, 4, true, pair, 0) == doctest::Approx(expected(4.0 * from, 1e-9)));
+}
+
 TEST_CASE("between machines MPI's extra copies add to the wire's β; flows sharing a link stretch β_memory too") {
   // Nodes of 2: β 0.1 ns inside, 1 ns between; MPI's all-reduce factor 3 makes the copies 0.2 ns more
   // per byte: 0.3 ns inside, 1.2 ns (not 3 ns) for an exchange between nodes, which the node's 2 ranks

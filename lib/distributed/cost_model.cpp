@@ -257,13 +257,23 @@ double ring_allgather_seconds(int64_t n, int ranks, int wire_bytes, int64_t chun
 
 namespace {
 
-// The span with MPI's extra copies of a collective on a buffer of `bytes` from the factors' size up (the
-// span itself below it): `factor` (an MpiFactors entry) times the intra-node β, and the same extra
-// copies, (factor - 1) times the intra-node β per byte, added to the inter-node β (a network's wire does
-// not make MPI's copies slower; where both links are one machine's memory this is factor times both).
+// The buffer size from which MPI's messages of a collective have an end beyond the caches and move one
+// at a time: below the factors' size they cross each link at its β_memory.
+constexpr double kMpiMemoryBytes = 1 << 20;
+
+// The span of MPI's messages of a collective on a buffer of `bytes`: the span itself below
+// kMpiMemoryBytes, its links at β_memory from there to the factors' size, and from that size up MPI's
+// extra copies: `factor` (an MpiFactors entry) times the intra-node β, and the same extra copies,
+// (factor - 1) times the intra-node β per byte, added to the inter-node β (a network's wire does not
+// make MPI's copies slower; where both links are one machine's memory this is factor times both).
 Span scaled(const Span& span, double factor, double bytes) {
-  if (bytes < span.mpi.from_bytes) return span;
+  if (bytes < kMpiMemoryBytes) return span;
   Span out = span;
+  if (bytes < span.mpi.from_bytes) {
+    out.intra.beta = memory_beta(span.intra);
+    out.inter.beta = memory_beta(span.inter);
+    return out;
+  }
   out.intra.beta *= factor;
   out.inter.beta += (factor - 1) * span.intra.beta;
   return out;
