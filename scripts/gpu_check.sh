@@ -204,6 +204,10 @@ PY
   for suite in "${device_suites[@]}"; do
     step "on_cuda_$suite" env KUSARI_TEST_DEVICE=cuda:0 KUSARI_POISON=1 "$here/bin/test_$suite"
   done
+  # Where cuDNN was not used (each process says so once on stderr): the slow paths to look at first.
+  echo "cuDNN fallbacks (processes that said so, by message):"
+  grep -h -E "kusari: (conv2d: no cuDNN engine plan|batch_normalization: .* declined)" "$logs"/*.log |
+    sort | uniq -c | tee "$out/fallbacks.txt" || true
   echo "$passed passed, $failed failed, $skipped skipped"
   [ "$failed" -eq 0 ]
 }
