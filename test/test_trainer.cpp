@@ -133,6 +133,36 @@ TEST_CASE("a value reported on a device stays there, a copy, until read; DictSum
                            {"main/loss", "scalar", "(3,)"});
 }
 
+TEST_CASE("trained on a device, the loss stays there every iteration and the log equals the CPU's") {
+  TempDir dir;
+  // Six iterations of the regressor on `device`: how many times an extension found the iteration's
+  // loss still on a device, and LogReport's entries (one per 2 iterations).
+  const auto train = [&dir](const Device& device, const std::string& name) {
+    auto model = std::make_shared<Regressor>(3, 2, 11);
+    model->to_device(device);
+    auto optimizer = std::make_shared<optimizers::MomentumSGD>(0.05, 0.9);
+    optimizer->setup(model);
+    auto iterator = std::make_shared<D::SerialIterator>(regression_data(10), 4, true, true, 3);
+    auto updater = std::make_shared<T::StandardUpdater>(iterator, optimizer, model, device);
+    T::Trainer trainer(updater, {6, "iteration"}, dir / name);
+    int on_device = 0;
+    trainer.extend(T::make_extension(
+        [&on_device](T::Trainer& t) { on_device += t.observation().at("main/loss").on_device().defined() ? 1 : 0; },
+        "peek", {1, "iteration"}, T::kPriorityWriter + 10));
+    trainer.extend(std::make_shared<T::LogReport>(T::LogReportOptions{.trigger = {2, "iteration"}}));
+    trainer.run();
+    return std::make_pair(on_device, trainer.get_extension<T::LogReport>("LogReport").log());
+  };
+  const auto on_cpu = train(Device::cpu(), "cpu");
+  const auto on_loopback = train(Device::loopback(0), "loopback");
+  CHECK(on_cpu.first == 0);
+  CHECK(on_loopback.first == 6);
+  REQUIRE(on_cpu.second.size() == 3);
+  REQUIRE(on_loopback.second.size() == 3);
+  // loopback:0 runs the CPU's kernels, and the device's float64 sums add in the host's order.
+  for (size_t i = 0; i < 3; ++i) CHECK(on_loopback.second[i].at("main/loss") == on_cpu.second[i].at("main/loss"));
+}
+
 TEST_CASE("serialize_strings and serialize_vector round-trip lists, empty ones included") {
   TempDir dir;
   std::vector<std::string> names{"main/loss", "", "validation/main/accuracy"}, none;
