@@ -55,6 +55,24 @@ Chunks chunks_of(const std::vector<int64_t>& sizes) {
   return c;
 }
 
+// Arrays as a kernel's table takes them: dense (each array itself, or its contiguous copy, kept alive
+// here until the launch is queued), their data and their sizes.
+struct DenseTensors {
+  std::vector<Array> arrays;
+  std::vector<const void*> bases;
+  std::vector<int64_t> sizes;
+};
+
+DenseTensors dense_tensors(const std::vector<Array>& arrays) {
+  DenseTensors d;
+  for (const Array& a : arrays) {
+    d.arrays.push_back(a.contiguous());
+    d.bases.push_back(d.arrays.back().raw_data());
+    d.sizes.push_back(a.size());
+  }
+  return d;
+}
+
 // A table of plain records on `device`: the bytes of each part one after another (each part's size a
 // multiple of 8), copied there asynchronously.
 class DeviceTable {
@@ -168,17 +186,10 @@ void squared_norms_kernel(const std::vector<Array>& arrays, const Array& out) {
   const Device device = out.device();
   const int index = device.index;
   require_device(device, "squared_norms kernel");
-  std::vector<Array> dense;
-  std::vector<const void*> bases;
-  std::vector<int64_t> sizes;
-  for (const Array& a : arrays) {
-    dense.push_back(a.contiguous());
-    bases.push_back(dense.back().raw_data());
-    sizes.push_back(a.size());
-  }
-  const Chunks chunks = chunks_of(sizes);
+  const DenseTensors dense = dense_tensors(arrays);
+  const Chunks chunks = chunks_of(dense.sizes);
   DeviceTable table;
-  const size_t bases_at = table.add(bases), first_at = table.add(chunks.first), chunks_at = table.add(chunks.chunks);
+  const size_t bases_at = table.add(dense.bases), first_at = table.add(chunks.first), chunks_at = table.add(chunks.chunks);
   const Array on_device = table.to(device);
   const auto count = static_cast<int64_t>(arrays.size());
   DeviceGuard guard(index);
@@ -268,18 +279,13 @@ void all_finite_kernel(const std::vector<Array>& arrays, const Array& out) {
   const cudaStream_t stream = current_stream(index);
   check(cudaMemsetAsync(out.raw_data(), 1, 1, stream), "cudaMemsetAsync");
   std::map<Dtype, std::vector<Array>> by_dtype;
-  for (const Array& a : arrays) by_dtype[a.dtype()].push_back(a.contiguous());
-  for (const auto& [dtype, dense] : by_dtype) {
-    std::vector<const void*> bases;
-    std::vector<int64_t> sizes;
-    for (const Array& a : dense) {
-      bases.push_back(a.raw_data());
-      sizes.push_back(a.size());
-    }
-    const Chunks chunks = chunks_of(sizes);
+  for (const Array& a : arrays) by_dtype[a.dtype()].push_back(a);
+  for (const auto& [dtype, group] : by_dtype) {
+    const DenseTensors dense = dense_tensors(group);
+    const Chunks chunks = chunks_of(dense.sizes);
     if (chunks.chunks.empty()) continue;
     DeviceTable table;
-    const size_t bases_at = table.add(bases), chunks_at = table.add(chunks.chunks);
+    const size_t bases_at = table.add(dense.bases), chunks_at = table.add(chunks.chunks);
     const Array on_device = table.to(device);
     visit_floating_dtype(dtype, "all_finite kernel", [&]<class T>() {
       scan_finite_chunks<T><<<static_cast<unsigned>(chunks.chunks.size()), kThreads, 0, stream>>>(
