@@ -1,7 +1,9 @@
 // The GPUs' all-reduce compositions (detail/group_allreduce.h) run over MPI groups on host arrays, under
 // mpiexec (2 ranks on one node, 3 ranks on nodes of 1, 4 on pretend nodes of 2; and across the hosts of
 // scripts/hosts.sh): every pattern, dtype and size, padding and colors included, equals the sum one
-// process computes from every rank's contribution; multi_color's groups hold their rings' rank orders.
+// process computes from every rank's contribution; multi_color's groups hold their rings' rank orders; the
+// largest value over the ranks through each composition's groups, and the average with automatic's float16
+// factors made from it, equal one process's.
 
 #include "testing.h"
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include <kusari/distributed/detail/group_allreduce.h>
+#include <kusari/distributed/detail/group_average.h>
 #include <kusari/distributed/detail/mpi_collective_group.h>
 #include <kusari/distributed/detail/ring.h>
 #include <kusari/distributed/mpi_session.h>
@@ -113,6 +116,92 @@ TEST_CASE("every composition over MPI groups sums float32 fractions to one proce
     for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
     CHECK(worst < 1e-5);
   }
+}
+
+TEST_CASE("every composition's groups give every rank the largest value over the ranks") {
+  const int ranks = world().topology().size, rank = world().topology().rank;
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    CAPTURE(c.options.colors);
+    const AllreduceGroups groups = make_allreduce_groups(c.name, c.options, world(), mpi_group);
+    // Element 0 largest on the middle rank, element 1 on the last, element 2 an infinity from rank 0.
+    const std::vector<double> mine = {rank == ranks / 2 ? 9.0 : rank * 0.5, static_cast<double>(rank),
+                                      rank == 0 ? INFINITY : 1.0};
+    const Array array = Array::from_vector(mine, {3}).astype(Dtype::float32);
+    max_over_groups(nccl_pattern(c.name, c.options, 4), groups, array);
+    CHECK(array.to_vector<double>() == std::vector<double>{9.0, static_cast<double>(ranks - 1), INFINITY});
+  }
+}
+
+// The float32 average one process computes from every rank's contribution as the MPI groups' wire does:
+// each contribution times prescale rounded to float16, their sum (exact here) rounded to float16, times
+// postscale in float32.
+std::vector<double> one_process_float16_average(const std::function<std::vector<double>(int, int64_t)>& contribution,
+                                                int ranks, int64_t n, const WireScaling& scaling) {
+  std::vector<double> sum(static_cast<size_t>(n), 0.0);
+  for (int r = 0; r < ranks; ++r) {
+    const std::vector<double> scaled =
+        (Array::from_vector(contribution(r, n), {n}).astype(Dtype::float32) * static_cast<double>(scaling.prescale))
+            .astype(Dtype::float16)
+            .to_vector<double>();
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += scaled[i];
+  }
+  return (Array::from_vector(sum, {n}).astype(Dtype::float16).astype(Dtype::float32) *
+          static_cast<double>(scaling.postscale))
+      .to_vector<double>();
+}
+
+TEST_CASE("average_over_groups: automatic's float16 factors from the largest magnitude over the ranks, as one process") {
+  const int ranks = world().topology().size, rank = world().topology().rank;
+  const int64_t n = 1001;
+  // Every rank's largest magnitude is 12·(rank+1)-6; the last rank's is the largest.
+  const WireScaling scaling =
+      averaging_scaling(AveragingPolicy::automatic, Dtype::float16, ranks, static_cast<float>(12 * ranks - 6));
+  CHECK(scaling.prescale > 1);  // small whole numbers are scaled up, exactly
+  const std::vector<double> want = one_process_float16_average(whole_contribution, ranks, n, scaling);
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    CAPTURE(c.options.colors);
+    const AllreduceGroups groups = make_allreduce_groups(c.name, c.options, world(), mpi_group);
+    const Array fused = Array::from_vector(whole_contribution(rank, n), {n}).astype(Dtype::float32);
+    const Array average = average_over_groups(nccl_pattern(c.name, c.options, n * 2), groups, fused, Dtype::float16,
+                                              AveragingPolicy::automatic, std::nullopt, ranks);
+    CHECK(average.dtype() == Dtype::float32);
+    CHECK(average.to_vector<double>() == want);
+  }
+}
+
+TEST_CASE("average_over_groups: a NaN on one rank reaches every rank under automatic; given factors are used as given") {
+  const int ranks = world().topology().size, rank = world().topology().rank;
+  const int64_t n = 7;
+  const AllreduceGroups groups = make_allreduce_groups("nccl", {}, world(), mpi_group);
+  std::vector<double> mine = whole_contribution(rank, n);
+  if (rank == ranks - 1) mine[3] = NAN;
+  const Array average = average_over_groups(NcclPattern::all, groups, Array::from_vector(mine, {n}).astype(Dtype::float32),
+                                            Dtype::float16, AveragingPolicy::automatic, std::nullopt, ranks);
+  const std::vector<double> got = average.to_vector<double>();
+  const WireScaling before = averaging_scaling(AveragingPolicy::divide_before, Dtype::float16, ranks);
+  const std::vector<double> want = one_process_float16_average(whole_contribution, ranks, n, before);
+  for (int64_t i = 0; i < n; ++i) {
+    CAPTURE(i);
+    if (i == 3) {
+      CHECK(std::isnan(got[3]));
+    } else {
+      CHECK(got[static_cast<size_t>(i)] == want[static_cast<size_t>(i)]);
+    }
+  }
+  // A float32 wire with no factors sums in place; given factors replace the policy's.
+  const Array fused = Array::from_vector(whole_contribution(rank, n), {n}).astype(Dtype::float32);
+  const Array summed = average_over_groups(NcclPattern::all, groups, fused, Dtype::float32, AveragingPolicy::automatic,
+                                           WireScaling{1, 1}, ranks);
+  CHECK(summed.storage() == fused.storage());
+  CHECK(summed.to_vector<double>() == one_process_sum(whole_contribution, ranks, n));
+  const Array doubled = average_over_groups(NcclPattern::all, groups,
+                                            Array::from_vector(whole_contribution(rank, n), {n}).astype(Dtype::float32),
+                                            Dtype::float32, AveragingPolicy::divide_before, WireScaling{1, 2}, ranks);
+  std::vector<double> twice = one_process_sum(whole_contribution, ranks, n);
+  for (double& v : twice) v *= 2;
+  CHECK(doubled.to_vector<double>() == twice);
 }
 
 TEST_CASE("each algorithm makes the groups its composition sums over") {

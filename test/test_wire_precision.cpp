@@ -5,10 +5,12 @@
 #include "testing.h"
 
 #include <cmath>
+#include <limits>
 #include <filesystem>
 
 #include <kusari/distributed/wire_precision.h>
 #include <kusari/distributed/detail/wire_scaling.h>
+#include <kusari/kernels/cuda/runtime.h>
 
 #include "../bench/gradient_samples.h"
 
@@ -69,6 +71,42 @@ TEST_CASE("averaging_scaling: factors multiply to 1/P; automatic float16 takes t
   CHECK(averaging_scaling(AveragingPolicy::automatic, Dtype::float16, 8, 0).postscale == 0.125f);
   CHECK(averaging_policy_from_name("split") == AveragingPolicy::split);
   expect_error<ValueError>([] { averaging_policy_from_name("mean"); }, {"automatic", "divide_before", "'mean'"});
+}
+
+TEST_CASE("automatic_float16_scaling: the host's factors bit for bit, computed where the largest magnitude lives") {
+  std::vector<float> largest = {0.0f, INFINITY, NAN, 1e-38f, 1e-30f, 3e38f, std::numeric_limits<float>::max(), 0.37f,
+                                1.0f, 65504.0f, 1e-5f, 123456.0f};
+  for (const int k : {-40, -3, 0, 1, 7, 13, 40}) {  // at the powers of two the bound's quotient crosses
+    const float at = static_cast<float>(std::ldexp(65504.0 / 2, -k));
+    for (const int ranks : {1, 3}) {
+      const float m = at / static_cast<float>(ranks);
+      largest.insert(largest.end(), {m, std::nextafter(m, 0.0f), std::nextafter(m, INFINITY)});
+    }
+  }
+  std::vector<Device> devices = {Device::cpu(), Device::loopback(0)};
+  if (kusari::cuda::device_count() > 0) devices.push_back(Device::cuda(0));
+  for (const Device& device : devices) {
+    for (const int ranks : {1, 2, 3, 7, 256, 1024}) {
+      for (const float m : largest) {
+        CAPTURE(device);
+        CAPTURE(ranks);
+        CAPTURE(m);
+        const WireScaling want = averaging_scaling(AveragingPolicy::automatic, Dtype::float16, ranks, m);
+        const ScalingArrays got = automatic_float16_scaling(Array::scalar(m, Dtype::float32, device), ranks);
+        CHECK(got.prescale.device() == device);
+        CHECK(got.prescale.item<float>() == want.prescale);
+        CHECK(got.postscale.item<float>() == want.postscale);
+        if (std::isfinite(m) && m > 0 && want.prescale > std::ldexp(1.0f, -60) && want.prescale < std::ldexp(1.0f, 60)) {
+          // In range: the partial sums' bound holds and a factor of 2 more would break it.
+          const double partial = static_cast<double>(ranks) * m * want.prescale;
+          CHECK(partial <= 65504.0 / 2);
+          CHECK(2 * partial > 65504.0 / 2);
+        }
+      }
+    }
+  }
+  expect_error<ValueError>([] { automatic_float16_scaling(Array::zeros({1}, Dtype::float32), 2); },
+                           {"0-dimensional float32", "shape (1,)"});
 }
 
 TEST_CASE("simulate_wire_average: exact where the sums are exact; bad input named") {

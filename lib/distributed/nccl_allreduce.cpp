@@ -2,23 +2,21 @@
 // communicator's algorithm mapped by nccl_pattern onto its composition of NCCL group collectives
 // (detail/group_allreduce.h: NCCL's own all-reduce over every rank, the hierarchical and two-dimensional
 // patterns over intra- and inter-node groups, multi_color's colors at once; hybrid takes NCCL's own or
-// hierarchical by size, as on a CPU).
+// hierarchical by size, as on a CPU); the average itself, its wire dtype and scaling, is
+// detail/group_average.h's, on the device.
 
 #include <kusari/distributed/detail/communicator_impl.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <limits>
 #include <optional>
 
-#include <kusari/distributed/detail/collectives.h>
 #include <kusari/distributed/detail/mpi_util.h>
 #include <kusari/distributed/detail/nccl_collective_group.h>
 #include <kusari/distributed/detail/nccl_pattern.h>
 #include <kusari/distributed/detail/rank_agreement.h>
 #include <kusari/distributed/detail/stall_inspector.h>
-#include <kusari/distributed/detail/wire_scaling.h>
+#include <kusari/distributed/detail/group_average.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::distributed {
@@ -137,24 +135,9 @@ bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& ar
   const bool in_place = arrays.size() == 1 && arrays[0].dtype() == Dtype::float32 && arrays[0].is_contiguous();
   Array fused = in_place ? flat[0] : ops::concatenate(flat, 0);
   const Dtype wire = impl.options.wire_dtype;
-  if (!scaling) {
-    const AveragingPolicy policy = impl.options.averaging;
-    float largest = 0;
-    if (needs_max_abs(policy, wire) && fused.size() > 0) {
-      const double local = ops::amax(ops::abs(fused)).item<double>();
-      largest = std::isfinite(local) ? static_cast<float>(local) : std::numeric_limits<float>::infinity();
-    }
-    if (needs_max_abs(policy, wire)) allreduce_elements(&largest, 1, Dtype::float32, ReduceOp::max, impl.groups.all());
-    scaling = averaging_scaling(policy, wire, impl.groups.topology().size, largest);
-  }
-  Array on_wire = scaling->prescale == 1 ? fused : fused * static_cast<double>(scaling->prescale);
-  if (on_wire.dtype() != wire) on_wire = on_wire.astype(wire);
-  if (on_wire.size() > 0) {  // NCCL sums in place (one rank's groups sum its own array: every call still runs)
-    allreduce_over_groups(nccl_pattern(impl.name, impl.options, on_wire.nbytes()),
-                          nccl_groups_for(impl, *device).groups, on_wire);
-  }
-  fused = on_wire.dtype() == Dtype::float32 ? on_wire : on_wire.astype(Dtype::float32);
-  if (scaling->postscale != 1) fused = fused * static_cast<double>(scaling->postscale);
+  const NcclPattern pattern = nccl_pattern(impl.name, impl.options, fused.size() * static_cast<int64_t>(itemsize(wire)));
+  fused = average_over_groups(pattern, nccl_groups_for(impl, *device).groups, fused, wire, impl.options.averaging,
+                              scaling, impl.groups.topology().size);
   if (in_place && fused.storage() == arrays[0].storage()) return true;
   int64_t at = 0;
   for (const Array& array : arrays) {

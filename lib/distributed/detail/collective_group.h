@@ -1,6 +1,6 @@
 #pragma once
 // Internal to the library: a group of ranks and the five collectives the all-reduces of CUDA arrays are
-// composed of (detail/group_allreduce.h). NCCL implements them for one GPU's arrays
+// composed of, and the largest value over it (detail/group_allreduce.h). NCCL implements them for one GPU's arrays
 // (detail/nccl_collective_group.h) and MPI for host arrays (detail/mpi_collective_group.h), so the very
 // composition the GPUs run also runs, and is tested against one process, under mpiexec on CPUs.
 
@@ -19,6 +19,8 @@ class CollectiveGroup {
 
   // received = the sum over the ranks of `sent` (one size).
   virtual void allreduce_sum(const Array& sent, const Array& received) = 0;
+  // received = the elementwise largest over the ranks of `sent` (one size).
+  virtual void allreduce_max(const Array& sent, const Array& received) = 0;
   // received, on `root` only, = the sum over the ranks of `sent` (one size; other ranks' is left alone).
   virtual void reduce_sum(const Array& sent, const Array& received, int root) = 0;
   // `array` on every rank = root's.

@@ -100,4 +100,25 @@ void allreduce_over_groups(NcclPattern pattern, const AllreduceGroups& groups, c
   }
 }
 
+void max_over_groups(NcclPattern pattern, const AllreduceGroups& groups, const Array& array) {
+  switch (pattern) {
+    case NcclPattern::all:
+      groups.all->allreduce_max(array, array);
+      return;
+    case NcclPattern::hierarchical:  // across the nodes on their first ranks only, as the sum goes
+      groups.intra->allreduce_max(array, array);
+      if (groups.inter) groups.inter->allreduce_max(array, array);
+      groups.intra->broadcast(array, 0);
+      return;
+    case NcclPattern::two_dimensional:
+      groups.intra->allreduce_max(array, array);
+      groups.inter->allreduce_max(array, array);
+      return;
+    case NcclPattern::multi_color:  // each color spans every node (or every rank)
+      if (groups.intra) groups.intra->allreduce_max(array, array);
+      groups.colors[0]->allreduce_max(array, array);
+      return;
+  }
+}
+
 }  // namespace kusari::distributed

@@ -40,4 +40,8 @@ AllreduceGroups make_allreduce_groups(const std::string& name, const Communicato
 // (made for the pattern's algorithm). A failure between the stages leaves partial sums in `array`.
 void allreduce_over_groups(NcclPattern pattern, const AllreduceGroups& groups, const Array& array);
 
+// `array` = its elementwise largest over every rank, in place, through the groups `pattern` uses (a node's
+// ranks first, then across the nodes).
+void max_over_groups(NcclPattern pattern, const AllreduceGroups& groups, const Array& array);
+
 }  // namespace kusari::distributed

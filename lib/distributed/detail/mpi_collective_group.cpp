@@ -38,18 +38,26 @@ MpiCollectiveGroup::MpiCollectiveGroup(MPI_Comm comm) {
   rank_ = comm_rank(comm_.get());
 }
 
-void MpiCollectiveGroup::allreduce_sum(const Array& sent, const Array& received) {
+void MpiCollectiveGroup::allreduce(const Array& sent, const Array& received, ReduceOp op) {
   constexpr const char* what = "MPI_Allreduce";
   require_operands({&sent, &received}, what);
   require_size(received.size(), sent.size(), what, "the result");
   if (received.host_data() != sent.host_data()) received.assign(sent);
   const MPI_Datatype type = mpi_datatype(sent.dtype());
-  const MPI_Op sum = mpi_op(ReduceOp::sum, sent.dtype());
+  const MPI_Op mpi_reduction = mpi_op(op, sent.dtype());
   for_each_mpi_block(received.size(), [&](int64_t at, int count) {
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, advance(received.host_data(), at, itemsize(sent.dtype())), count, type, sum,
-                            comm_.get()),
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, advance(received.host_data(), at, itemsize(sent.dtype())), count, type,
+                            mpi_reduction, comm_.get()),
               what);
   });
+}
+
+void MpiCollectiveGroup::allreduce_sum(const Array& sent, const Array& received) {
+  allreduce(sent, received, ReduceOp::sum);
+}
+
+void MpiCollectiveGroup::allreduce_max(const Array& sent, const Array& received) {
+  allreduce(sent, received, ReduceOp::max);
 }
 
 void MpiCollectiveGroup::reduce_sum(const Array& sent, const Array& received, int root) {

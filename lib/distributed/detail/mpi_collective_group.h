@@ -6,6 +6,7 @@
 
 #include <kusari/distributed/detail/collective_group.h>
 #include <kusari/distributed/detail/comm_groups.h>
+#include <kusari/distributed/reduce_op.h>
 
 namespace kusari::distributed {
 
@@ -17,6 +18,7 @@ class MpiCollectiveGroup : public CollectiveGroup {
   explicit MpiCollectiveGroup(MPI_Comm comm);
 
   void allreduce_sum(const Array& sent, const Array& received) override;
+  void allreduce_max(const Array& sent, const Array& received) override;
   void reduce_sum(const Array& sent, const Array& received, int root) override;
   void broadcast(const Array& array, int root) override;
   void reduce_scatter_sum(const Array& sent, const Array& received) override;
@@ -26,6 +28,9 @@ class MpiCollectiveGroup : public CollectiveGroup {
   int size() const override { return size_; }
 
  private:
+  // received = `op` over the ranks of `sent`, in place after a copy when they differ.
+  void allreduce(const Array& sent, const Array& received, ReduceOp op);
+
   CommHandle comm_;
   int size_ = 0;
   int rank_ = 0;

@@ -16,6 +16,7 @@ class NcclCollectiveGroup : public CollectiveGroup {
   explicit NcclCollectiveGroup(std::unique_ptr<kernels::cuda::NcclGroup> group) : group_(std::move(group)) {}
 
   void allreduce_sum(const Array& sent, const Array& received) override { group_->allreduce_sum(sent, received); }
+  void allreduce_max(const Array& sent, const Array& received) override { group_->allreduce_max(sent, received); }
   void reduce_sum(const Array& sent, const Array& received, int root) override {
     group_->reduce_sum(sent, received, root);
   }

@@ -1,7 +1,9 @@
 #pragma once
 // WireScaling: the factors around one all-reduce — each contribution times prescale before it is
-// rounded to the wire dtype, the sum times postscale after — and the ones an AveragingPolicy picks.
+// rounded to the wire dtype, the sum times postscale after — and the ones an AveragingPolicy picks, on
+// the host or, for automatic in float16, as arrays where the contributions live.
 
+#include <kusari/core/array.h>
 #include <kusari/core/dtype.h>
 #include <kusari/distributed/communicator_options.h>
 
@@ -22,5 +24,16 @@ bool needs_max_abs(AveragingPolicy policy, Dtype wire);
 // sit as high above the subnormals as that allows; an
 // inf or NaN keeps 1/ranks before, so it reaches every rank's result (and every rank's loss scaler).
 WireScaling averaging_scaling(AveragingPolicy policy, Dtype wire, int ranks, float max_abs = 0);
+
+// WireScaling's factors as 0-dimensional float32 arrays on a device.
+struct ScalingArrays {
+  Array prescale;
+  Array postscale;
+};
+
+// automatic's float16 factors for `ranks` contributions, computed on max_abs's device from max_abs (a
+// 0-dimensional float32 array: the largest magnitude on any rank, inf when any value is inf or NaN)
+// with no read to the host: bit for bit what averaging_scaling gives for its value.
+ScalingArrays automatic_float16_scaling(const Array& max_abs, int ranks);
 
 }  // namespace kusari::distributed

@@ -140,15 +140,19 @@ NcclGroup::~NcclGroup() {
 }
 
 
-void NcclGroup::allreduce_sum(const Array& sent, const Array& received) {
+void NcclGroup::allreduce(const Array& sent, const Array& received, int op) {
   constexpr const char* what = "ncclAllReduce";
   require_operands({&sent, &received}, state_->device, what);
   require_size(received.size(), sent.size(), what, "the result");
   enqueue(state_->device, state_->size, *state_->watch, {&sent, &received}, what, [&](cudaStream_t stream) {
     return ncclAllReduce(sent.raw_data(), received.raw_data(), static_cast<size_t>(sent.size()),
-                         nccl_type(sent.dtype()), ncclSum, state_->comm, stream);
+                         nccl_type(sent.dtype()), static_cast<ncclRedOp_t>(op), state_->comm, stream);
   });
 }
+
+void NcclGroup::allreduce_sum(const Array& sent, const Array& received) { allreduce(sent, received, ncclSum); }
+
+void NcclGroup::allreduce_max(const Array& sent, const Array& received) { allreduce(sent, received, ncclMax); }
 
 void NcclGroup::reduce_sum(const Array& sent, const Array& received, int root) {
   constexpr const char* what = "ncclReduce";

@@ -42,6 +42,10 @@ void NcclGroup::allreduce_sum(const Array&, const Array&) {
   throw DeviceError(cat("ncclAllReduce: ", kusari::cuda::unavailable_reason()));
 }
 
+void NcclGroup::allreduce_max(const Array&, const Array&) {
+  throw DeviceError(cat("ncclAllReduce: ", kusari::cuda::unavailable_reason()));
+}
+
 void NcclGroup::reduce_sum(const Array&, const Array&, int) {
   throw DeviceError(cat("ncclReduce: ", kusari::cuda::unavailable_reason()));
 }

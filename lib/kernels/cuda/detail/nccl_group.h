@@ -36,11 +36,13 @@ class NcclGroup {
   NcclGroup& operator=(const NcclGroup&) = delete;
 
   // Every collective takes contiguous float32, float16 or bfloat16 arrays of one dtype on this group's
-  // device (for allreduce_sum and reduce_sum, sent and received may be one array: in place); ShapeError
+  // device (for the all-reduces and reduce_sum, sent and received may be one array: in place); ShapeError
   // for sizes that do not fit.
 
   // received = the sum over the ranks of `sent` (one size).
   void allreduce_sum(const Array& sent, const Array& received);
+  // received = the elementwise largest over the ranks of `sent` (one size).
+  void allreduce_max(const Array& sent, const Array& received);
   // received, on `root` only, = the sum over the ranks of `sent` (one size; other ranks' `received` is
   // left alone).
   void reduce_sum(const Array& sent, const Array& received, int root);
@@ -60,6 +62,9 @@ class NcclGroup {
   int size() const;
 
  private:
+  // received = NCCL's reduction `op` (an ncclRedOp_t) over the ranks of `sent`.
+  void allreduce(const Array& sent, const Array& received, int op);
+
   struct State;
   std::unique_ptr<State> state_;
 };
