@@ -19,7 +19,8 @@
 #                                  profiler's table of the float16 step, beside PyTorch's float32, AMP
 #                                  and bfloat16 AMP steps in the same run; the device matrix on cuda:0
 #                                  (fashion_mnist and jia2018, every dtype and model against the CPU,
-#                                  snapshots across), the NCCL path of the communicator, and the host
+#                                  snapshots across), the NCCL path of the communicator, the float16
+#                                  wire's automatic factors made on the device, and the host
 #                                  suites with every array on cuda:0.
 # The last line of `run` is "N passed, N failed, N skipped" over the steps it checked (the bench lines
 # are figures, passed when every program ran; the one-rank NCCL test is skipped unless it fails).
@@ -34,7 +35,7 @@ device_suites=(activation arithmetic array_manipulation autograd convolution gho
                link links_layers loss matmul mixed_precision models noise normalization npz optimizers pooling random
                reduction routines)
 recipe_names=(fashion_mnist goyal2017 akiba2017 jia2018 kumar2017)
-programs=(test/test_cuda_device test/test_cuda_nccl bench/resnet50 "${recipe_names[@]/#/recipes/}"
+programs=(test/test_cuda_device test/test_cuda_nccl test/test_wire_precision bench/resnet50 "${recipe_names[@]/#/recipes/}"
           "${device_suites[@]/#/test/test_}")
 
 prepare() {
@@ -200,6 +201,8 @@ PY
   # One rank, as an MPI singleton (the GPU machine has no mpiexec): the NCCL path runs, but a sum over one
   # rank is the identity, so it counts as skipped unless it fails.
   step cuda_nccl "$here/bin/test_cuda_nccl" && { passed=$((passed - 1)); skipped=$((skipped + 1)); }
+  # The float16 wire's automatic factors made on cuda:0 against the host's, bit for bit.
+  step wire_scaling "$here/bin/test_wire_precision" --test-case="automatic_float16_scaling*"
   local suite
   for suite in "${device_suites[@]}"; do
     step "on_cuda_$suite" env KUSARI_TEST_DEVICE=cuda:0 KUSARI_POISON=1 "$here/bin/test_$suite"
