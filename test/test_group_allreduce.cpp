@@ -158,16 +158,19 @@ TEST_CASE("average_over_groups: automatic's float16 factors from the largest mag
   const WireScaling scaling =
       averaging_scaling(AveragingPolicy::automatic, Dtype::float16, ranks, static_cast<float>(12 * ranks - 6));
   CHECK(scaling.prescale > 1);  // small whole numbers are scaled up, exactly
-  const std::vector<double> want = one_process_float16_average(whole_contribution, ranks, n, scaling);
-  for (const Case& c : cases()) {
-    CAPTURE(c.name);
-    CAPTURE(c.options.colors);
-    const AllreduceGroups groups = make_allreduce_groups(c.name, c.options, world(), mpi_group);
-    const Array fused = Array::from_vector(whole_contribution(rank, n), {n}).astype(Dtype::float32);
-    const Array average = average_over_groups(nccl_pattern(c.name, c.options, n * 2), groups, fused, Dtype::float16,
-                                              AveragingPolicy::automatic, std::nullopt, ranks);
-    CHECK(average.dtype() == Dtype::float32);
-    CHECK(average.to_vector<double>() == want);
+  for (const int64_t n : {int64_t{1001}, int64_t{3001}}) {  // 3001: hybrid's threshold crossed (NCCL's own)
+    const std::vector<double> want = one_process_float16_average(whole_contribution, ranks, n, scaling);
+    for (const Case& c : cases()) {
+      CAPTURE(c.name);
+      CAPTURE(c.options.colors);
+      CAPTURE(n);
+      const AllreduceGroups groups = make_allreduce_groups(c.name, c.options, world(), mpi_group);
+      const Array fused = Array::from_vector(whole_contribution(rank, n), {n}).astype(Dtype::float32);
+      const Array average = average_over_groups(nccl_pattern(c.name, c.options, n * 2), groups, fused, Dtype::float16,
+                                                AveragingPolicy::automatic, std::nullopt, ranks);
+      CHECK(average.dtype() == Dtype::float32);
+      CHECK(average.to_vector<double>() == want);
+    }
   }
 }
 
@@ -175,13 +178,24 @@ TEST_CASE("average_over_groups: a NaN on one rank reaches every rank under autom
   const int ranks = world().topology().size, rank = world().topology().rank;
   const int64_t n = 7;
   const AllreduceGroups groups = make_allreduce_groups("nccl", {}, world(), mpi_group);
-  std::vector<double> mine = whole_contribution(rank, n);
+  // Whole multiples of 2^-26: below float16's smallest step (2^-24) divide_before's factors round them,
+  // automatic's large prescale for them without the NaN keeps them exact (every sum of the rounded values
+  // is exact, so any order of summing gives one result).
+  const auto tiny_contribution = [](int r, int64_t count) {
+    std::vector<double> v = whole_contribution(r, count);
+    for (double& x : v) x = std::ldexp(x, -26);
+    return v;
+  };
+  std::vector<double> mine = tiny_contribution(rank, n);
   if (rank == ranks - 1) mine[3] = NAN;
   const Array average = average_over_groups(NcclPattern::all, groups, Array::from_vector(mine, {n}).astype(Dtype::float32),
                                             Dtype::float16, AveragingPolicy::automatic, std::nullopt, ranks);
   const std::vector<double> got = average.to_vector<double>();
   const WireScaling before = averaging_scaling(AveragingPolicy::divide_before, Dtype::float16, ranks);
-  const std::vector<double> want = one_process_float16_average(whole_contribution, ranks, n, before);
+  const std::vector<double> want = one_process_float16_average(tiny_contribution, ranks, n, before);
+  const WireScaling finite =
+      averaging_scaling(AveragingPolicy::automatic, Dtype::float16, ranks, static_cast<float>(std::ldexp(12 * ranks, -26)));
+  CHECK(one_process_float16_average(tiny_contribution, ranks, n, finite) != want);
   for (int64_t i = 0; i < n; ++i) {
     CAPTURE(i);
     if (i == 3) {

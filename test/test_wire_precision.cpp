@@ -94,6 +94,7 @@ TEST_CASE("automatic_float16_scaling: the host's factors bit for bit, computed w
         const WireScaling want = averaging_scaling(AveragingPolicy::automatic, Dtype::float16, ranks, m);
         const ScalingArrays got = automatic_float16_scaling(Array::scalar(m, Dtype::float32, device), ranks);
         CHECK(got.prescale.device() == device);
+        CHECK(got.postscale.device() == device);
         CHECK(got.prescale.item<float>() == want.prescale);
         CHECK(got.postscale.item<float>() == want.postscale);
         if (std::isfinite(m) && m > 0 && want.prescale > std::ldexp(1.0f, -60) && want.prescale < std::ldexp(1.0f, 60)) {

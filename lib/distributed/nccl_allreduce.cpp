@@ -135,6 +135,7 @@ bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& ar
   const bool in_place = arrays.size() == 1 && arrays[0].dtype() == Dtype::float32 && arrays[0].is_contiguous();
   Array fused = in_place ? flat[0] : ops::concatenate(flat, 0);
   const Dtype wire = impl.options.wire_dtype;
+  if (fused.size() == 0) return true;  // every rank's is empty (the sizes agreed): no group is needed
   const NcclPattern pattern = nccl_pattern(impl.name, impl.options, fused.size() * static_cast<int64_t>(itemsize(wire)));
   fused = average_over_groups(pattern, nccl_groups_for(impl, *device).groups, fused, wire, impl.options.averaging,
                               scaling, impl.groups.topology().size);

@@ -32,7 +32,8 @@ struct ScalingArrays {
 };
 
 // automatic's float16 factors for `ranks` contributions, computed on max_abs's device from max_abs (a
-// 0-dimensional float32 array: the largest magnitude on any rank, inf when any value is inf or NaN)
+// 0-dimensional float32 array: the largest magnitude on any rank, never negative, inf when any value is
+// inf or NaN)
 // with no read to the host: bit for bit what averaging_scaling gives for its value.
 ScalingArrays automatic_float16_scaling(const Array& max_abs, int ranks);
 
