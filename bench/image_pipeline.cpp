@@ -113,6 +113,7 @@ std::vector<double> best_of_rounds(const std::vector<Workload>& workloads, const
 }  // namespace
 
 int main(int argc, char** argv) {
+  distributed::install_abort_on_uncaught_exception();  // an error ends the program with its message
   const bench::Options options =
       bench::parse_options(argc, argv, {.threads = 1, .warmup = 20, .min_steps = 50, .seconds = 5.0});
   set_num_threads(options.threads);

@@ -19,8 +19,10 @@ namespace kusari::bench {
 // Parses the command line over `defaults`, sets kusari's thread count from it and flushes subnormal
 // floats to zero (as the libtorch twins do): a network that has learned its fixed batch leaves momentum
 // buffers stuck on the smallest subnormal values, and their ~100-cycle arithmetic is not what these
-// programs measure.
+// programs measure. An error later (no GPU for --device cuda, memory) ends the program with its message
+// and status 1, not an abort.
 inline Options setup(int argc, char** argv, const Options& defaults) {
+  distributed::install_abort_on_uncaught_exception();
   Options options = defaults;
   try {
     options.cudnn_benchmark = cuda::cudnn_benchmark();  // KUSARI_CUDNN_BENCHMARK, the flag's default

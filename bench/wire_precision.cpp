@@ -16,6 +16,7 @@ using namespace kusari;
 namespace dist = kusari::distributed;
 
 int main() {
+  dist::install_abort_on_uncaught_exception();  // an error ends the program with its message
   if (!std::filesystem::exists(data::kFashionMnistDir)) {
     std::fprintf(stderr, "wire_precision: %s is absent (Debian package dataset-fashion-mnist)\n",
                  data::kFashionMnistDir);

@@ -87,12 +87,28 @@ run() {
     echo "0 passed, 1 failed"
     return 1
   fi
-  # Runs one step (a name, then its command) for at most STEP_SECONDS (default 240), its output into
-  # $logs/<name>.log; kusari's programs run with the bundled libraries. Returns the step's success.
+  # The whole check ends within GPU_CHECK_SECONDS (default 570: the device tool's 600 less the packing),
+  # so that its logs come back: a step that would start with too little time left is skipped and said.
+  local budget=${GPU_CHECK_SECONDS:-570}
+  local deadline=$((SECONDS + budget)) step_skipped=0
+  seconds_left() { echo $((deadline - SECONDS)); }
+  # Runs one step (a name, then its command) for at most STEP_SECONDS (default 240) and what is left of
+  # the budget, its output into $logs/<name>.log; kusari's programs run with the bundled libraries.
+  # Skips it (step_skipped=1) when its name matches GPU_CHECK_SKIP (a bash regex: steps a previous call
+  # ran) or under 30 s are left. Returns the step's success.
   step() {
-    local name=$1
+    local name=$1 limit=${STEP_SECONDS:-240} left
     shift
-    if LD_LIBRARY_PATH="$library_path" timeout -k 10 "${STEP_SECONDS:-240}" "$@" > "$logs/$name.log" 2>&1; then
+    left=$(seconds_left)
+    step_skipped=0
+    if [[ -n ${GPU_CHECK_SKIP:-} && $name =~ $GPU_CHECK_SKIP ]] || [ "$left" -lt 30 ]; then
+      step_skipped=1
+      skipped=$((skipped + 1))
+      echo "$name: skipped ($([ "$left" -lt 30 ] && echo "the check's $budget s are spent" || echo GPU_CHECK_SKIP))"
+      return 1
+    fi
+    [ "$left" -lt "$limit" ] && limit=$left
+    if LD_LIBRARY_PATH="$library_path" timeout -k 10 "$limit" "$@" > "$logs/$name.log" 2>&1; then
       passed=$((passed + 1))
       echo "$name: passed"
     else
@@ -112,7 +128,7 @@ run() {
   # Every block the caching allocator hands out filled with NaN first (KUSARI_POISON): a kernel that
   # leaves its output unwritten fails instead of passing on an earlier result.
   KUSARI_POISON=1 step cuda_device "$here/bin/test_cuda_device" --duration=true
-  tail -3 "$logs/cuda_device.log"
+  tail -3 "$logs/cuda_device.log" 2>/dev/null
   # A tiny IDX set, and the same 2 epochs on the CPU and on the GPU: the losses agree to float32's
   # reordered sums.
   python3 test/idx_set.py "$here/data" 320 64
@@ -120,7 +136,7 @@ run() {
                 --batchsize 32 --epoch 2 --log-interval 1 --threads 4 --no-progress)
   step recipe_cpu "${recipe[@]}" --device cpu --out "$here/recipe_cpu"
   KUSARI_PROFILE=1 step recipe_cuda "${recipe[@]}" --device cuda:0 --out "$here/recipe_cuda"
-  grep -A8 "kusari profile" "$logs/recipe_cuda.log" || true
+  grep -sA8 "kusari profile" "$logs/recipe_cuda.log" || true
   # The first iterations agree to float32's reordered sums (later ones drift apart as training amplifies
   # them: printed, not held).
   step_python recipe_agreement - "$here/recipe_cpu/log" "$here/recipe_cuda/log" <<'PY'
@@ -132,16 +148,37 @@ for i, (a, b) in enumerate(zip(cpu, gpu)):
     if i < 4:
         assert abs(a["main/loss"] - b["main/loss"]) <= 2e-3 * max(1.0, abs(a["main/loss"])), a["iteration"]
 PY
-  cat "$logs/recipe_agreement.log"
-  # Every paper's recipe on synthetic ImageNet JPEGs, each dtype, a few dozen iterations.
-  python3 scripts/synthetic_imagenet.py "$here/imagenet" 3072 512
+  cat "$logs/recipe_agreement.log" 2>/dev/null
+  # Both sides time cuDNN's algorithms once per shape (cudnn.benchmark), and their lines say so.
+  step bench_float32 "$here/bin/resnet50" --device cuda:0 --dtype float32 --warmup 3 --steps 10 --seconds 0 \
+    --cudnn-benchmark 1
+  step bench_float16 "$here/bin/resnet50" --device cuda:0 --dtype float16 --channels-last 1 --warmup 3 --steps 10 \
+    --seconds 0 --cudnn-benchmark 1
+  step bench_bfloat16 "$here/bin/resnet50" --device cuda:0 --dtype bfloat16 --channels-last 1 --warmup 3 --steps 10 \
+    --seconds 0 --cudnn-benchmark 1
+  step bench_float16_profile "$here/bin/resnet50" --device cuda:0 --dtype float16 --channels-last 1 --warmup 3 \
+    --steps 5 --seconds 0 --profile 1 --cudnn-benchmark 1
+  STEP_SECONDS=300 step_python bench_torch "$here/bin/torch_resnet50_gpu.py" float32 amp amp_bf16 --warmup 3 --steps 10 \
+    --cudnn-benchmark 1
+  cat "$logs"/bench_*.log 2>/dev/null | grep "ms/step" | tee "$out/bench.txt"
+  grep -sv "ms/step" "$logs/bench_float16_profile.log" > "$out/profile_float16.txt"
+  # One rank, as an MPI singleton (the GPU machine has no mpiexec): the NCCL path runs, but a sum over one
+  # rank is the identity, so it counts as skipped unless it fails.
+  step cuda_nccl "$here/bin/test_cuda_nccl" && { passed=$((passed - 1)); skipped=$((skipped + 1)); }
+  # The float16 wire's automatic factors made on cuda:0 against the host's, bit for bit.
+  step wire_scaling "$here/bin/test_wire_precision" --test-case="automatic_float16_scaling*"
+  # Every paper's recipe on synthetic ImageNet JPEGs, each dtype, a few dozen iterations (the JPEGs only
+  # where a recipe can still run).
+  [ "$(seconds_left)" -lt 90 ] || python3 scripts/synthetic_imagenet.py "$here/imagenet" 3072 512
   # One recipe (its name, then a run name and flags) for 30 iterations of batch 128 on the JPEGs.
+  local imagenet_runs=0
   imagenet_step() {
     local recipe=$1 run=$2
     shift 2
     step "imagenet_$run" "$here/bin/$recipe" --preset imagenet --train "$here/imagenet/train.txt" \
       --val "$here/imagenet/val.txt" --root "$here/imagenet" --device cuda:0 --batchsize 128 --max-iterations 30 \
       --log-interval 10 --eval-batchsize 128 --no-progress --out "$here/imagenet_$run" "$@"
+    [ "$step_skipped" = 1 ] || imagenet_runs=$((imagenet_runs + 1))
   }
   local name dtype
   for name in goyal2017 akiba2017 jia2018 kumar2017; do
@@ -150,7 +187,8 @@ PY
   for name in alexnet_bn alexnet_pool5_bn; do  # jia2018's other models, in its float16
     imagenet_step jia2018 "jia2018_$name" --model "$name" --dtype float16
   done
-  step_python imagenet_recipes - "$here" 14 <<'PY'
+  if [ "$imagenet_runs" -gt 0 ]; then
+    step_python imagenet_recipes - "$here" "$imagenet_runs" <<'PY'
 import glob, json, math, os, sys
 failed = False
 outs = [d for d in sorted(glob.glob(os.path.join(sys.argv[1], "imagenet_*"))) if os.path.isdir(d)]
@@ -171,21 +209,8 @@ for out in outs:
           f"main/loss {' '.join(f'{v:.4f}' for v in losses)}{'' if finite else ' NOT FINITE'}")
 sys.exit(1 if failed else 0)
 PY
-  tee "$out/recipes.txt" < "$logs/imagenet_recipes.log"
-  # Both sides time cuDNN's algorithms once per shape (cudnn.benchmark), and their lines say so.
-  step bench_float32 "$here/bin/resnet50" --device cuda:0 --dtype float32 --warmup 3 --steps 10 --seconds 0 \
-    --cudnn-benchmark 1
-  step bench_float16 "$here/bin/resnet50" --device cuda:0 --dtype float16 --channels-last 1 --warmup 3 --steps 10 \
-    --seconds 0 --cudnn-benchmark 1
-  step bench_bfloat16 "$here/bin/resnet50" --device cuda:0 --dtype bfloat16 --channels-last 1 --warmup 3 --steps 10 \
-    --seconds 0 --cudnn-benchmark 1
-  step bench_float16_profile "$here/bin/resnet50" --device cuda:0 --dtype float16 --channels-last 1 --warmup 3 \
-    --steps 5 --seconds 0 --profile 1 --cudnn-benchmark 1
-  STEP_SECONDS=300 step_python bench_torch "$here/bin/torch_resnet50_gpu.py" float32 amp amp_bf16 --warmup 3 --steps 10 \
-    --cudnn-benchmark 1
-  cat "$logs"/bench_float*.log "$logs"/bench_bfloat16.log "$logs/bench_torch.log" | grep "ms/step" |
-    tee "$out/bench.txt"
-  grep -v "ms/step" "$logs/bench_float16_profile.log" > "$out/profile_float16.txt"
+    tee "$out/recipes.txt" < "$logs/imagenet_recipes.log"
+  fi
   # The recipes through wrappers that give them the bundled libraries (python3 keeps its own).
   mkdir -p "$here/wrapped"
   for name in "${recipe_names[@]}"; do
@@ -196,20 +221,15 @@ PY
   # imagenet part brings ResNet-50 and the AlexNets.
   STEP_SECONDS=240 step_python device_matrix test/recipe_device_matrix.py - cuda:0 "$here/wrapped/fashion_mnist" \
     "$here/wrapped/jia2018"
-  tail -5 "$logs/device_matrix.log"
-  # Last, as the longest: the NCCL path and the host suites with every array on cuda:0.
-  # One rank, as an MPI singleton (the GPU machine has no mpiexec): the NCCL path runs, but a sum over one
-  # rank is the identity, so it counts as skipped unless it fails.
-  step cuda_nccl "$here/bin/test_cuda_nccl" && { passed=$((passed - 1)); skipped=$((skipped + 1)); }
-  # The float16 wire's automatic factors made on cuda:0 against the host's, bit for bit.
-  step wire_scaling "$here/bin/test_wire_precision" --test-case="automatic_float16_scaling*"
+  tail -5 "$logs/device_matrix.log" 2>/dev/null
+  # Last, as the longest: the host suites with every array on cuda:0.
   local suite
   for suite in "${device_suites[@]}"; do
     step "on_cuda_$suite" env KUSARI_TEST_DEVICE=cuda:0 KUSARI_POISON=1 "$here/bin/test_$suite"
   done
   # Where cuDNN was not used (each process says so once on stderr): the slow paths to look at first.
   echo "cuDNN fallbacks (processes that said so, by message):"
-  grep -h -E "kusari: (conv2d: no cuDNN engine plan|batch_normalization: .* declined)" "$logs"/*.log |
+  grep -shE "kusari: (conv2d: no cuDNN engine plan|batch_normalization: .* declined)" "$logs"/*.log |
     sort | uniq -c | tee "$out/fallbacks.txt" || true
   echo "$passed passed, $failed failed, $skipped skipped"
   [ "$failed" -eq 0 ]

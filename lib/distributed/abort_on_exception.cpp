@@ -21,7 +21,11 @@ namespace {
   const int rank = world_rank();
   int ranks = 1;
   if (rank >= 0) MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  std::fprintf(stderr, "kusari: rank %d: %s\n", rank, message);
+  if (rank >= 0) {
+    std::fprintf(stderr, "kusari: rank %d: %s\n", rank, message);
+  } else {
+    std::fprintf(stderr, "kusari: %s\n", message);  // MPI is not running: a process of its own
+  }
   std::fflush(stderr);
   std::fflush(stdout);
   skip_mpi_finalize_at_exit();

@@ -8,7 +8,8 @@
 
 namespace kusari::distributed {
 
-// Runs body. If it throws, prints "kusari: rank R: <message>" to stderr and calls
+// Runs body. If it throws, prints "kusari: rank R: <message>" ("kusari: <message>" where MPI is not
+// running) to stderr and calls
 // MPI_Abort(MPI_COMM_WORLD, 1), which ends every rank (or exits with status 1 when MPI is not running).
 KUSARI_API void abort_on_exception(const std::function<void()>& body);
 // Makes an uncaught exception (std::terminate) do the same: print "kusari: rank R: uncaught exception:
