@@ -8,7 +8,7 @@ with tbf). Skipped (77) without root or network namespaces. Cases:
                            the link between the hosts; hosts.sh mpiexec refuses a bad --per-host
   suites LAYOUT EXE...     each doctest suite passes on LAYOUT (every algorithm and wire dtype, multi-node
                            batch normalization, the multi-node optimizer, the GPUs' compositions over MPI
-                           groups: each compares with one process)
+                           groups, the NCCL path on loopback arrays: each compares with one process)
   cut RECIPE               host2's link is cut in the middle of training on 2x1 over a slow link: the
                            stall inspector names the rank and host that did not join, the job ends within
                            the stall timeout and the launcher's connection timeout, and --autoload from the

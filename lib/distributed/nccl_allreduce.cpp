@@ -9,12 +9,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <optional>
 
 #include <kusari/distributed/detail/mpi_util.h>
+#include <kusari/distributed/detail/mpi_collective_group.h>
 #include <kusari/distributed/detail/nccl_collective_group.h>
 #include <kusari/distributed/detail/nccl_pattern.h>
 #include <kusari/distributed/detail/rank_agreement.h>
+#include <kusari/distributed/detail/staged_collective_group.h>
 #include <kusari/distributed/detail/stall_inspector.h>
 #include <kusari/distributed/detail/group_average.h>
 #include <kusari/kernels/routines.h>
@@ -22,24 +26,37 @@
 namespace kusari::distributed {
 namespace {
 
-// The CUDA device every array is on, when they all are on one and this build has NCCL.
-std::optional<int> common_cuda_device(const std::vector<Array>& arrays) {
-  if (!kernels::cuda::nccl_available() || arrays.empty()) return std::nullopt;
+// Whether loopback arrays take this path too, MPI groups on host copies standing in for NCCL's
+// (KUSARI_LOOPBACK_NCCL=1): how the suite runs it under mpiexec without a GPU.
+bool loopback_stands_in() {
+  const char* value = std::getenv("KUSARI_LOOPBACK_NCCL");
+  return value && std::string(value) == "1";
+}
+
+// Whether some arrays may take this path in this process: a build with NCCL, or loopback standing in.
+bool path_available() { return kernels::cuda::nccl_available() || loopback_stands_in(); }
+
+// The device every array is on, when they all are on one that this path serves: a CUDA device in a
+// build with NCCL, or the loopback device standing in.
+std::optional<Device> common_group_device(const std::vector<Array>& arrays) {
+  if (arrays.empty()) return std::nullopt;
   const Device device = arrays[0].defined() ? arrays[0].device() : Device::cpu();
-  if (device.type != DeviceType::cuda) return std::nullopt;
+  const bool served = device.type == DeviceType::cuda ? kernels::cuda::nccl_available()
+                                                       : device.type == DeviceType::loopback && loopback_stands_in();
+  if (!served) return std::nullopt;
   for (const Array& a : arrays) {
     if (!a.defined() || !(a.device() == device)) return std::nullopt;
   }
-  return device.index;
+  return device;
 }
 
-// In a build with NCCL, makes every rank take the same path (NCCL for one GPU's arrays, MPI otherwise)
-// and, on the NCCL path, the device its groups serve and the same element count: ValueError or
-// ShapeError on every rank otherwise. Returns the device when the path is NCCL's.
-std::optional<int> agreed_nccl_device(Communicator::Impl& impl, const std::vector<Array>& arrays, const char* op) {
-  if (!kernels::cuda::nccl_available()) return std::nullopt;
-  const std::optional<int> device = common_cuda_device(arrays);
-  const int64_t moved = device && impl.nccl && impl.nccl->device != *device;
+// Where this path is available, makes every rank take the same path (NCCL for one GPU's arrays, MPI
+// otherwise) and, on the NCCL path, the device its groups serve and the same element count: ValueError
+// or ShapeError on every rank otherwise. Returns the device when the path is NCCL's.
+std::optional<Device> agreed_group_device(Communicator::Impl& impl, const std::vector<Array>& arrays, const char* op) {
+  if (!path_available()) return std::nullopt;
+  const std::optional<Device> device = common_group_device(arrays);
+  const int64_t moved = device && impl.nccl && !(impl.nccl->device == *device);
   // A collective like the rest: the stall inspector watches it (a rank that never comes is reported and,
   // past KUSARI_STALL_TIMEOUT, ends the job).
   const CollectiveScope scope(impl.channel, op, " (agreeing on the NCCL or MPI path)");
@@ -52,7 +69,7 @@ std::optional<int> agreed_nccl_device(Communicator::Impl& impl, const std::vecto
   for (const Array& a : arrays) total += a.size();
   require_same_count(impl.groups.all(), 0, total, op, "buffer sizes (elements)");  // NCCL would overrun
   if (moved) {
-    throw DeviceError(cat(op, ": this communicator's NCCL groups serve cuda:", impl.nccl->device, ", got arrays on cuda:",
+    throw DeviceError(cat(op, ": this communicator's NCCL groups serve ", impl.nccl->device, ", got arrays on ",
                           *device, " (one device per rank and communicator)"));
   }
   return device;
@@ -104,14 +121,22 @@ std::unique_ptr<CollectiveGroup> nccl_group_over(MPI_Comm comm, int device) {
 }
 
 // The NCCL groups of the communicator for `device`, made on the first call (collective: every rank makes
-// them at the same collective) after checking that no two ranks of a node share a GPU.
-NcclGroups& nccl_groups_for(Communicator::Impl& impl, int device) {
+// them at the same collective) after checking that no two ranks of a node share a GPU; for the loopback
+// device standing in, MPI groups on host copies.
+NcclGroups& nccl_groups_for(Communicator::Impl& impl, const Device& device) {
   if (impl.nccl) return *impl.nccl;
-  require_own_gpus(impl.groups.all(), device);
   auto groups = std::make_unique<NcclGroups>();
   groups->device = device;
-  groups->groups = make_allreduce_groups(impl.name, impl.options, impl.groups,
-                                         [device](MPI_Comm comm) { return nccl_group_over(comm, device); });
+  if (device.type == DeviceType::cuda) {
+    require_own_gpus(impl.groups.all(), device.index);
+    groups->groups = make_allreduce_groups(impl.name, impl.options, impl.groups, [&](MPI_Comm comm) {
+      return nccl_group_over(comm, device.index);
+    });
+  } else {
+    groups->groups = make_allreduce_groups(impl.name, impl.options, impl.groups, [](MPI_Comm comm) {
+      return std::make_unique<StagedCollectiveGroup>(std::make_unique<MpiCollectiveGroup>(comm));
+    });
+  }
   impl.nccl = std::move(groups);
   return *impl.nccl;
 }
@@ -120,7 +145,7 @@ NcclGroups& nccl_groups_for(Communicator::Impl& impl, int device) {
 
 bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
                           std::optional<WireScaling> scaling, const char* op) {
-  const std::optional<int> device = agreed_nccl_device(impl, arrays, op);
+  const std::optional<Device> device = agreed_group_device(impl, arrays, op);
   if (!device) return false;
   std::vector<Array> flat;
   for (size_t i = 0; i < arrays.size(); ++i) {

@@ -21,8 +21,8 @@ namespace kusari::distributed {
 // communicators must not run device collectives from two threads at once (their order could differ
 // between ranks); the multi-node optimizer's own communicator runs them only on its thread.
 struct NcclGroups {
-  int device = 0;          // the GPU the groups serve
-  AllreduceGroups groups;  // NCCL groups (NcclCollectiveGroup)
+  Device device;           // the GPU the groups serve (or the loopback device standing in)
+  AllreduceGroups groups;  // NCCL groups (NcclCollectiveGroup; StagedCollectiveGroup for loopback)
 };
 
 struct Communicator::Impl {
@@ -45,7 +45,8 @@ struct Communicator::Impl {
 // fused_allreduce (the communicator's sum of `arrays`, scaled by `scaling` or else averaged under its
 // options' policy; `op` names the caller) through NCCL when every rank's arrays are on one GPU; returns
 // false, having summed nothing, when they are not or the build has no NCCL (in a build with NCCL every
-// rank agrees on which, in one MPI collective).
+// rank agrees on which, in one MPI collective). With KUSARI_LOOPBACK_NCCL=1 loopback arrays take the
+// path too, MPI groups on host copies standing in for NCCL (the suite's way to run it without a GPU).
 // The first call on a GPU makes the NCCL groups: ValueError on every rank if ranks of a node share a GPU.
 bool nccl_fused_allreduce(Communicator::Impl& impl, const std::vector<Array>& arrays,
                           std::optional<WireScaling> scaling, const char* op);

@@ -1,23 +1,37 @@
-// The communicator's NCCL path for CUDA arrays against its MPI path for the same values on the host:
+// The communicator's NCCL path for device arrays against its MPI path for the same values on the host:
 // allreduce_grad of float32, float64 and float16 arrays (strided ones too) over a float32 and a float16
-// wire, by NCCL's all-reduce, the two-level algorithms' and multi_color's NCCL groups, written back in place on the
-// device (an odd element count, so two_dimensional pads where a node has several ranks); and the multi-node optimizer on a GPU, its buckets
-// all-reduced on the communication stream during backward, against the same training on the CPU. Runs under mpiexec (one rank per GPU: NCCL refuses two ranks
-// on one device); exits 77 (skipped) where the process sees no CUDA device.
-#include "cuda_main.h"
+// wire, by NCCL's all-reduce, the two-level algorithms' and multi_color's NCCL groups, written back in
+// place on the device (an odd element count, so two_dimensional pads where a node has several ranks);
+// the multi-node optimizer on a device, its buckets all-reduced on the communication stream during
+// backward, against the same training on the CPU; ranks that disagree on the path or the sizes refused.
+// Two programs: test_cuda_nccl on GPUs (one rank per GPU: NCCL refuses two ranks on one device; exits
+// 77, skipped, where the process sees no CUDA device), and test_nccl_path on loopback:0 with
+// KUSARI_LOOPBACK_NCCL=1 under mpiexec, MPI groups on host copies standing in for NCCL's: every step of
+// the path but the NCCL calls, with as many ranks as a test likes.
+#include "testing.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include <kusari/kernels/cuda/runtime.h>
 #include <kusari/kusari.h>
 
 using namespace kusari;
 using namespace kusari::distributed;
 
 namespace {
+
+// The device the NCCL path serves in this run: this rank's GPU, or loopback:0 standing in.
+Device path_device(const Communicator& comm) {
+  const char* stand_in = std::getenv("KUSARI_LOOPBACK_NCCL");
+  if (stand_in && std::string(stand_in) == "1") return Device::loopback(0);
+  return Device::cuda(comm.intra_rank() % cuda::device_count());
+}
 
 // This rank's contribution: values that differ by rank and index, exact in float16.
 Array contribution(const Shape& shape, int rank, Dtype dtype) {
@@ -57,7 +71,7 @@ std::pair<Array, Array> batch_of(int step, int rank, const Device& device) {
 
 TEST_CASE("multi-node optimizer on a GPU: buckets averaged on the communication stream equal the CPU's training") {
   const Communicator comm = create_communicator();
-  const Device gpu = Device::cuda(comm.intra_rank() % cuda::device_count());
+  const Device target = path_device(comm);
   const std::vector<distributed::MultiNodeOptions> settings = {
       {}, {.bucket_bytes = 4096}, {.bucket_bytes = 4096, .overlap = false}};
   for (const distributed::MultiNodeOptions& options : settings) {
@@ -66,14 +80,14 @@ TEST_CASE("multi-node optimizer on a GPU: buckets averaged on the communication 
     constexpr int kSteps = 4;
     default_generator().set_state(17, 0);
     auto net = std::make_shared<Mlp>();
-    net->to_device(gpu);
+    net->to_device(target);
     auto optimizer = create_multi_node_optimizer(std::make_shared<optimizers::MomentumSGD>(0.05, 0.9), comm, options);
     optimizer->setup(net);
     // Every rank starts from the same parameters, so the first update is a step.
     for (int step = 1; step <= kSteps; ++step) {
-      const auto [x, t] = batch_of(step, comm.rank(), gpu);
+      const std::pair<Array, Array> batch = batch_of(step, comm.rank(), target);
       CHECK(optimizer->update([&] {
-        return functions::mean_squared_error((*net)(Variable(x, false)), Variable(t, false));
+        return functions::mean_squared_error((*net)(Variable(batch.first, false)), Variable(batch.second, false));
       }));
     }
     // One process on every rank's rows.
@@ -95,7 +109,7 @@ TEST_CASE("multi-node optimizer on a GPU: buckets averaged on the communication 
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       CAPTURE(got[i].first);
-      CHECK(got[i].second.data().device() == gpu);
+      CHECK(got[i].second.data().device() == target);
       const std::vector<double> a = got[i].second.data().to(Device::cpu()).to_vector<double>();
       const std::vector<double> b = want[i].second.data().to_vector<double>();
       REQUIRE(a.size() == b.size());
@@ -119,21 +133,52 @@ TEST_CASE("allreduce_grad of one GPU's arrays through NCCL equals the MPI path's
     CAPTURE(wire);
     const Communicator comm =
         create_communicator(algorithm, {.wire_dtype = wire, .colors = 3, .hybrid_threshold_bytes = 64});
-    const Device gpu = Device::cuda(comm.intra_rank() % cuda::device_count());
+    const Device target = path_device(comm);
     const std::vector<std::pair<Shape, Dtype>> specs = {{{3, 4}, Dtype::float32}, {{5}, Dtype::float64},
                                                         {{7}, Dtype::float16}, {{5, 5}, Dtype::float32}};
     std::vector<Array> host, device;
     for (const auto& [shape, dtype] : specs) {
       host.push_back(contribution(shape, comm.rank(), dtype));
-      device.push_back(host.back().to(gpu));
+      device.push_back(host.back().to(target));
     }
     device.back() = device.back().transpose().copy().transpose();  // a strided array is written back too
     comm.allreduce_grad(host);
     comm.allreduce_grad(device);
     for (size_t i = 0; i < host.size(); ++i) {
       CAPTURE(i);
-      CHECK(device[i].device() == gpu);
+      CHECK(device[i].device() == target);
       CHECK(device[i].to(Device::cpu()).to_vector<double>() == host[i].to_vector<double>());
     }
+    // One contiguous float32 array (a multi-node optimizer's bucket): summed in its own memory on a
+    // float32 wire, written back otherwise; the same values either way.
+    const Array bucket_on_host = contribution({9}, comm.rank(), Dtype::float32);
+    const Array bucket = bucket_on_host.to(target);
+    const auto storage = bucket.storage();
+    comm.allreduce_grad({bucket_on_host});
+    comm.allreduce_grad({bucket});
+    CHECK(bucket.storage() == storage);
+    CHECK(bucket.to(Device::cpu()).to_vector<double>() == bucket_on_host.to_vector<double>());
   }
+}
+
+TEST_CASE("ranks that disagree on the path or on the element count are refused on every rank") {
+  const Communicator comm = create_communicator("nccl");
+  if (comm.size() == 1) {
+    MESSAGE("skipped: one rank always agrees with itself");
+    return;
+  }
+  const Device target = path_device(comm);
+  // Rank 0's array on the host (the MPI path), the others' on the device (the NCCL path).
+  const Array host = contribution({6}, comm.rank(), Dtype::float32);
+  const Array mixed = comm.rank() == 0 ? host : host.to(target);
+  kusari::testing::expect_error<ValueError>([&] { comm.allreduce_grad({mixed}); },
+                                            {"allreduce_grad", "ranks disagree on whether the arrays are on one GPU"});
+  const Array uneven = contribution({comm.rank() == 0 ? 5 : 6}, comm.rank(), Dtype::float32).to(target);
+  kusari::testing::expect_error<ShapeError>([&] { comm.allreduce_grad({uneven}); },
+                                            {"allreduce_grad", "buffer sizes (elements) differ across ranks"});
+  // Agreed again, the path still sums.
+  const Array again = host.to(target);
+  comm.allreduce_grad({again});
+  comm.allreduce_grad({host});
+  CHECK(again.to(Device::cpu()).to_vector<double>() == host.to_vector<double>());
 }
