@@ -19,8 +19,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 suites=(communicator batch_statistics communicator_messages group_allreduce mnbn model_parallel multi_node_optimizer
   multi_node_training scatter_dataset)
 targets=(recipes/fashion_mnist recipes/goyal2017 recipes/akiba2017 recipes/jia2018 recipes/kumar2017
-  test/communicator_fault test/kill_fault)
-tests=(communicator_abort_on_exception communicator_killed_rank readme_commands recipe_flags
+  test/communicator_fault test/kill_fault test/test_nccl_path)
+tests=(communicator_abort_on_exception communicator_killed_rank readme_commands recipe_flags nccl_path_loopback_np2
   hosts_recipe_2x1 hosts_recipe_2x2 hosts_suites_2x1 hosts_suites_2x2 hosts_cut hosts_kill)
 for suite in "${suites[@]}"; do
   targets+=("test/test_$suite")
