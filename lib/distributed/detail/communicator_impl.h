@@ -36,7 +36,7 @@ struct Communicator::Impl {
   CommHandle point_to_point;  // a duplicate of groups.all() for send and recv, apart from the collectives
   int max_tag = 0;            // MPI's tag upper bound on point_to_point
   CollectiveChannel channel;  // how the stall inspector names this communicator's collectives
-  std::unique_ptr<NcclGroups> nccl;  // made by the first collective of CUDA arrays (nccl_fused_allreduce)
+  std::unique_ptr<NcclGroups> nccl;  // made by the path's first collective (nccl_fused_allreduce)
 
   // The stall inspector's record of a collective of this communicator, named `op`.
   CollectiveScope scope(const char* op) { return CollectiveScope(channel, op); }
