@@ -22,9 +22,13 @@ def write_idx(directory, prefix, n):
                 [i % 10 for i in range(n)])
 
 
-if __name__ == "__main__":
-    directory = sys.argv[1]
-    train, test = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else (320, 64)
+def write_set(directory, train, test):
+    """A training and a test set of `train` and `test` images in `directory` (made if absent); returns it."""
     os.makedirs(directory, exist_ok=True)
     write_idx(directory, "train", train)
     write_idx(directory, "t10k", test)
+    return directory
+
+
+if __name__ == "__main__":
+    write_set(sys.argv[1], *((int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else (320, 64)))

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from idx_set import write_idx
+from idx_set import write_set
 
 mpiexec, device, recipes = sys.argv[1], sys.argv[2], sys.argv[3:]
 TIMINGS = {"elapsed_time", "time_per_iteration", "data_time", "images_per_second"}
@@ -113,10 +113,7 @@ def both_devices(recipe, data, work, case, tag, dtype, flags, failures):
 
 def main():
     with tempfile.TemporaryDirectory() as work:
-        data = os.path.join(work, "data")
-        os.makedirs(data)
-        write_idx(data, "train", 64)
-        write_idx(data, "t10k", 32)
+        data = write_set(os.path.join(work, "data"), 64, 32)
         failures = []
         for recipe in recipes:
             name = os.path.basename(recipe)

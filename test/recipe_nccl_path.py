@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from idx_set import write_idx
+from idx_set import write_set
 
 mpiexec, jia2018, kumar2017 = sys.argv[1:4]
 # Relative agreement of the losses (float16's reordered sums, as on a GPU).
@@ -37,10 +37,7 @@ def losses(process, out):
 
 
 with tempfile.TemporaryDirectory() as work:
-    data = os.path.join(work, "data")
-    os.makedirs(data)
-    write_idx(data, "train", 64)
-    write_idx(data, "t10k", 32)
+    data = write_set(os.path.join(work, "data"), 64, 32)
     failures = []
     for recipe in (jia2018, kumar2017):
         name = os.path.basename(recipe)
