@@ -3,24 +3,25 @@
 // (detail/group_allreduce.h: NCCL's own all-reduce over every rank, the hierarchical and two-dimensional
 // patterns over intra- and inter-node groups, multi_color's colors at once; hybrid takes NCCL's own or
 // hierarchical by size, as on a CPU); the average itself, its wire dtype and scaling, is
-// detail/group_average.h's, on the device.
+// detail/group_average.h's, on the device. With KUSARI_LOOPBACK_NCCL=1 loopback arrays take it too, MPI
+// groups on host copies standing in for NCCL's, so that the suite runs it under mpiexec without a GPU.
 
 #include <kusari/distributed/detail/communicator_impl.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <optional>
+#include <string>
 
-#include <kusari/distributed/detail/mpi_util.h>
+#include <kusari/distributed/detail/group_average.h>
 #include <kusari/distributed/detail/mpi_collective_group.h>
+#include <kusari/distributed/detail/mpi_util.h>
 #include <kusari/distributed/detail/nccl_collective_group.h>
 #include <kusari/distributed/detail/nccl_pattern.h>
 #include <kusari/distributed/detail/rank_agreement.h>
 #include <kusari/distributed/detail/staged_collective_group.h>
 #include <kusari/distributed/detail/stall_inspector.h>
-#include <kusari/distributed/detail/group_average.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::distributed {
