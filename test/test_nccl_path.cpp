@@ -163,6 +163,8 @@ TEST_CASE("allreduce_grad of one GPU's arrays through NCCL equals the MPI path's
     comm.allreduce_sum({bucket_on_host}, 1, 1);
     comm.allreduce_sum({bucket}, 1, 1);
     CHECK(bucket.to(Device::cpu()).to_vector<double>() == bucket_on_host.to_vector<double>());
+    // Nothing to sum: every rank returns at once (no rank left waiting in a collective).
+    CHECK_NOTHROW(comm.allreduce_grad({Array::zeros({0}, Dtype::float32, target)}));
   }
 }
 
