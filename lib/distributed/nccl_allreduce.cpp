@@ -61,14 +61,15 @@ std::optional<Device> agreed_group_device(Communicator::Impl& impl, const std::v
   // A collective like the rest: the stall inspector watches it (a rank that never comes is reported and,
   // past KUSARI_STALL_TIMEOUT, ends the job).
   const CollectiveScope scope(impl.channel, op, " (agreeing on the NCCL or MPI path)");
-  require_same_values(impl.groups.all(), {device ? 1 : 0, moved},
-                      {"whether the arrays are on one GPU (the NCCL path)",
-                       "whether the arrays moved to another GPU than the communicator's NCCL group"},
-                      op, [](size_t, int64_t v) { return std::string(v ? "yes" : "no"); });
-  if (!device) return device;
   int64_t total = 0;
-  for (const Array& a : arrays) total += a.size();
-  require_same_count(impl.groups.all(), 0, total, op, "buffer sizes (elements)");  // NCCL would overrun
+  for (const Array& a : arrays) total += device ? a.size() : 0;
+  // One allgather: the path, then the element count (NCCL would overrun a smaller buffer).
+  require_same_values_and_count(impl.groups.all(), {device ? 1 : 0, moved},
+                                {"whether the arrays are on one GPU (the NCCL path)",
+                                 "whether the arrays moved to another GPU than the communicator's NCCL group"},
+                                op, [](size_t, int64_t v) { return std::string(v ? "yes" : "no"); }, total,
+                                "buffer sizes (elements)");
+  if (!device) return device;
   if (moved) {
     throw DeviceError(cat(op, ": this communicator's NCCL groups serve ", impl.nccl->device, ", got arrays on ",
                           *device, " (one device per rank and communicator)"));

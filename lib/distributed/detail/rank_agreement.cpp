@@ -66,4 +66,24 @@ void require_same_values(MPI_Comm comm, const std::vector<int64_t>& values, cons
   }
 }
 
+void require_same_values_and_count(MPI_Comm comm, const std::vector<int64_t>& values,
+                                   const std::vector<std::string>& names, const char* op,
+                                   const std::function<std::string(size_t, int64_t)>& show, int64_t count,
+                                   const std::string& what) {
+  std::vector<int64_t> gathered = values;
+  gathered.push_back(count);
+  const auto [all, differing] = gather_and_compare(comm, 0, gathered);
+  const size_t n = gathered.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (differing[i] < 0) continue;
+    const int64_t ours = all[i], theirs = all[static_cast<size_t>(differing[i]) * n + i];
+    if (i + 1 == n) {
+      throw ShapeError(cat(op, ": ", what, " differ across ranks: rank 0 has ", ours, ", rank ", differing[i],
+                           " has ", theirs));
+    }
+    throw ValueError(cat(op, ": ranks disagree on ", names[i], ": rank 0 has ", show(i, ours), ", rank ",
+                         differing[i], " has ", show(i, theirs)));
+  }
+}
+
 }  // namespace kusari::distributed

@@ -25,5 +25,11 @@ void require_same_layout(MPI_Comm comm, int reference, int64_t count, Dtype dtyp
 // them: "<op>: ranks disagree on wire_dtype: rank 0 has float16, rank 2 has float32".
 void require_same_values(MPI_Comm comm, const std::vector<int64_t>& values, const std::vector<std::string>& names,
                          const char* op, const std::function<std::string(size_t, int64_t)>& show);
+// With one allgather: require_same_values's check of `values`, then require_same_count's of `count`
+// against rank 0's.
+void require_same_values_and_count(MPI_Comm comm, const std::vector<int64_t>& values,
+                                   const std::vector<std::string>& names, const char* op,
+                                   const std::function<std::string(size_t, int64_t)>& show, int64_t count,
+                                   const std::string& what);
 
 }  // namespace kusari::distributed
