@@ -61,8 +61,10 @@ std::optional<Device> agreed_group_device(Communicator::Impl& impl, const std::v
   // A collective like the rest: the stall inspector watches it (a rank that never comes is reported and,
   // past KUSARI_STALL_TIMEOUT, ends the job).
   const CollectiveScope scope(impl.channel, op, " (agreeing on the NCCL or MPI path)");
-  int64_t total = 0;
-  for (const Array& a : arrays) total += device ? a.size() : 0;
+  int64_t total = 0;  // counted on the path only: the MPI path compares its own sizes
+  if (device) {
+    for (const Array& a : arrays) total += a.size();
+  }
   // One allgather: the path, then the element count (NCCL would overrun a smaller buffer).
   require_same_values_and_count(impl.groups.all(), {device ? 1 : 0, moved},
                                 {"whether the arrays are on one GPU (the NCCL path)",

@@ -57,13 +57,7 @@ void require_same_layout(MPI_Comm comm, int reference, int64_t count, Dtype dtyp
 
 void require_same_values(MPI_Comm comm, const std::vector<int64_t>& values, const std::vector<std::string>& names,
                          const char* op, const std::function<std::string(size_t, int64_t)>& show) {
-  const auto [all, differing] = gather_and_compare(comm, 0, values);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (differing[i] < 0) continue;
-    const int64_t theirs = all[static_cast<size_t>(differing[i]) * values.size() + i];
-    throw ValueError(cat(op, ": ranks disagree on ", names[i], ": rank 0 has ", show(i, all[i]), ", rank ",
-                         differing[i], " has ", show(i, theirs)));
-  }
+  require_same_values_and_count(comm, values, names, op, show, 0, "");
 }
 
 void require_same_values_and_count(MPI_Comm comm, const std::vector<int64_t>& values,
@@ -71,7 +65,7 @@ void require_same_values_and_count(MPI_Comm comm, const std::vector<int64_t>& va
                                    const std::function<std::string(size_t, int64_t)>& show, int64_t count,
                                    const std::string& what) {
   std::vector<int64_t> gathered = values;
-  gathered.push_back(count);
+  gathered.push_back(count);  // last: a differing count is a shape, checked after the values
   const auto [all, differing] = gather_and_compare(comm, 0, gathered);
   const size_t n = gathered.size();
   for (size_t i = 0; i < n; ++i) {

@@ -14,8 +14,8 @@ bool same_view(const Array& a, const Array& b) {
   return a.storage() == b.storage() && a.offset() == b.offset() && a.shape() == b.shape() && a.strides() == b.strides();
 }
 
-// A host copy of `array` (contiguous).
-Array host_copy(const Array& array) { return array.to(Device::cpu()).copy(); }
+// A contiguous host copy of `array` (a device's array is copied once; a host one is used in place).
+Array host_copy(const Array& array) { return array.to(Device::cpu()).contiguous(); }
 
 // `array` = the host array `host`, on array's device.
 void write_back(const Array& host, const Array& array) { array.assign(host.to(array.device())); }

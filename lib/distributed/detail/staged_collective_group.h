@@ -10,9 +10,9 @@
 
 namespace kusari::distributed {
 
-// The collectives of `inner` (over host arrays) on arrays of any one device: operands are copied to
-// the host, the received ones written back to their device (in place where sent and received are one
-// array, as for the NCCL groups).
+// The collectives of `inner` (over host arrays) on arrays of any one device: operands on a device are
+// copied to the host (once), the received ones written back to their device (in place where sent and
+// received are one array, as for the NCCL groups).
 class StagedCollectiveGroup : public CollectiveGroup {
  public:
   explicit StagedCollectiveGroup(std::unique_ptr<CollectiveGroup> inner) : inner_(std::move(inner)) {}
