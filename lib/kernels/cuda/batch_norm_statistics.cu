@@ -34,7 +34,7 @@ void statistics_from_saved(const Array& saved_mean, const Array& saved_inv_std, 
   }
   if (channels == 0) return;
   DeviceGuard guard(device.index);
-  statistics_from_saved_elements<<<blocks_for(channels), kThreads, 0, current_stream(device.index)>>>(
+  launch_kernel(&statistics_from_saved_elements, blocks_for(channels), kThreads, current_stream(device.index),
       static_cast<const float*>(saved_mean.raw_data()), static_cast<const float*>(saved_inv_std.raw_data()),
       static_cast<const float*>(gamma32.raw_data()), static_cast<const float*>(beta32.raw_data()), eps, channels,
       static_cast<double*>(s.mean.raw_data()), static_cast<double*>(s.inv_std.raw_data()),

@@ -87,12 +87,12 @@ void run_map(const char* op, const std::array<const Array*, N>& arrays, F f) {
   if (sizeof(U) <= sizeof(T) && packs_fit(layout)) {
     Inputs<T, N - 1> inputs;
     for (size_t k = 0; k + 1 < N; ++k) inputs.p[k] = reinterpret_cast<const T*>(layout.bases[k]);
-    map_packs<T, U, F, V, N - 1><<<blocks_for((layout.size + V - 1) / V), kThreads, 0, stream>>>(
+    launch_kernel(&map_packs<T, U, F, V, N - 1>, blocks_for((layout.size + V - 1) / V), kThreads, stream,
         inputs, reinterpret_cast<U*>(layout.bases[N - 1]), layout.size, f);
   } else if constexpr (N == 2) {
-    unary_elements<T, U, F><<<blocks_for(layout.size), kThreads, 0, stream>>>(layout, f);
+    launch_kernel(&unary_elements<T, U, F>, blocks_for(layout.size), kThreads, stream, layout, f);
   } else {
-    binary_elements<T, U, F><<<blocks_for(layout.size), kThreads, 0, stream>>>(layout, f);
+    launch_kernel(&binary_elements<T, U, F>, blocks_for(layout.size), kThreads, stream, layout, f);
   }
   check(cudaGetLastError(), op);
 }

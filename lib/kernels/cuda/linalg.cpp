@@ -98,6 +98,7 @@ DeviceBlas& blas_of(int index) {
   static std::array<DeviceBlas, kMaxDevices> all;
   DeviceBlas& b = all[static_cast<size_t>(index)];
   std::call_once(b.once, [&] {
+    require_gpu_library("cuBLASLt");
     DeviceGuard guard(index);
     check_blas(cublaslt().create(&b.handle), "cublasLtCreate");
   });

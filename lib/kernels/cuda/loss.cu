@@ -137,7 +137,7 @@ void softmax_cross_entropy_kernel(const Array& x, const Array& t, const CrossEnt
                      device_fault_record(index)};
     const auto blocks = static_cast<unsigned>((samples + kRowsPerBlock - 1) / kRowsPerBlock);
     visit_floating_dtype(x.dtype(), kOp, [&]<class T>() {
-      forward_rows<T><<<blocks, kRowsPerBlock * kWarp, 0, current_stream(index)>>>(layout);
+      launch_kernel(&forward_rows<T>, blocks, kRowsPerBlock * kWarp, current_stream(index), layout);
     });
     check(cudaGetLastError(), kOp);
   }
@@ -149,7 +149,7 @@ void softmax_cross_entropy_kernel(const Array& x, const Array& t, const CrossEnt
   if (samples == 0) return;
   DeviceGuard guard(index);
   visit_floating_dtype(loss.dtype(), kOp, [&]<class T>() {
-    store_losses<T><<<blocks_for(samples), kThreads, 0, current_stream(index)>>>(
+    launch_kernel(&store_losses<T>, blocks_for(samples), kThreads, current_stream(index),
         static_cast<const double*>(per_sample.raw_data()), samples, static_cast<T*>(loss.raw_data()),
         loss.strides()[0]);
   });
@@ -225,7 +225,7 @@ void softmax_cross_entropy_grad_kernel(const Array& log_p, const Array& t, const
                           targets.ignore_label,
                           device_fault_record(index)};
   visit_floating_dtype(log_p.dtype(), kOp, [&]<class T>() {
-    gradient_elements<T><<<blocks_for(samples * classes), kThreads, 0, current_stream(index)>>>(layout);
+    launch_kernel(&gradient_elements<T>, blocks_for(samples * classes), kThreads, current_stream(index), layout);
   });
   check(cudaGetLastError(), kOp);
 }

@@ -145,7 +145,7 @@ void momentum_steps_kernel(const MomentumTensors& t) {
   const Array rates = t.rate.contiguous();
   DeviceGuard guard(index);
   visit_floating_dtype(t.w.front().dtype(), "momentum_steps kernel", [&]<class T>() {
-    momentum_step_chunks<T><<<static_cast<unsigned>(chunks.chunks.size()), kThreads, 0, current_stream(index)>>>(
+    launch_kernel(&momentum_step_chunks<T>, static_cast<unsigned>(chunks.chunks.size()), kThreads, current_stream(index),
         part_of<StepTensor>(on_device, tensors_at), part_of<TensorChunk>(on_device, chunks_at),
         static_cast<const double*>(rates.raw_data()), t.form == VelocityForm::descent);
   });
@@ -199,11 +199,11 @@ void squared_norms_kernel(const std::vector<Array>& arrays, const Array& out) {
     const Array partial = Array::empty({std::max<int64_t>(1, static_cast<int64_t>(chunks.chunks.size()))},
                                        out.dtype(), device);
     if (!chunks.chunks.empty()) {
-      chunk_square_sums<T, A><<<static_cast<unsigned>(chunks.chunks.size()), kThreads, 0, stream>>>(
+      launch_kernel(&chunk_square_sums<T, A>, static_cast<unsigned>(chunks.chunks.size()), kThreads, stream,
           part_of<const void*>(on_device, bases_at), part_of<TensorChunk>(on_device, chunks_at),
           static_cast<A*>(partial.raw_data()));
     }
-    add_chunk_sums<A><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const A*>(partial.raw_data()),
+    launch_kernel(&add_chunk_sums<A>, blocks_for(count), kThreads, stream, static_cast<const A*>(partial.raw_data()),
                                                                    part_of<int64_t>(on_device, first_at), count,
                                                                    static_cast<A*>(out.raw_data()));
   });
@@ -249,7 +249,7 @@ void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Ar
     const Array on_device = table.to(device);
     visit_floating_dtype(dtypes.first, "copy_tensors kernel", [&]<class S>() {
       visit_floating_dtype(dtypes.second, "copy_tensors kernel", [&]<class D>() {
-        convert_chunks<S, D><<<static_cast<unsigned>(chunks.chunks.size()), kThreads, 0, current_stream(index)>>>(
+        launch_kernel(&convert_chunks<S, D>, static_cast<unsigned>(chunks.chunks.size()), kThreads, current_stream(index),
             part_of<const void*>(on_device, from_at), part_of<void*>(on_device, to_at),
             part_of<TensorChunk>(on_device, chunks_at));
       });
@@ -288,7 +288,7 @@ void all_finite_kernel(const std::vector<Array>& arrays, const Array& out) {
     const size_t bases_at = table.add(dense.bases), chunks_at = table.add(chunks.chunks);
     const Array on_device = table.to(device);
     visit_floating_dtype(dtype, "all_finite kernel", [&]<class T>() {
-      scan_finite_chunks<T><<<static_cast<unsigned>(chunks.chunks.size()), kThreads, 0, stream>>>(
+      launch_kernel(&scan_finite_chunks<T>, static_cast<unsigned>(chunks.chunks.size()), kThreads, stream,
           part_of<const void*>(on_device, bases_at), part_of<TensorChunk>(on_device, chunks_at),
           static_cast<bool*>(out.raw_data()));
     });

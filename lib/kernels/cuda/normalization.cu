@@ -226,12 +226,12 @@ void channel_sums_kernel(const Array& x, const Array& y, const ChannelGate& gate
     double* partial_products = partial_sums + plan.grid_y * channels;
     const auto operand = [&](size_t k) { return static_cast<const T*>(dense.arrays[k].raw_data()); };
     launch_on<T>(plan, [&]<int V>(dim3 grid, dim3 block) {
-      channel_block_sums<T, V><<<grid, block, 0, stream>>>(plan, operand(0), operand(1),
+      launch_kernel(&channel_block_sums<T, V>, grid, block, stream, plan, operand(0), operand(1),
                                                             gated ? operand(2) : nullptr, data_of(gate_scale),
                                                             data_of(gate_shift), partial_sums, partial_products);
     });
     check(cudaGetLastError(), "channel_sums kernel");
-    add_partial_rows<<<blocks_for(groups * channels), kThreads, 0, stream>>>(
+    launch_kernel(&add_partial_rows, blocks_for(groups * channels), kThreads, stream,
         partial_sums, partial_products, groups, rows_per_group(plan), channels, static_cast<double*>(sums.raw_data()),
         static_cast<double*>(products.raw_data()));
     check(cudaGetLastError(), "channel_sums kernel");
@@ -255,7 +255,7 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
     const ChannelPlan plan = plan_for<T>(dense, channels, groups, "channel_affine kernel");
     const auto operand = [&](size_t k) { return static_cast<const T*>(dense.arrays[k].raw_data()); };
     launch_on<T>(plan, [&]<int V>(dim3 grid, dim3 block) {
-      channel_affine_loads<T, V><<<grid, block, 0, stream>>>(
+      launch_kernel(&channel_affine_loads<T, V>, grid, block, stream,
           plan, operand(0), y.defined() ? operand(1) : nullptr, gated ? operand(2) : nullptr,
           static_cast<T*>(target.raw_data()), data_of(ca), y.defined() ? data_of(cb) : nullptr, data_of(cd),
           data_of(gate_scale), data_of(gate_shift), relu);

@@ -192,7 +192,7 @@ MaxPool2dResult max_pool2d(const Array& x, const Pool2dGeometry& g, const Shape&
   const Planes p(x.shape(), y_shape);
   on_device_with_dividers(x, "max_pool2d", y.size(), x.size(), p.out_h, p.out_w, g, order,
                           [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
-                            max_forward<T, typename decltype(d)::divider><<<blocks, kThreads, 0, stream>>>(
+                            launch_kernel(&max_forward<T, typename decltype(d)::divider>, blocks, kThreads, stream,
                                 in<T>(input), out<T>(y), out<int32_t>(indexes), p, g, d);
                           });
   return {y, std::make_shared<DeviceWinners>(indexes, x.shape(), order, g)};
@@ -208,7 +208,7 @@ Array max_pool2d_scatter(const Array& gy, const KernelState& state, const Shape&
   const Planes p(gx_shape, gy.shape());
   on_device_with_dividers(gy, op, gx.size(), gy.size(), p.height, p.width, winners.geometry, winners.order,
                           [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
-                            max_scatter<T, typename decltype(d)::divider><<<blocks, kThreads, 0, stream>>>(
+                            launch_kernel(&max_scatter<T, typename decltype(d)::divider>, blocks, kThreads, stream,
                                 in<T>(g), in<int32_t>(winners.indexes), out<T>(gx), p, winners.geometry, d);
                           });
   return gx;
@@ -223,7 +223,7 @@ Array max_pool2d_gather(const Array& x, const KernelState& state) {
   const Planes p(x.shape(), y.shape());
   on_device_with_dividers(x, op, y.size(), x.size(), p.out_h, p.out_w, winners.geometry, winners.order,
                           [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
-                            max_gather<T, typename decltype(d)::divider><<<blocks, kThreads, 0, stream>>>(
+                            launch_kernel(&max_gather<T, typename decltype(d)::divider>, blocks, kThreads, stream,
                                 in<T>(input), in<int32_t>(winners.indexes), out<T>(y), p, d);
                           });
   return y;
@@ -236,8 +236,7 @@ Array average_pool2d(const Array& x, const Pool2dGeometry& g, const Shape& y_sha
   const Planes p(x.shape(), y_shape);
   on_device_with_dividers(x, "average_pool2d", y.size(), x.size(), p.out_h, p.out_w, g, order,
                           [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
-                            average_forward<T, typename decltype(d)::divider>
-                                <<<blocks, kThreads, 0, stream>>>(in<T>(input), out<T>(y), p, g, d);
+                            launch_kernel(&average_forward<T, typename decltype(d)::divider>, blocks, kThreads, stream, in<T>(input), out<T>(y), p, g, d);
                           });
   return y;
 }
@@ -249,8 +248,7 @@ Array average_pool2d_backward(const Array& gy, const Pool2dGeometry& g, const Sh
   const Planes p(gx_shape, gy.shape());
   on_device_with_dividers(gy, "average_pool2d_backward", gx.size(), gy.size(), p.height, p.width, g, order,
                           [&]<class T>(auto d, unsigned blocks, cudaStream_t stream) {
-                            average_backward<T, typename decltype(d)::divider>
-                                <<<blocks, kThreads, 0, stream>>>(in<T>(grad), out<T>(gx), p, g, d);
+                            launch_kernel(&average_backward<T, typename decltype(d)::divider>, blocks, kThreads, stream, in<T>(grad), out<T>(gx), p, g, d);
                           });
   return gx;
 }

@@ -241,23 +241,23 @@ void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes
     if constexpr (std::is_same_v<T, bool>) {
       throw DtypeError("reduce kernel: bool arrays are reduced after a cast to an integer dtype");
     } else if (op == ReduceOp::argmax || op == ReduceOp::argmin) {
-      arg_reduce_elements<T><<<blocks, kReduceThreads, 0, stream>>>(layout, op == ReduceOp::argmax);
+      launch_kernel(&arg_reduce_elements<T>, blocks, kReduceThreads, stream, layout, op == ReduceOp::argmax);
     } else {
       const bool by_thread =
           layout.reduced_count <= kMostPerThread && layout.kept_count >= kFewestThreadOutputs;
       const int64_t parts = by_thread ? 1 : parts_for(layout);
       visit_dtype(out.dtype(), [&]<class D>() {
         if (by_thread) {
-          reduce_each_by_thread<T, D><<<blocks_for(layout.kept_count), kThreads, 0, stream>>>(layout, op);
+          launch_kernel(&reduce_each_by_thread<T, D>, blocks_for(layout.kept_count), kThreads, stream, layout, op);
         } else if (parts > 1) {
           // 8-byte partial results (Accumulator<T>: double or int64) in the device's cache.
           const Array partial = Array::empty({layout.kept_count * parts}, Dtype::int64, x.device());
           auto* partials = static_cast<Accumulator<T>*>(partial.raw_data());
-          reduce_parts<T><<<static_cast<unsigned>(layout.kept_count * parts), kReduceThreads, 0, stream>>>(
+          launch_kernel(&reduce_parts<T>, static_cast<unsigned>(layout.kept_count * parts), kReduceThreads, stream,
               layout, op, parts, partials);
-          combine_parts<T, D><<<blocks_for(layout.kept_count), kThreads, 0, stream>>>(layout, op, parts, partials);
+          launch_kernel(&combine_parts<T, D>, blocks_for(layout.kept_count), kThreads, stream, layout, op, parts, partials);
         } else {
-          reduce_elements<T, D><<<blocks, kReduceThreads, 0, stream>>>(layout, op);
+          launch_kernel(&reduce_elements<T, D>, blocks, kReduceThreads, stream, layout, op);
         }
       });
     }
@@ -293,7 +293,7 @@ void top_k_hits_kernel(const Array& x, const Array& t, int64_t k, const Array& h
   DeviceGuard guard(index);
   const int64_t hit_stride = hits.ndim() > 0 ? hits.strides()[0] : 0;
   visit_floating_dtype(x.dtype(), "top_k_hits kernel", [&]<class T>() {
-    top_k_elements<T><<<blocks_for(samples), kThreads, 0, current_stream(index)>>>(
+    launch_kernel(&top_k_elements<T>, blocks_for(samples), kThreads, current_stream(index),
         static_cast<const T*>(x.raw_data()), x.strides()[0], x.strides()[1], samples, classes,
         static_cast<const int64_t*>(t.raw_data()), k, static_cast<bool*>(hits.raw_data()), hit_stride);
   });

@@ -174,6 +174,12 @@ namespace kusari::cuda {
 
 bool built_with_cuda() { return true; }
 
+#if defined(KUSARI_CUDA_EMULATION)
+bool emulated() { return true; }
+#else
+bool emulated() { return false; }
+#endif
+
 int device_count() { return kernels::cuda::census().count; }
 
 std::string unavailable_reason() { return kernels::cuda::census().reason; }

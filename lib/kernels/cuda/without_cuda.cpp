@@ -10,6 +10,8 @@ namespace kusari::cuda {
 
 bool built_with_cuda() { return false; }
 
+bool emulated() { return false; }
+
 int device_count() { return 0; }
 
 std::string unavailable_reason() {

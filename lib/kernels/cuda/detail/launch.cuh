@@ -1,20 +1,38 @@
 #pragma once
-// Internal to the CUDA backend: launching an elementwise kernel over N operands of one device, on that
-// device's compute stream, with the grid-stride loop its body runs in.
+// Internal to the CUDA backend: launching a kernel (the one place that does, so that the host emulation
+// runs every kernel), and an elementwise kernel over N operands of one device, on that device's compute
+// stream, with the grid-stride loop its body runs in.
 
 #include <array>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include <kusari/core/array.h>
 #include <kusari/kernels/cuda/detail/check.h>
 #include <kusari/kernels/cuda/detail/device_elements.cuh>
 #include <kusari/kernels/cuda/detail/streams.h>
+#if defined(KUSARI_CUDA_EMULATION)
+#include <kusari/kernels/cuda/emulation/threads.h>
+#endif
 
 // Every index i below n that this thread visits in a grid-stride loop.
 #define KUSARI_FOR_EACH_ELEMENT(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
 
 namespace kusari::kernels::cuda {
+
+// Launches `kernel` over grid × block threads on `stream` (no dynamic shared memory), its parameters
+// converted from `args`; the host emulation runs it there and then, on the calling thread.
+template <class... Params, class... Args>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args&&... args) {
+#if defined(KUSARI_CUDA_EMULATION)
+  const std::tuple<Params...> params(std::forward<Args>(args)...);
+  emulation::run_grid(grid, block, stream, [&] { std::apply(kernel, params); });
+#else
+  kernel<<<grid, block, 0, stream>>>(std::forward<Args>(args)...);
+#endif
+}
 
 // The device every operand is on; throws DeviceError naming `op` when one is elsewhere or the device
 // does not exist.
@@ -39,7 +57,7 @@ void run_elementwise(const char* op, const std::array<const Array*, N>& arrays, 
   if (arrays[0]->size() == 0) return;
   DeviceGuard guard(index);
   const KernelLayout<N> layout = logical ? logical_kernel_layout<N>(arrays, op) : kernel_layout<N>(arrays, op);
-  kernel<<<blocks_for(layout.size), kThreads, 0, current_stream(index)>>>(layout, args...);
+  launch_kernel(kernel, blocks_for(layout.size), kThreads, current_stream(index), layout, args...);
   check(cudaGetLastError(), op);
 }
 

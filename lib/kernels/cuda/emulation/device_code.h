@@ -1,0 +1,74 @@
+#pragma once
+// The CUDA backend's host emulation (meson option cuda-emulation): what nvcc gives device code, for the
+// host compiler, which includes this before each kernel source compiled as C++. __shared__ arrays are
+// per OS thread (blocks run one after another on it); the intrinsics compute what the device's do.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <kusari/kernels/cuda/emulation/threads.h>
+
+#undef __shared__
+#define __shared__ static thread_local
+
+// Device code's unqualified math takes each type's own overload, as CUDA's global ones do.
+using std::ceil;
+using std::exp;
+using std::floor;
+using std::log;
+
+// CUDA's min and max of two integers or floats of any two types (their common type).
+template <class A, class B>
+constexpr std::common_type_t<A, B> min(A a, B b) {
+  return b < a ? b : a;
+}
+template <class A, class B>
+constexpr std::common_type_t<A, B> max(A a, B b) {
+  return a < b ? b : a;
+}
+
+// __syncthreads.
+inline void __syncthreads() { kusari::kernels::cuda::emulation::block_barrier(); }
+
+// __threadfence_system: the host's full fence.
+inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+// __shfl_xor_sync of any value of up to 8 bytes.
+template <class T>
+T __shfl_xor_sync(unsigned member_mask, T value, int lane_mask, int width = 32) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "a shuffle moves at most 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  bits = kusari::kernels::cuda::emulation::warp_exchange_xor(member_mask, bits, lane_mask, width);
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
+}
+
+// The upper 32 bits of a 64-bit product.
+inline unsigned __umulhi(unsigned a, unsigned b) { return static_cast<unsigned>((uint64_t{a} * b) >> 32); }
+
+// A float with these bits.
+inline float __uint_as_float(unsigned bits) { return std::bit_cast<float>(bits); }
+
+// Double subtraction and product, rounded to nearest and never fused into a multiply-add.
+inline double __dsub_rn(double a, double b) {
+  volatile double d = a - b;
+  return d;
+}
+inline double __dmul_rn(double a, double b) {
+  volatile double d = a * b;
+  return d;
+}
+
+// atomicCAS of a 32-bit word (also one the host maps).
+inline unsigned atomicCAS(unsigned* address, unsigned compare, unsigned value) {
+  __atomic_compare_exchange_n(address, &compare, value, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return compare;
+}

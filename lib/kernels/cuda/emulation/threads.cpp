@@ -1,0 +1,229 @@
+// The host emulation's threads: one ucontext fiber per thread of a block, run in order until each
+// waits or returns; a barrier is released once every live thread it concerns waits at it (a block's
+// returned threads count as arrived at __syncthreads, as on the GPU; a warp's do not at a shuffle).
+
+#include <kusari/kernels/cuda/emulation/threads.h>
+
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <kusari/core/error.h>
+
+thread_local uint3 threadIdx;
+thread_local uint3 blockIdx;
+thread_local dim3 blockDim;
+thread_local dim3 gridDim;
+
+namespace kusari::kernels::cuda::emulation {
+namespace {
+
+// Each thread's stack (kernels' frames are small; a sanitizer's or an unoptimized build's are not), and
+// the guard page below it.
+constexpr size_t kStackBytes = size_t{256} << 10;
+constexpr size_t kGuardBytes = 4096;
+constexpr int kWarpSize = 32;
+
+// Where a fiber is.
+enum class State { runnable, at_block_barrier, at_warp_barrier, returned };
+
+// One thread of the running block.
+struct Fiber {
+  ucontext_t context;
+  State state = State::runnable;
+};
+
+// The block this OS thread runs, and the stacks its fibers use (kept for the OS thread's life).
+struct Block {
+  ucontext_t scheduler;
+  std::vector<Fiber> fibers;
+  std::vector<char*> stacks;
+  std::vector<uint64_t> slots;  // each thread's value in a shuffle
+  int current = 0;
+  const std::function<void()>* thread = nullptr;
+  std::exception_ptr thrown;  // what a thread's code threw
+  std::string misuse;         // what the emulation refused (a deadlock, a shuffle it cannot give)
+
+  ~Block() {
+    for (char* stack : stacks) munmap(stack, kStackBytes + kGuardBytes);
+  }
+};
+
+thread_local Block running;
+
+void fiber_main() {
+  Block& b = running;
+  try {
+    (*b.thread)();
+  } catch (...) {
+    b.thrown = std::current_exception();
+  }
+  b.fibers[static_cast<size_t>(b.current)].state = State::returned;
+}  // uc_link: back to the scheduler
+
+// Gives the running fiber's turn back to the scheduler, waiting in `state`.
+void wait(State state) {
+  Block& b = running;
+  Fiber& f = b.fibers[static_cast<size_t>(b.current)];
+  f.state = state;
+  swapcontext(&f.context, &b.scheduler);
+}
+
+// Ends the launch with `message` (the fiber is never resumed).
+[[noreturn]] void refuse(std::string message) {
+  Block& b = running;
+  if (b.misuse.empty()) b.misuse = std::move(message);
+  wait(State::returned);
+  std::abort();  // a returned fiber is not resumed
+}
+
+// Makes sure this OS thread has `n` stacks, each with a guard page below it.
+void reserve_stacks(Block& b, size_t n) {
+  while (b.stacks.size() < n) {
+    void* memory = mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (memory == MAP_FAILED) throw DeviceError(cat("CUDA emulation: no memory for a thread's stack of ", kStackBytes, " bytes"));
+    mprotect(memory, kGuardBytes, PROT_NONE);
+    b.stacks.push_back(static_cast<char*>(memory));
+  }
+  b.fibers.resize(n);
+  b.slots.resize(n);
+}
+
+// Sets threadIdx for thread t of the block.
+void enter_position(int t) {
+  const auto linear = static_cast<unsigned>(t);
+  threadIdx = {linear % blockDim.x, linear / blockDim.x % blockDim.y, linear / (blockDim.x * blockDim.y)};
+}
+
+// Lets the waiting threads go on where a barrier is complete; false when every thread has returned or
+// none can go on (then `misuse` says why).
+bool release(Block& b, int n) {
+  int returned = 0, at_warp = 0;
+  for (int t = 0; t < n; ++t) {
+    returned += b.fibers[t].state == State::returned;
+    at_warp += b.fibers[t].state == State::at_warp_barrier;
+  }
+  if (returned == n) return false;
+  if (at_warp == 0) {
+    for (int t = 0; t < n; ++t) {
+      if (b.fibers[t].state == State::at_block_barrier) b.fibers[t].state = State::runnable;
+    }
+    return true;
+  }
+  bool released = false;
+  for (int base = 0; base < n; base += kWarpSize) {
+    const int end = std::min(n, base + kWarpSize);
+    int waiting = 0, gone = 0;
+    for (int t = base; t < end; ++t) {
+      waiting += b.fibers[t].state == State::at_warp_barrier;
+      gone += b.fibers[t].state == State::returned;
+    }
+    if (waiting == 0 || waiting + gone < end - base) continue;
+    if (gone > 0) {
+      b.misuse = cat("a shuffle of warp ", base / kWarpSize, " waits for ", gone, " of its lanes, which have returned");
+      return false;
+    }
+    for (int t = base; t < end; ++t) b.fibers[t].state = State::runnable;
+    released = true;
+  }
+  if (!released) {
+    b.misuse = cat("the block's threads wait for one another for ever: ", n - returned - at_warp,
+                   " at __syncthreads, ", at_warp, " at a warp shuffle some of whose lanes wait at __syncthreads");
+  }
+  return released;
+}
+
+// Runs every thread of the block at blockIdx until all have returned, or a thread throws or misuses.
+void run_block(Block& b, int n) {
+  for (int t = 0; t < n; ++t) {
+    Fiber& f = b.fibers[static_cast<size_t>(t)];
+    f.state = State::runnable;
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = b.stacks[static_cast<size_t>(t)] + kGuardBytes;
+    f.context.uc_stack.ss_size = kStackBytes;
+    f.context.uc_link = &b.scheduler;
+    makecontext(&f.context, fiber_main, 0);
+  }
+  for (;;) {
+    for (int t = 0; t < n; ++t) {
+      if (b.fibers[static_cast<size_t>(t)].state != State::runnable) continue;
+      b.current = t;
+      enter_position(t);
+      swapcontext(&b.scheduler, &b.fibers[static_cast<size_t>(t)].context);
+      if (b.thrown || !b.misuse.empty()) return;
+    }
+    if (!release(b, n)) return;
+  }
+}
+
+// Whether CUDA launches this shape (at most 1,024 threads a block, 64 deep; grids up to 2^31 - 1 wide,
+// 65,535 high and deep).
+bool launchable(dim3 grid, dim3 block) {
+  const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  return threads >= 1 && threads <= 1024 && block.z <= 64 && grid.x >= 1 && grid.y >= 1 && grid.z >= 1 &&
+         grid.x <= 0x7fffffffu && grid.y <= 65535 && grid.z <= 65535;
+}
+
+}  // namespace
+
+void run_grid(dim3 grid, dim3 block, cudaStream_t, const std::function<void()>& thread) {
+  if (!launchable(grid, block)) {
+    set_last_error(cudaErrorInvalidConfiguration);
+    return;
+  }
+  Block& b = running;
+  if (b.thread != nullptr) throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
+  const int n = static_cast<int>(block.x * block.y * block.z);
+  reserve_stacks(b, static_cast<size_t>(n));
+  b.thread = &thread;
+  b.thrown = nullptr;
+  b.misuse.clear();
+  gridDim = grid;
+  blockDim = block;
+  for (unsigned z = 0; z < grid.z; ++z) {
+    for (unsigned y = 0; y < grid.y; ++y) {
+      for (unsigned x = 0; x < grid.x; ++x) {
+        blockIdx = {x, y, z};
+        run_block(b, n);
+        if (b.thrown || !b.misuse.empty()) {
+          b.thread = nullptr;
+          if (b.thrown) std::rethrow_exception(b.thrown);
+          throw DeviceError(cat("CUDA emulation: in block (", x, ", ", y, ", ", z, ") of a grid of (", grid.x, ", ",
+                                grid.y, ", ", grid.z, ") blocks of (", block.x, ", ", block.y, ", ", block.z,
+                                ") threads: ", b.misuse));
+        }
+      }
+    }
+  }
+  b.thread = nullptr;
+}
+
+void block_barrier() { wait(State::at_block_barrier); }
+
+uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, int width) {
+  Block& b = running;
+  const int t = b.current, n = static_cast<int>(b.fibers.size());
+  const int base = t - t % kWarpSize, lanes = std::min(kWarpSize, n - base);
+  const unsigned whole = lanes == kWarpSize ? 0xffffffffu : (1u << lanes) - 1;
+  if (width != kWarpSize || member_mask != whole) {
+    refuse(cat("__shfl_xor_sync of width ", width, " and member mask ", member_mask,
+               ": the emulation takes a whole warp's shuffles (width 32, mask ", whole, ")"));
+  }
+  const int partner = base + ((t - base) ^ lane_mask);
+  if (lane_mask < 0 || lane_mask >= kWarpSize || partner >= n) {
+    refuse(cat("__shfl_xor_sync with lane mask ", lane_mask, " from lane ", t - base, " of a warp of ", lanes, " lanes"));
+  }
+  b.slots[static_cast<size_t>(t)] = value;
+  wait(State::at_warp_barrier);
+  const uint64_t result = b.slots[static_cast<size_t>(partner)];
+  wait(State::at_warp_barrier);  // every lane has read before any writes its next value
+  return result;
+}
+
+}  // namespace kusari::kernels::cuda::emulation

@@ -1,0 +1,144 @@
+// The host emulation's threads (built with -Dcuda-emulation=true): every thread of a grid runs once at
+// its own position, __syncthreads orders a block's shared memory (returned threads count as arrived),
+// a warp's xor shuffle exchanges its lanes' values, and what a GPU would hang on or refuse is raised:
+// lanes that wait for one another at different barriers, a shuffle waiting for returned lanes or taking
+// part of a warp, launch shapes beyond CUDA's limits.
+#include <kusari/kernels/cuda/emulation/device_code.h>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <kusari/core/error.h>
+#include <kusari/kernels/cuda/detail/launch.cuh>
+
+using kusari::DeviceError;
+using kusari::kernels::cuda::launch_kernel;
+
+namespace {
+
+// Each thread writes its linear position in the grid to out[that position], and the grid's shape.
+__global__ void write_positions(int64_t* out, int64_t* shapes) {
+  const int64_t block = blockIdx.x + gridDim.x * (blockIdx.y + int64_t{gridDim.y} * blockIdx.z);
+  const int64_t thread = threadIdx.x + blockDim.x * (threadIdx.y + int64_t{blockDim.y} * threadIdx.z);
+  const int64_t threads = int64_t{blockDim.x} * blockDim.y * blockDim.z;
+  out[block * threads + thread] += block * threads + thread + 1;
+  if (block == 0 && thread == 0) {
+    shapes[0] = gridDim.x * gridDim.y * gridDim.z;
+    shapes[1] = threads;
+  }
+}
+
+// Block b sums values[b * 256 ..] in a shared-memory tree; threads past `live` return first.
+__global__ void tree_sums(const int* values, int* sums, unsigned live) {
+  __shared__ int shared[256];
+  shared[threadIdx.x] = threadIdx.x < live ? values[blockIdx.x * blockDim.x + threadIdx.x] : 0;
+  __syncthreads();
+  if (threadIdx.x >= live) return;
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half && threadIdx.x + half < live) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) sums[blockIdx.x] = shared[0];
+}
+
+// Each warp's lanes sum their values by xor shuffles; lane 0 writes its warp's sum.
+__global__ void warp_sums(const double* values, double* sums) {
+  double v = values[threadIdx.x];
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  sums[threadIdx.x] = v;
+}
+
+// Lanes below 16 shuffle while the others wait at __syncthreads (a hang on a GPU).
+__global__ void split_warp(int* out) {
+  if (threadIdx.x < 16) {
+    out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, int(threadIdx.x), 1);
+  } else {
+    __syncthreads();
+  }
+}
+
+// Lanes from 16 on return; the others shuffle with all 32 named.
+__global__ void shuffle_after_return(int* out) {
+  if (threadIdx.x >= 16) return;
+  out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, int(threadIdx.x), 1);
+}
+
+// A shuffle of half a warp's lanes, named as such.
+__global__ void half_warp_mask(int* out) {
+  out[threadIdx.x] = __shfl_xor_sync(0x0000ffffu, int(threadIdx.x), 1);
+}
+
+}  // namespace
+
+TEST_CASE("every thread of a 3-D grid of 3-D blocks runs once at its own position") {
+  const dim3 grid(3, 2, 2), block(4, 3, 5);
+  std::vector<int64_t> out(3 * 2 * 2 * 4 * 3 * 5, 0), shapes(2, 0);
+  launch_kernel(&write_positions, grid, block, nullptr, out.data(), shapes.data());
+  REQUIRE(cudaGetLastError() == cudaSuccess);
+  for (size_t i = 0; i < out.size(); ++i) CHECK(out[i] == int64_t(i) + 1);
+  CHECK(shapes[0] == 12);
+  CHECK(shapes[1] == 60);
+}
+
+TEST_CASE("__syncthreads orders shared memory; threads that returned count as arrived") {
+  std::vector<int> values(3 * 256);
+  std::iota(values.begin(), values.end(), 1);
+  for (const unsigned live : {256u, 100u, 1u}) {
+    INFO("live threads ", live);
+    std::vector<int> sums(3, -1);
+    launch_kernel(&tree_sums, 3, 256, nullptr, values.data(), sums.data(), live);
+    for (int b = 0; b < 3; ++b) {
+      CHECK(sums[b] == std::accumulate(values.begin() + b * 256, values.begin() + b * 256 + live, 0));
+    }
+  }
+}
+
+TEST_CASE("a warp's xor shuffles exchange its lanes' values, warp by warp") {
+  std::vector<double> values(64), sums(64, 0);
+  std::iota(values.begin(), values.end(), 0.0);
+  launch_kernel(&warp_sums, 1, 64, nullptr, values.data(), sums.data());
+  for (int t = 0; t < 64; ++t) CHECK(sums[t] == (t < 32 ? 496.0 : 1520.0));
+}
+
+TEST_CASE("lanes waiting at different barriers are raised, naming the block") {
+  std::vector<int> out(64, 0);
+  try {
+    launch_kernel(&split_warp, 2, 64, nullptr, out.data());
+    FAIL("expected a DeviceError");
+  } catch (const DeviceError& e) {
+    const std::string message = e.what();
+    CHECK(message.find("block (0, 0, 0) of a grid of (2, 1, 1) blocks of (64, 1, 1) threads") != std::string::npos);
+    CHECK(message.find("wait for one another for ever: 48 at __syncthreads, 16 at a warp shuffle") != std::string::npos);
+  }
+}
+
+TEST_CASE("a shuffle waiting for lanes that returned, or of part of a warp, is raised") {
+  std::vector<int> out(32, 0);
+  CHECK_THROWS_WITH_AS(launch_kernel(&shuffle_after_return, 1, 32, nullptr, out.data()),
+                       doctest::Contains("a shuffle of warp 0 waits for 16 of its lanes, which have returned"),
+                       DeviceError);
+  CHECK_THROWS_WITH_AS(launch_kernel(&half_warp_mask, 1, 32, nullptr, out.data()),
+                       doctest::Contains("the emulation takes a whole warp's shuffles"), DeviceError);
+  // The emulation is usable again after a refused launch.
+  std::vector<double> values(32, 1.0), sums(32, 0);
+  launch_kernel(&warp_sums, 1, 32, nullptr, values.data(), sums.data());
+  CHECK(sums[31] == 32.0);
+}
+
+TEST_CASE("launch shapes CUDA refuses set cudaErrorInvalidConfiguration and run nothing") {
+  std::vector<int64_t> out(2048, 0), shapes(2, 0);
+  for (const auto& [grid, block] : std::vector<std::pair<dim3, dim3>>{
+           {dim3(1), dim3(1025)}, {dim3(1), dim3(32, 32, 2)}, {dim3(0), dim3(32)}, {dim3(1, 65536), dim3(1)},
+           {dim3(1), dim3(1, 1, 65)}}) {
+    INFO("grid (", grid.x, ", ", grid.y, ", ", grid.z, "), block (", block.x, ", ", block.y, ", ", block.z, ")");
+    launch_kernel(&write_positions, grid, block, nullptr, out.data(), shapes.data());
+    CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
+    CHECK(cudaGetLastError() == cudaSuccess);  // read once
+  }
+  CHECK(std::all_of(out.begin(), out.end(), [](int64_t v) { return v == 0; }));
+}
