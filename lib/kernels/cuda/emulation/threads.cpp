@@ -1,11 +1,15 @@
-// The host emulation's threads: one ucontext fiber per thread of a block, run in order until each
-// waits or returns; a barrier is released once every live thread it concerns waits at it (a block's
-// returned threads count as arrived at __syncthreads, as on the GPU; a warp's do not at a shuffle).
+// The host emulation's threads: one fiber per thread of a block, run in order until each waits or
+// returns; a barrier is released once every live thread it concerns waits at it (a block's returned
+// threads count as arrived at __syncthreads, as on the GPU; a warp's do not at a shuffle). Each fiber's
+// stack is entered once through ucontext and then runs one thread after another; switches are
+// _setjmp/_longjmp between the stacks, which save no signal mask (no system call per switch).
 
 #include <kusari/kernels/cuda/emulation/threads.h>
 
 #include <sys/mman.h>
 #include <ucontext.h>
+
+#include <csetjmp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -32,15 +36,17 @@ constexpr int kWarpSize = 32;
 // Where a fiber is.
 enum class State { runnable, at_block_barrier, at_warp_barrier, returned };
 
-// One thread of the running block.
+// One thread of the running block, on its own stack.
 struct Fiber {
-  ucontext_t context;
+  jmp_buf resume;  // where this fiber goes on: in a wait, or parked after its last thread returned
   State state = State::runnable;
+  bool started = false;  // its stack runs worker_main (else it is entered afresh)
 };
 
 // The block this OS thread runs, and the stacks its fibers use (kept for the OS thread's life).
 struct Block {
-  ucontext_t scheduler;
+  jmp_buf scheduler;  // where a fiber gives its turn back
+  ucontext_t entry;   // a fresh fiber's start
   std::vector<Fiber> fibers;
   std::vector<char*> stacks;
   std::vector<uint64_t> slots;  // each thread's value in a shuffle
@@ -56,30 +62,47 @@ struct Block {
 
 thread_local Block running;
 
-void fiber_main() {
-  Block& b = running;
-  try {
-    (*b.thread)();
-  } catch (...) {
-    b.thrown = std::current_exception();
-  }
-  b.fibers[static_cast<size_t>(b.current)].state = State::returned;
-}  // uc_link: back to the scheduler
-
 // Gives the running fiber's turn back to the scheduler, waiting in `state`.
 void wait(State state) {
   Block& b = running;
   Fiber& f = b.fibers[static_cast<size_t>(b.current)];
   f.state = state;
-  swapcontext(&f.context, &b.scheduler);
+  if (_setjmp(f.resume) == 0) _longjmp(b.scheduler, 1);
 }
 
-// Ends the launch with `message` (the fiber is never resumed).
+// A fiber's stack: runs the thread the scheduler starts on it, then parks until it starts the next.
+void worker_main() {
+  Block& b = running;
+  for (;;) {
+    try {
+      (*b.thread)();
+    } catch (...) {
+      b.thrown = std::current_exception();
+    }
+    wait(State::returned);
+  }
+}
+
+// Runs fiber t until it waits or returns.
+void switch_to(Block& b, int t) {
+  Fiber& f = b.fibers[static_cast<size_t>(t)];
+  if (_setjmp(b.scheduler) != 0) return;
+  if (f.started) _longjmp(f.resume, 1);
+  f.started = true;
+  getcontext(&b.entry);
+  b.entry.uc_stack.ss_sp = b.stacks[static_cast<size_t>(t)] + kGuardBytes;
+  b.entry.uc_stack.ss_size = kStackBytes;
+  b.entry.uc_link = nullptr;
+  makecontext(&b.entry, worker_main, 0);
+  setcontext(&b.entry);
+}
+
+// Ends the launch with `message` (the fiber is never resumed: its stack is entered afresh next time).
 [[noreturn]] void refuse(std::string message) {
   Block& b = running;
   if (b.misuse.empty()) b.misuse = std::move(message);
   wait(State::returned);
-  std::abort();  // a returned fiber is not resumed
+  std::abort();
 }
 
 // Makes sure this OS thread has `n` stacks, each with a guard page below it.
@@ -141,21 +164,13 @@ bool release(Block& b, int n) {
 
 // Runs every thread of the block at blockIdx until all have returned, or a thread throws or misuses.
 void run_block(Block& b, int n) {
-  for (int t = 0; t < n; ++t) {
-    Fiber& f = b.fibers[static_cast<size_t>(t)];
-    f.state = State::runnable;
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = b.stacks[static_cast<size_t>(t)] + kGuardBytes;
-    f.context.uc_stack.ss_size = kStackBytes;
-    f.context.uc_link = &b.scheduler;
-    makecontext(&f.context, fiber_main, 0);
-  }
+  for (int t = 0; t < n; ++t) b.fibers[static_cast<size_t>(t)].state = State::runnable;
   for (;;) {
     for (int t = 0; t < n; ++t) {
       if (b.fibers[static_cast<size_t>(t)].state != State::runnable) continue;
       b.current = t;
       enter_position(t);
-      swapcontext(&b.scheduler, &b.fibers[static_cast<size_t>(t)].context);
+      switch_to(b, t);
       if (b.thrown || !b.misuse.empty()) return;
     }
     if (!release(b, n)) return;
@@ -193,6 +208,7 @@ void run_grid(dim3 grid, dim3 block, cudaStream_t, const std::function<void()>& 
         run_block(b, n);
         if (b.thrown || !b.misuse.empty()) {
           b.thread = nullptr;
+          for (int t = 0; t < n; ++t) b.fibers[static_cast<size_t>(t)].started = false;  // left mid-thread
           if (b.thrown) std::rethrow_exception(b.thrown);
           throw DeviceError(cat("CUDA emulation: in block (", x, ", ", y, ", ", z, ") of a grid of (", grid.x, ", ",
                                 grid.y, ", ", grid.z, ") blocks of (", block.x, ", ", block.y, ", ", block.z,
