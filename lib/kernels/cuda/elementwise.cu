@@ -114,8 +114,7 @@ __global__ void momentum_step_elements(KernelLayout<3> layout, C momentum, C lr)
     element_offsets(layout, i, at);
     T& w = element_at<T>(layout, 0, at[0]);
     T& v = element_at<T>(layout, 1, at[1]);
-    v = store<T>(momentum * load(v) - lr * load(element_at<T>(layout, 2, at[2])));
-    w = store<T>(load(w) + load(v));
+    momentum_step_element(w, v, load(element_at<T>(layout, 2, at[2])), momentum, lr);
   }
 }
 

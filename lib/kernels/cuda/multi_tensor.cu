@@ -87,7 +87,8 @@ class DeviceTable {
   }
   // Copies the table to the device; the result keeps it alive (its release waits for the stream).
   Array to(const Device& device) const {
-    const Array host = Array::empty({static_cast<int64_t>(std::max<size_t>(bytes_.size(), 1))}, Dtype::uint8);
+    const Array host = Array::empty({static_cast<int64_t>(std::max<size_t>(bytes_.size(), 1))}, Dtype::uint8,
+                                   Device::cpu());
     std::memcpy(host.host_data(), bytes_.data(), bytes_.size());
     return host.to(device);
   }
@@ -102,23 +103,50 @@ const T* part_of(const Array& table, size_t at) {
   return reinterpret_cast<const T*>(static_cast<const unsigned char*>(table.raw_data()) + at);
 }
 
+// x·y and x + y, each rounded once and never fused into a multiply-add: what two kernels compute apart.
+template <class C>
+__device__ inline C unfused_product(C x, C y) {
+  if constexpr (std::is_same_v<C, double>) {
+    return __dmul_rn(x, y);
+  } else {
+    return __fmul_rn(x, y);
+  }
+}
+template <class C>
+__device__ inline C unfused_sum(C x, C y) {
+  if constexpr (std::is_same_v<C, double>) {
+    return __dadd_rn(x, y);
+  } else {
+    return __fadd_rn(x, y);
+  }
+}
+
+// The momentum step of each chunk's elements: the gradient with weight decay in T as each parameter's
+// own routines make it (g + w·rate, the rate a T scalar, each operation rounded to T), then the step
+// form as momentum_step computes it, or the descent form.
 template <class T>
 __global__ void momentum_step_chunks(const StepTensor* tensors, const TensorChunk* chunks, const double* rates,
                                      bool descent) {
   using C = compute_type_t<T>;
   const TensorChunk chunk = chunks[blockIdx.x];
   const StepTensor t = tensors[chunk.tensor];
-  const C momentum = static_cast<C>(t.momentum), decay = static_cast<C>(t.weight_decay);
+  const C momentum = static_cast<C>(t.momentum), decay = load(store<T>(t.weight_decay));
   const C rate = static_cast<C>(rates[chunk.tensor]);
   T* w = static_cast<T*>(t.w);
   T* v = static_cast<T*>(t.v);
   const T* g = static_cast<const T*>(t.g);
   for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
     const C weight = load(w[i]);
-    const C u = decay == C(0) ? load(g[i]) : static_cast<C>(load(g[i]) + decay * weight);
-    const T velocity = store<T>(descent ? momentum * load(v[i]) + rate * u : momentum * load(v[i]) - rate * u);
-    v[i] = velocity;
-    w[i] = store<T>(descent ? weight - load(velocity) : weight + load(velocity));
+    const C u = t.weight_decay == 0
+                    ? load(g[i])
+                    : load(store<T>(unfused_sum(load(g[i]), load(store<T>(unfused_product(weight, decay))))));
+    if (descent) {
+      const T velocity = store<T>(momentum * load(v[i]) + rate * u);
+      v[i] = velocity;
+      w[i] = store<T>(weight - load(velocity));
+    } else {
+      momentum_step_element(w[i], v[i], u, momentum, rate);
+    }
   }
 }
 

@@ -208,6 +208,14 @@ __device__ inline T& element_at(const KernelLayout<N>& layout, size_t k, int64_t
   return reinterpret_cast<T*>(layout.bases[k])[offset];
 }
 
+// The momentum step of one element: v = m·v − r·g, then w += v (momentum_step's kernel and the
+// multi-tensor one compute it alike).
+template <class T, class C>
+__device__ inline void momentum_step_element(T& w, T& v, C g, C momentum, C lr) {
+  v = store<T>(momentum * load(v) - lr * g);
+  w = store<T>(load(w) + load(v));
+}
+
 // Threads per block of the elementwise kernels, and the grid that covers n elements (grid-stride loops
 // take the rest).
 inline constexpr int kThreads = 256;

@@ -57,15 +57,13 @@ inline unsigned __umulhi(unsigned a, unsigned b) { return static_cast<unsigned>(
 // A float with these bits.
 inline float __uint_as_float(unsigned bits) { return std::bit_cast<float>(bits); }
 
-// Double subtraction and product, rounded to nearest and never fused into a multiply-add.
-inline double __dsub_rn(double a, double b) {
-  volatile double d = a - b;
-  return d;
-}
-inline double __dmul_rn(double a, double b) {
-  volatile double d = a * b;
-  return d;
-}
+// Sums, differences and products rounded to nearest, never fused into a multiply-add (the host
+// compiler fuses none without -ffp-contract and a target with FMA, which the emulation is not built for).
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
 
 // atomicCAS of a 32-bit word (also one the host maps).
 inline unsigned atomicCAS(unsigned* address, unsigned compare, unsigned value) {
