@@ -3,7 +3,8 @@
 # kernel sources compiled as C++ and run on the CPU's threads, kusari's emulation of the CUDA runtime in
 # place of libcudart; lib/kernels/cuda/emulation) in build-emulated, and runs the CUDA device suite there
 # (kusari's own kernels against the CPU's, their memory handed out as NaN; the cases that need cuDNN or
-# cuBLASLt skip) and the emulation's own test. Needs the CUDA toolkit's headers, cuDNN and NCCL under
+# cuBLASLt skip), the emulation's own test, and the host suites whose cases need neither library with
+# every array on cuda:0 (the meson suite emulated_cuda, test/meson.build). Needs the CUDA toolkit's headers, cuDNN and NCCL under
 # $KUSARI_CUDA_ROOT (default /usr/local/cuda), neither nvcc nor a GPU. The last line is "N passed,
 # N failed, N skipped" (with KUSARI_CASE_RECORD=FILE every case is appended to FILE as well).
 set -uo pipefail
@@ -12,8 +13,12 @@ build=${KUSARI_EMULATION_BUILD_DIR:-build-emulated}
 cuda_root=${KUSARI_CUDA_ROOT:-/usr/local/cuda}
 [ -f "$build/build.ninja" ] || meson setup "$build" --wrap-mode=nodownload -Dcuda=enabled -Dcuda-root="$cuda_root" \
   -Dcuda-emulation=true >/dev/null || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-ninja -C "$build" test/test_cuda_device test/test_cuda_emulation >/dev/null || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-KUSARI_POISON=1 meson test -C "$build" --no-rebuild --num-processes 1 --print-errorlogs cuda_device cuda_emulation
+suites=(activation arithmetic array_manipulation autograd ghost_batch_normalization initializers link loss noise
+  normalization npz optimizers pooling random reduction)
+targets=(test/test_cuda_device test/test_cuda_emulation "${suites[@]/#/test/test_}")
+tests=(cuda_device cuda_emulation "${suites[@]/%/_emulated_cuda}")
+ninja -C "$build" "${targets[@]}" >/dev/null || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+KUSARI_POISON=1 meson test -C "$build" --no-rebuild --num-processes 1 --print-errorlogs "${tests[@]}"
 status=$?
 python3 scripts/summarize_tests.py meson emulated "$build/meson-logs/testlog.json" \
   --record "${KUSARI_CASE_RECORD:-}" || status=1
