@@ -13,7 +13,9 @@ on the device). The imagenet preset's models go through jia2018 (the recipe that
 tiny RGB JPEGs at --crop-size 64: ResNet-50, AlexNet-BN and AlexNet-pool5-BN in every dtype, with one
 snapshot a run (their 4096-wide layers make a snapshot 200 MB). Every run on the device reports the device's peak memory. MPIEXEC "-" runs one
 process without mpiexec (the GPU machine has none).
-Usage: recipe_device_matrix.py MPIEXEC DEVICE RECIPE [RECIPE ...]"""
+With --mlp-only the MLP alone trains, for a device without convolutions (the host emulation of CUDA,
+which has no cuDNN): the snapshots then cross devices with the MLP's.
+Usage: recipe_device_matrix.py [--mlp-only] MPIEXEC DEVICE RECIPE [RECIPE ...]"""
 import json
 import math
 import os
@@ -23,10 +25,11 @@ import tempfile
 
 from idx_set import write_set
 
-mpiexec, device, recipes = sys.argv[1], sys.argv[2], sys.argv[3:]
+mlp_only = sys.argv[1] == "--mlp-only"
+mpiexec, device, recipes = sys.argv[1 + mlp_only], sys.argv[2 + mlp_only], sys.argv[3 + mlp_only:]
 TIMINGS = {"elapsed_time", "time_per_iteration", "data_time", "images_per_second"}
 DTYPES = ["float32", "float16", "bfloat16"]
-MODELS = ["mlp", "resnet20"]
+MODELS = ["mlp"] if mlp_only else ["mlp", "resnet20"]
 # Relative agreement of logged values between the CPU and DEVICE (0: equal).
 TOLERANCE = {"float32": 5e-3, "float16": 5e-2, "bfloat16": 1e-1}
 
@@ -137,7 +140,7 @@ def main():
                         print(f"{case}: the {source}'s {os.path.basename(snapshot)} resumed on {target}: "
                               f"{'equal' if not found else 'DIFFERENT'}", flush=True)
         # The imagenet preset's models, through jia2018.
-        jia = [r for r in recipes if os.path.basename(r) == "jia2018"]
+        jia = [r for r in recipes if os.path.basename(r) == "jia2018" and not mlp_only]
         if jia:
             images = os.path.join(work, "images")
             write_jpegs(images)

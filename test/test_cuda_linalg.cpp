@@ -13,7 +13,6 @@
 
 #include <kusari/core/array.h>
 #include <kusari/core/kernel_table.h>
-#include <kusari/kernels/cuda/runtime.h>
 #include <kusari/kernels/ops/linalg.h>
 #include <kusari/kernels/routines.h>
 
@@ -43,7 +42,7 @@ double tolerance(Dtype dtype, int64_t k) {
 
 }  // namespace
 
-TEST_CASE("matmul equals the CPU's for every floating dtype, transpose and size" * doctest::skip(cuda::emulated())) {
+TEST_CASE("matmul equals the CPU's for every floating dtype, transpose and size") {
   const std::vector<std::array<int64_t, 3>> sizes = {
       {1, 1, 1}, {3, 5, 7}, {64, 64, 64}, {33, 129, 250}, {256, 10, 512}};
   for (const Dtype dtype : {Dtype::float64, Dtype::float32, Dtype::float16, Dtype::bfloat16}) {
@@ -62,8 +61,7 @@ TEST_CASE("matmul equals the CPU's for every floating dtype, transpose and size"
   }
 }
 
-TEST_CASE("operands and outputs of any layout: column-major, sliced, copied where no axis is unit-stride" *
-          doctest::skip(cuda::emulated())) {
+TEST_CASE("operands and outputs of any layout: column-major, sliced, copied where no axis is unit-stride") {
   const Array a = Array::uniform({40, 30}, -1, 1, 23, Dtype::float32);
   const Array b = Array::uniform({30, 20}, -1, 1, 24, Dtype::float32);
   const Array expected = ops::matmul(a, b);
@@ -79,7 +77,7 @@ TEST_CASE("operands and outputs of any layout: column-major, sliced, copied wher
               ops::matmul(strided, b), 1e-5, "no unit stride", Relative::to_largest);
 }
 
-TEST_CASE("alpha, beta and k = 0 follow BLAS: out is not read when beta is 0" * doctest::skip(cuda::emulated())) {
+TEST_CASE("alpha, beta and k = 0 follow BLAS: out is not read when beta is 0") {
   const auto gemm_cpu = kernel_for<kernel_ops::Gemm>(Device::cpu());
   const auto gemm_gpu = kernel_for<kernel_ops::Gemm>(gpu);
   const Array a = Array::uniform({8, 6}, -1, 1, 27, Dtype::float32),

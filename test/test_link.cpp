@@ -95,6 +95,33 @@ TEST_CASE("uninitialised parameters get their shape later") {
   expect_error<ValueError>([&] { link.param("b"); }, {"no parameter named 'b'"});
 }
 
+TEST_CASE("an uninitialised parameter is made on the device to_device named: initialised or loaded") {
+  const Device device = Device::loopback(0);
+  TempDir dir;
+  L::Link saved;  // a snapshot written on the CPU
+  saved.add_param("W", Array::full({2}, 5.0));
+  saved.add_param("b", Array::ones({3}));
+  serializers::save_npz(dir / "link.npz", saved);
+  for (const bool loaded : {false, true}) {
+    CAPTURE(loaded);
+    L::Link link;
+    link.add_uninitialized_param("W", [](const Array& a) { a.fill(2.0); });
+    link.add_uninitialized_param("b", nullptr);
+    link.to_device(device);
+    if (loaded) {
+      serializers::load_npz(dir / "link.npz", link);
+    } else {
+      link.initialize_param("W", {2});
+      link.initialize_param("b", {3});
+    }
+    CHECK(link.param("W").data().device() == device);
+    CHECK(link.param("b").data().device() == device);
+    expect_values(link.param("W").data().to(Device::cpu()), {loaded ? 5.0 : 2.0, loaded ? 5.0 : 2.0});
+    const double b = loaded ? 1.0 : 0.0;  // zeros without an initializer
+    expect_values(link.param("b").data().to(Device::cpu()), {b, b, b});
+  }
+}
+
 TEST_CASE("a link that does not derive from Cloneable says so on copy") {
   L::Link plain;
   expect_error<ValueError>([&] { plain.copy(); }, {"Cloneable"});

@@ -22,6 +22,7 @@
 #include <kusari/distributed/detail/rank_agreement.h>
 #include <kusari/distributed/detail/staged_collective_group.h>
 #include <kusari/distributed/detail/stall_inspector.h>
+#include <kusari/kernels/cuda/runtime.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::distributed {
@@ -126,12 +127,13 @@ std::unique_ptr<CollectiveGroup> nccl_group_over(MPI_Comm comm, int device) {
 
 // The NCCL groups of the communicator for `device`, made on the first call (collective: every rank makes
 // them at the same collective) after checking that no two ranks of a node share a GPU; for the loopback
-// device standing in, MPI groups on host copies.
+// device standing in, and for the CUDA device of the host emulation (each process's own, without NCCL),
+// MPI groups on host copies.
 NcclGroups& nccl_groups_for(Communicator::Impl& impl, const Device& device) {
   if (impl.nccl) return *impl.nccl;
   auto groups = std::make_unique<NcclGroups>();
   groups->device = device;
-  if (device.type == DeviceType::cuda) {
+  if (device.type == DeviceType::cuda && !cuda::emulated()) {
     require_own_gpus(impl.groups.all(), device.index);
     groups->groups = make_allreduce_groups(impl.name, impl.options, impl.groups, [&](MPI_Comm comm) {
       return nccl_group_over(comm, device.index);

@@ -56,7 +56,7 @@ Variable Link::initialize_param(const std::string& name, const Shape& shape) {
     throw ValueError(cat(type_name(), ": parameter '", name, "' is already initialised with shape ",
                          slot.variable.shape()));
   }
-  Array data = Array::zeros(shape, slot.dtype);
+  Array data = Array::zeros(shape, slot.dtype, slot.device.value_or(default_device()));
   if (slot.init) slot.init(data);
   slot.variable = Variable(std::move(data));
   slot.variable.set_name(name);
@@ -158,7 +158,7 @@ void Link::serialize(Serializer& serializer) {
       Array loaded;
       serializer(name, loaded);
       if (!loaded.defined()) continue;
-      slot.variable = Variable(loaded.astype(slot.dtype));
+      slot.variable = Variable(loaded.astype(slot.dtype).to(slot.device.value_or(default_device())));
       slot.variable.set_name(name);
       structure_changed();
       continue;
@@ -218,7 +218,11 @@ std::shared_ptr<Link> Link::copy() const {
 
 void Link::to_device(const Device& device) {
   for (auto& [name, slot] : params_) {
-    if (slot.variable.defined()) slot.variable.set_data(slot.variable.data().to(device));
+    if (slot.variable.defined()) {
+      slot.variable.set_data(slot.variable.data().to(device));
+    } else {
+      slot.device = device;
+    }
   }
   for (auto& [name, value] : persistents_) {
     if (value.defined()) value = value.to(device);

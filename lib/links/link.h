@@ -5,11 +5,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <kusari/core/api.h>
+#include <kusari/core/device.h>
 #include <kusari/autograd/variable.h>
 #include <kusari/core/serializer.h>
 
@@ -82,7 +84,8 @@ class KUSARI_API Link {
   void copyparams(const Link& source);
   // A deep copy (new parameter arrays, new children); the link's class must derive from Cloneable.
   std::shared_ptr<Link> copy() const;
-  // Moves every parameter and persistent value to `device`.
+  // Moves every parameter and persistent value to `device`; a parameter not yet initialised is made
+  // there when it is (by its first forward or a deserializer), as Chainer's are.
   void to_device(const Device& device);
 
  protected:
@@ -103,6 +106,7 @@ class KUSARI_API Link {
     Variable variable;  // undefined until initialised
     Initializer init;
     Dtype dtype = Dtype::float32;
+    std::optional<Device> device;  // where to_device sent it before it was initialised (made there)
   };
   void collect_params(const std::string& prefix, bool include_uninitialized,
                       std::vector<std::pair<std::string, Variable>>& out) const;

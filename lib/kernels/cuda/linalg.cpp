@@ -40,6 +40,25 @@ struct CublasLt {
   std::string missing;  // why cuBLASLt is unusable ("" when loaded)
 };
 
+#if defined(KUSARI_CUDA_EMULATION)
+// The host emulation's cuBLASLt, linked into libkusari (emulation/cublaslt.cpp).
+const CublasLt& cublaslt() {
+  static const CublasLt linked{cublasLtCreate,
+                               cublasLtGetStatusString,
+                               cublasLtMatmul,
+                               cublasLtMatmulAlgoGetHeuristic,
+                               cublasLtMatmulDescCreate,
+                               cublasLtMatmulDescDestroy,
+                               cublasLtMatmulDescSetAttribute,
+                               cublasLtMatmulPreferenceCreate,
+                               cublasLtMatmulPreferenceDestroy,
+                               cublasLtMatmulPreferenceSetAttribute,
+                               cublasLtMatrixLayoutCreate,
+                               cublasLtMatrixLayoutDestroy,
+                               ""};
+  return linked;
+}
+#else
 // libcublasLt of the major version kusari was built against; throws DeviceError saying why it cannot
 // be used (asked only by a product on a CUDA device).
 const CublasLt& cublaslt() {
@@ -65,6 +84,7 @@ const CublasLt& cublaslt() {
   if (!loaded.missing.empty()) throw DeviceError(cat("cuBLASLt: ", loaded.missing));
   return loaded;
 }
+#endif
 
 // Throws DeviceError "<what>: <cuBLASLt's message>" unless status is CUBLAS_STATUS_SUCCESS.
 void check_blas(cublasStatus_t status, const char* what) {
@@ -98,7 +118,6 @@ DeviceBlas& blas_of(int index) {
   static std::array<DeviceBlas, kMaxDevices> all;
   DeviceBlas& b = all[static_cast<size_t>(index)];
   std::call_once(b.once, [&] {
-    require_gpu_library("cuBLASLt");
     DeviceGuard guard(index);
     check_blas(cublaslt().create(&b.handle), "cublasLtCreate");
   });
