@@ -1,9 +1,10 @@
 // The host emulation's threads (built with -Dcuda-emulation=true): every thread of a grid runs once at
 // its own position, __syncthreads orders a block's shared memory (returned threads count as arrived),
-// a warp's xor shuffle exchanges its lanes' values, and what a GPU would hang on or refuse is raised:
-// lanes that wait for one another at different barriers, a shuffle waiting for returned lanes or taking
-// part of a warp, launch shapes beyond CUDA's limits.
-#include <kusari/kernels/cuda/emulation/device_code.h>
+// a warp's xor shuffle exchanges its lanes' values, blocks alternate their threads' order, and what a GPU
+// would hang on or refuse is raised: threads at different __syncthreads calls, lanes that wait for one
+// another at different barriers, a shuffle waiting for returned lanes or taking part of a warp, launch
+// shapes beyond CUDA's limits.
+#include <kusari/kernels/cuda/detail/emulated_device_code.h>
 
 #include <doctest/doctest.h>
 
@@ -51,6 +52,23 @@ __global__ void warp_sums(const double* values, double* sums) {
   double v = values[threadIdx.x];
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
   sums[threadIdx.x] = v;
+}
+
+// Even threads wait at one __syncthreads, odd ones at another (undefined on a GPU).
+__global__ void divergent_barriers(int* out) {
+  if (threadIdx.x % 2 == 0) {
+    __syncthreads();
+  } else {
+    __syncthreads();
+  }
+  out[threadIdx.x] = 1;
+}
+
+// Each thread reads its neighbour's shared-memory write with no barrier between them.
+__global__ void neighbours_without_barrier(int* out) {
+  __shared__ int shared[64];
+  shared[threadIdx.x] = int(blockIdx.x * 1000 + threadIdx.x);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = shared[(threadIdx.x + 1) % blockDim.x];
 }
 
 // Lanes below 16 shuffle while the others wait at __syncthreads (a hang on a GPU).
@@ -115,6 +133,23 @@ TEST_CASE("lanes waiting at different barriers are raised, naming the block") {
     CHECK(message.find("block (0, 0, 0) of a grid of (2, 1, 1) blocks of (64, 1, 1) threads") != std::string::npos);
     CHECK(message.find("wait for one another for ever: 48 at __syncthreads, 16 at a warp shuffle") != std::string::npos);
   }
+}
+
+TEST_CASE("threads at different __syncthreads calls are raised, naming both") {
+  std::vector<int> out(64, 0);
+  CHECK_THROWS_WITH_AS(launch_kernel(&divergent_barriers, 1, 64, nullptr, out.data()),
+                       doctest::Contains("threads wait at different __syncthreads: thread 0 at "), DeviceError);
+}
+
+TEST_CASE("blocks run their threads in ascending and descending order: a missing barrier shows in one") {
+  std::vector<int> out(2 * 64, -1);
+  launch_kernel(&neighbours_without_barrier, 2, 64, nullptr, out.data());
+  int right = 0;
+  for (int b = 0; b < 2; ++b) {
+    for (int t = 0; t < 64; ++t) right += out[b * 64 + t] == b * 1000 + (t + 1) % 64;
+  }
+  CHECK(right > 0);
+  CHECK(right < 2 * 64);
 }
 
 TEST_CASE("a shuffle waiting for lanes that returned, or of part of a warp, is raised") {

@@ -121,9 +121,10 @@ __device__ inline C unfused_sum(C x, C y) {
   }
 }
 
-// The momentum step of each chunk's elements: the gradient with weight decay in T as each parameter's
-// own routines make it (g + w·rate, the rate a T scalar, each operation rounded to T), then the step
-// form as momentum_step computes it, or the descent form.
+// The momentum step of each chunk's elements as momentum_steps_one_by_one's routines compute it: the
+// gradient with weight decay (g + w·rate, the rate a T scalar, each operation rounded to T), then the
+// step form as momentum_step computes it, or the descent form (v·m and u·r each rounded to T, as their
+// sum, then w − v).
 template <class T>
 __global__ void momentum_step_chunks(const StepTensor* tensors, const TensorChunk* chunks, const double* rates,
                                      bool descent) {
@@ -132,6 +133,7 @@ __global__ void momentum_step_chunks(const StepTensor* tensors, const TensorChun
   const StepTensor t = tensors[chunk.tensor];
   const C momentum = static_cast<C>(t.momentum), decay = load(store<T>(t.weight_decay));
   const C rate = static_cast<C>(rates[chunk.tensor]);
+  const C momentum_t = load(store<T>(t.momentum)), rate_t = load(store<T>(rates[chunk.tensor]));  // T scalars
   T* w = static_cast<T*>(t.w);
   T* v = static_cast<T*>(t.v);
   const T* g = static_cast<const T*>(t.g);
@@ -141,7 +143,9 @@ __global__ void momentum_step_chunks(const StepTensor* tensors, const TensorChun
                     ? load(g[i])
                     : load(store<T>(unfused_sum(load(g[i]), load(store<T>(unfused_product(weight, decay))))));
     if (descent) {
-      const T velocity = store<T>(momentum * load(v[i]) + rate * u);
+      const C kept = load(store<T>(unfused_product(load(v[i]), momentum_t)));
+      const C step = load(store<T>(unfused_product(u, rate_t)));
+      const T velocity = store<T>(unfused_sum(kept, step));
       v[i] = velocity;
       w[i] = store<T>(weight - load(velocity));
     } else {

@@ -13,7 +13,7 @@
 #include <kusari/kernels/cuda/detail/device_elements.cuh>
 #include <kusari/kernels/cuda/detail/streams.h>
 #if defined(KUSARI_CUDA_EMULATION)
-#include <kusari/kernels/cuda/emulation/threads.h>
+#include <kusari/kernels/cuda/detail/emulated_threads.h>
 #endif
 
 // Every index i below n that this thread visits in a grid-stride loop.

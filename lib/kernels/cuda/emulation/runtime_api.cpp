@@ -1,6 +1,7 @@
 // The CUDA runtime calls the backend makes, on the host, linked in place of libcudart by the host
-// emulation (meson option cuda-emulation): one device of kEmulatedBytes whose memory is the host's, work
-// done when it is queued (every stream and event is complete at once), events that keep the host's clock.
+// emulation (meson option cuda-emulation): one device of kEmulatedBytes (whatever the host has) whose
+// memory is the host's, work done when it is queued (every stream and event is complete at once), events
+// that keep the host's clock.
 
 #include <cuda_runtime_api.h>
 
@@ -9,8 +10,9 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
-#include <kusari/kernels/cuda/emulation/threads.h>
+#include <kusari/kernels/cuda/detail/emulated_threads.h>
 
 namespace {
 
@@ -22,10 +24,11 @@ constexpr size_t kAlignment = 256;
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local int current_device = 0;
 
-// Device allocations and the bytes they hold.
+// Device and pinned host allocations, and the bytes the device's hold.
 struct DeviceMemory {
   std::mutex mutex;
   std::unordered_map<void*, size_t> sizes;
+  std::unordered_set<void*> pinned;
   size_t in_use = 0;
 };
 
@@ -34,8 +37,9 @@ DeviceMemory& device_memory() {
   return memory;
 }
 
-// An event: when it was last recorded, on the host's clock.
+// An event: when it was last recorded, on the host's clock, unless made without timing.
 struct EmulatedEvent {
+  bool timing = true;
   std::chrono::steady_clock::time_point recorded;
   bool ever_recorded = false;
 };
@@ -51,9 +55,10 @@ cudaError_t fail(cudaError_t error) {
   return error;
 }
 
-// Host memory rounded up to the alignment, or nullptr.
+// `bytes` of host memory at the alignment (exactly as many, so that a sanitizer sees their end), or nullptr.
 void* aligned(size_t bytes) {
-  return std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment + kAlignment);
+  void* p = nullptr;
+  return posix_memalign(&p, kAlignment, bytes) == 0 ? p : nullptr;
 }
 
 }  // namespace
@@ -125,6 +130,8 @@ cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
 }
 
 cudaError_t cudaMalloc(void** pointer, size_t bytes) {
+  *pointer = nullptr;
+  if (bytes == 0) return cudaSuccess;
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
   if (bytes > kEmulatedBytes - memory.in_use) return fail(cudaErrorMemoryAllocation);
@@ -148,13 +155,21 @@ cudaError_t cudaFree(void* pointer) {
 }
 
 cudaError_t cudaHostAlloc(void** pointer, size_t bytes, unsigned int) {
-  *pointer = aligned(bytes);
-  return *pointer != nullptr ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+  *pointer = aligned(bytes == 0 ? 1 : bytes);
+  if (*pointer == nullptr) return fail(cudaErrorMemoryAllocation);
+  DeviceMemory& memory = device_memory();
+  const std::lock_guard lock(memory.mutex);
+  memory.pinned.insert(*pointer);
+  return cudaSuccess;
 }
 
 cudaError_t cudaMallocHost(void** pointer, size_t bytes) { return cudaHostAlloc(pointer, bytes, 0); }
 
 cudaError_t cudaFreeHost(void* pointer) {
+  if (pointer == nullptr) return cudaSuccess;
+  DeviceMemory& memory = device_memory();
+  const std::lock_guard lock(memory.mutex);
+  if (memory.pinned.erase(pointer) == 0) return fail(cudaErrorInvalidValue);
   std::free(pointer);
   return cudaSuccess;
 }
@@ -190,8 +205,10 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t event, unsigned int) {
   return event != nullptr ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
 }
 
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int) {
-  *event = reinterpret_cast<cudaEvent_t>(new EmulatedEvent);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  auto* e = new EmulatedEvent;
+  e->timing = (flags & cudaEventDisableTiming) == 0;
+  *event = reinterpret_cast<cudaEvent_t>(e);
   return cudaSuccess;
 }
 
@@ -220,7 +237,7 @@ cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEve
   const auto* a = reinterpret_cast<const EmulatedEvent*>(start);
   const auto* b = reinterpret_cast<const EmulatedEvent*>(end);
   if (a == nullptr || b == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  if (!a->ever_recorded || !b->ever_recorded) return fail(cudaErrorInvalidResourceHandle);
+  if (!a->timing || !b->timing || !a->ever_recorded || !b->ever_recorded) return fail(cudaErrorInvalidResourceHandle);
   *milliseconds = std::chrono::duration<float, std::milli>(b->recorded - a->recorded).count();
   return cudaSuccess;
 }

@@ -2,16 +2,25 @@
 // returns; a barrier is released once every live thread it concerns waits at it (a block's returned
 // threads count as arrived at __syncthreads, as on the GPU; a warp's do not at a shuffle). Each fiber's
 // stack is entered once through ucontext and then runs one thread after another; switches are
-// _setjmp/_longjmp between the stacks, which save no signal mask (no system call per switch).
+// _setjmp/_longjmp between the stacks, which save no signal mask (no system call per switch). Blocks run
+// their threads in ascending order and the next block in descending order, so that a read of another
+// thread's shared-memory write without a barrier between them is wrong in one or the other.
 
-#include <kusari/kernels/cuda/emulation/threads.h>
+// glibc's checked longjmp (_FORTIFY_SOURCE) refuses a jump onto another stack, which each switch is.
+#undef _FORTIFY_SOURCE
+
+#include <kusari/kernels/cuda/detail/emulated_threads.h>
+
+#include <unistd.h>
 
 #include <sys/mman.h>
 #include <ucontext.h>
 
 #include <csetjmp>
+#include <cstring>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -27,11 +36,15 @@ thread_local dim3 gridDim;
 namespace kusari::kernels::cuda::emulation {
 namespace {
 
-// Each thread's stack (kernels' frames are small; a sanitizer's or an unoptimized build's are not), and
-// the guard page below it.
+// Each thread's stack (kernels' frames are small; an unoptimized build's are larger).
 constexpr size_t kStackBytes = size_t{256} << 10;
-constexpr size_t kGuardBytes = 4096;
 constexpr int kWarpSize = 32;
+
+// The guard below each stack: one page.
+size_t guard_bytes() {
+  static const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
 
 // Where a fiber is.
 enum class State { runnable, at_block_barrier, at_warp_barrier, returned };
@@ -40,7 +53,9 @@ enum class State { runnable, at_block_barrier, at_warp_barrier, returned };
 struct Fiber {
   jmp_buf resume;  // where this fiber goes on: in a wait, or parked after its last thread returned
   State state = State::runnable;
-  bool started = false;  // its stack runs worker_main (else it is entered afresh)
+  bool started = false;          // its stack runs worker_main (else it is entered afresh)
+  const char* barrier_file = "";  // the __syncthreads it waits at
+  int barrier_line = 0;
 };
 
 // The block this OS thread runs, and the stacks its fibers use (kept for the OS thread's life).
@@ -51,19 +66,23 @@ struct Block {
   std::vector<char*> stacks;
   std::vector<uint64_t> slots;  // each thread's value in a shuffle
   int current = 0;
-  const std::function<void()>* thread = nullptr;
+  // The launch's thread body (atomic: GCC 12 at -O3 dropped a plain store of nullptr here on the path
+  // where run_grid throws, and the next launch took itself for one inside a kernel).
+  std::atomic<const std::function<void()>*> thread{nullptr};
   std::exception_ptr thrown;  // what a thread's code threw
   std::string misuse;         // what the emulation refused (a deadlock, a shuffle it cannot give)
 
   ~Block() {
-    for (char* stack : stacks) munmap(stack, kStackBytes + kGuardBytes);
+    for (char* stack : stacks) munmap(stack, kStackBytes + guard_bytes());
   }
 };
 
 thread_local Block running;
 
-// Gives the running fiber's turn back to the scheduler, waiting in `state`.
-void wait(State state) {
+// Gives the running fiber's turn back to the scheduler, waiting in `state`. The switches are functions of
+// their own, never inlined: a _longjmp restores the callee-saved registers as they were at its _setjmp,
+// which only a frame holding nothing else across the jump can take.
+[[gnu::noinline]] void wait(State state) {
   Block& b = running;
   Fiber& f = b.fibers[static_cast<size_t>(b.current)];
   f.state = state;
@@ -75,7 +94,7 @@ void worker_main() {
   Block& b = running;
   for (;;) {
     try {
-      (*b.thread)();
+      (*b.thread.load(std::memory_order_relaxed))();
     } catch (...) {
       b.thrown = std::current_exception();
     }
@@ -84,13 +103,13 @@ void worker_main() {
 }
 
 // Runs fiber t until it waits or returns.
-void switch_to(Block& b, int t) {
+[[gnu::noinline]] void switch_to(Block& b, int t) {
   Fiber& f = b.fibers[static_cast<size_t>(t)];
   if (_setjmp(b.scheduler) != 0) return;
   if (f.started) _longjmp(f.resume, 1);
   f.started = true;
   getcontext(&b.entry);
-  b.entry.uc_stack.ss_sp = b.stacks[static_cast<size_t>(t)] + kGuardBytes;
+  b.entry.uc_stack.ss_sp = b.stacks[static_cast<size_t>(t)] + guard_bytes();
   b.entry.uc_stack.ss_size = kStackBytes;
   b.entry.uc_link = nullptr;
   makecontext(&b.entry, worker_main, 0);
@@ -108,10 +127,16 @@ void switch_to(Block& b, int t) {
 // Makes sure this OS thread has `n` stacks, each with a guard page below it.
 void reserve_stacks(Block& b, size_t n) {
   while (b.stacks.size() < n) {
-    void* memory = mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (memory == MAP_FAILED) throw DeviceError(cat("CUDA emulation: no memory for a thread's stack of ", kStackBytes, " bytes"));
-    mprotect(memory, kGuardBytes, PROT_NONE);
+    const size_t bytes = kStackBytes + guard_bytes();
+    void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                        -1, 0);
+    if (memory == MAP_FAILED) {
+      throw DeviceError(cat("CUDA emulation: no memory for a thread's stack of ", kStackBytes, " bytes"));
+    }
+    if (mprotect(memory, guard_bytes(), PROT_NONE) != 0) {
+      munmap(memory, bytes);
+      throw DeviceError("CUDA emulation: a thread's stack could not be given its guard page");
+    }
     b.stacks.push_back(static_cast<char*>(memory));
   }
   b.fibers.resize(n);
@@ -134,6 +159,18 @@ bool release(Block& b, int n) {
   }
   if (returned == n) return false;
   if (at_warp == 0) {
+    const Fiber* first = nullptr;
+    for (int t = 0; t < n; ++t) {
+      Fiber& f = b.fibers[t];
+      if (f.state != State::at_block_barrier) continue;
+      if (first == nullptr) first = &f;
+      if (f.barrier_line != first->barrier_line || std::strcmp(f.barrier_file, first->barrier_file) != 0) {
+        const int other = static_cast<int>(first - b.fibers.data());
+        b.misuse = cat("threads wait at different __syncthreads: thread ", other, " at ", first->barrier_file, ":",
+                       first->barrier_line, ", thread ", t, " at ", f.barrier_file, ":", f.barrier_line);
+        return false;
+      }
+    }
     for (int t = 0; t < n; ++t) {
       if (b.fibers[t].state == State::at_block_barrier) b.fibers[t].state = State::runnable;
     }
@@ -162,11 +199,13 @@ bool release(Block& b, int n) {
   return released;
 }
 
-// Runs every thread of the block at blockIdx until all have returned, or a thread throws or misuses.
-void run_block(Block& b, int n) {
+// Runs every thread of the block at blockIdx until all have returned, or a thread throws or misuses;
+// `descending`: the highest-numbered thread first.
+void run_block(Block& b, int n, bool descending) {
   for (int t = 0; t < n; ++t) b.fibers[static_cast<size_t>(t)].state = State::runnable;
   for (;;) {
-    for (int t = 0; t < n; ++t) {
+    for (int i = 0; i < n; ++i) {
+      const int t = descending ? n - 1 - i : i;
       if (b.fibers[static_cast<size_t>(t)].state != State::runnable) continue;
       b.current = t;
       enter_position(t);
@@ -176,6 +215,21 @@ void run_block(Block& b, int n) {
     if (!release(b, n)) return;
   }
 }
+
+// Leaves this OS thread ready for its next launch however this one ends: no kernel running, and the
+// fibers a failed launch left mid-thread entered afresh next time.
+struct LaunchScope {
+  Block& b;
+  int n;
+  bool finished = false;
+  LaunchScope(Block& block, int threads) : b(block), n(threads) {}
+  ~LaunchScope() {
+    b.thread.store(nullptr, std::memory_order_relaxed);
+    if (!finished) {
+      for (int t = 0; t < n; ++t) b.fibers[static_cast<size_t>(t)].started = false;
+    }
+  }
+};
 
 // Whether CUDA launches this shape (at most 1,024 threads a block, 64 deep; grids up to 2^31 - 1 wide,
 // 65,535 high and deep).
@@ -193,22 +247,25 @@ void run_grid(dim3 grid, dim3 block, cudaStream_t, const std::function<void()>& 
     return;
   }
   Block& b = running;
-  if (b.thread != nullptr) throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
+  if (b.thread.load(std::memory_order_relaxed) != nullptr) {
+    throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
+  }
   const int n = static_cast<int>(block.x * block.y * block.z);
   reserve_stacks(b, static_cast<size_t>(n));
-  b.thread = &thread;
+  LaunchScope scope(b, n);
+  b.thread.store(&thread, std::memory_order_relaxed);
   b.thrown = nullptr;
   b.misuse.clear();
   gridDim = grid;
   blockDim = block;
+  bool descending = false;
   for (unsigned z = 0; z < grid.z; ++z) {
     for (unsigned y = 0; y < grid.y; ++y) {
       for (unsigned x = 0; x < grid.x; ++x) {
         blockIdx = {x, y, z};
-        run_block(b, n);
+        run_block(b, n, descending);
+        descending = !descending;
         if (b.thrown || !b.misuse.empty()) {
-          b.thread = nullptr;
-          for (int t = 0; t < n; ++t) b.fibers[static_cast<size_t>(t)].started = false;  // left mid-thread
           if (b.thrown) std::rethrow_exception(b.thrown);
           throw DeviceError(cat("CUDA emulation: in block (", x, ", ", y, ", ", z, ") of a grid of (", grid.x, ", ",
                                 grid.y, ", ", grid.z, ") blocks of (", block.x, ", ", block.y, ", ", block.z,
@@ -217,10 +274,16 @@ void run_grid(dim3 grid, dim3 block, cudaStream_t, const std::function<void()>& 
       }
     }
   }
-  b.thread = nullptr;
+  scope.finished = true;
 }
 
-void block_barrier() { wait(State::at_block_barrier); }
+void block_barrier(const char* file, int line) {
+  Block& b = running;
+  Fiber& f = b.fibers[static_cast<size_t>(b.current)];
+  f.barrier_file = file;
+  f.barrier_line = line;
+  wait(State::at_block_barrier);
+}
 
 uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, int width) {
   Block& b = running;

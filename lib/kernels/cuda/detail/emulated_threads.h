@@ -2,8 +2,9 @@
 // The CUDA backend's host emulation (meson option cuda-emulation): a kernel's launch run on the calling
 // thread, block after block, each block's threads as fibers that switch only where CUDA threads wait
 // for one another (__syncthreads, a warp's shuffle), so that the kernels' indexing, barriers and
-// shuffles are tested without a GPU. Deadlocks and shuffles with lanes that have returned are raised as
-// DeviceError naming the block, where a GPU would hang or read garbage.
+// shuffles are tested without a GPU. Threads waiting at different __syncthreads calls, a block's threads
+// waiting for one another for ever, and shuffles with lanes that have returned are raised
+// as DeviceError naming the block, where a GPU would hang or go on with garbage.
 
 #include <cuda_runtime_api.h>
 
@@ -23,8 +24,9 @@ namespace kusari::kernels::cuda::emulation {
 // does; a block that deadlocks throws DeviceError.
 void run_grid(dim3 grid, dim3 block, cudaStream_t stream, const std::function<void()>& thread);
 
-// __syncthreads: returns once every thread of the block that has not returned is waiting here too.
-void block_barrier();
+// __syncthreads at file:line: returns once every thread of the block that has not returned waits there
+// too; threads waiting at different calls fail the launch.
+void block_barrier(const char* file, int line);
 
 // __shfl_xor_sync's exchange: the 8 bytes `value` of lane ^ lane_mask in this thread's warp. Every lane
 // of the warp must take part (member_mask naming each lane the block has); a shuffle of lanes that have

@@ -1,7 +1,9 @@
 #pragma once
 // The CUDA backend's host emulation (meson option cuda-emulation): what nvcc gives device code, for the
-// host compiler, which includes this before each kernel source compiled as C++. __shared__ arrays are
-// per OS thread (blocks run one after another on it); the intrinsics compute what the device's do.
+// host compiler, which includes this before each kernel source compiled as C++ (without contraction into
+// fused multiply-adds). __shared__ arrays are per OS thread (blocks run one after another on it) and start
+// as the last block left them; the intrinsics compute what the device's do, the math functions are the
+// host's (glibc's exp and log may differ from CUDA's by an ulp or two).
 
 #include <cuda_runtime.h>
 
@@ -13,7 +15,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include <kusari/kernels/cuda/emulation/threads.h>
+#include <kusari/kernels/cuda/detail/emulated_threads.h>
 
 #undef __shared__
 #define __shared__ static thread_local
@@ -24,18 +26,23 @@ using std::exp;
 using std::floor;
 using std::log;
 
-// CUDA's min and max of two integers or floats of any two types (their common type).
+// CUDA's min and max of two integers or floats of any two types, in their common type (floats as fmin
+// and fmax: a NaN operand gives the other).
 template <class A, class B>
 constexpr std::common_type_t<A, B> min(A a, B b) {
-  return b < a ? b : a;
+  using C = std::common_type_t<A, B>;
+  if constexpr (std::is_floating_point_v<C>) return std::fmin(C(a), C(b));
+  return C(b) < C(a) ? C(b) : C(a);
 }
 template <class A, class B>
 constexpr std::common_type_t<A, B> max(A a, B b) {
-  return a < b ? b : a;
+  using C = std::common_type_t<A, B>;
+  if constexpr (std::is_floating_point_v<C>) return std::fmax(C(a), C(b));
+  return C(a) < C(b) ? C(b) : C(a);
 }
 
-// __syncthreads.
-inline void __syncthreads() { kusari::kernels::cuda::emulation::block_barrier(); }
+// __syncthreads, knowing its call (the source line, which optimization does not duplicate as it may a call).
+#define __syncthreads() kusari::kernels::cuda::emulation::block_barrier(__FILE__, __LINE__)
 
 // __threadfence_system: the host's full fence.
 inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
@@ -57,8 +64,8 @@ inline unsigned __umulhi(unsigned a, unsigned b) { return static_cast<unsigned>(
 // A float with these bits.
 inline float __uint_as_float(unsigned bits) { return std::bit_cast<float>(bits); }
 
-// Sums, differences and products rounded to nearest, never fused into a multiply-add (the host
-// compiler fuses none without -ffp-contract and a target with FMA, which the emulation is not built for).
+// Sums, differences and products rounded to nearest, never fused into a multiply-add (the kernels are
+// compiled with -ffp-contract=off).
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline double __dadd_rn(double a, double b) { return a + b; }
