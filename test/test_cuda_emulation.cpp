@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 
+using kusari::cat;
 using kusari::DeviceError;
 using kusari::kernels::cuda::launch_kernel;
 
@@ -55,6 +57,8 @@ __global__ void warp_sums(const double* values, double* sums) {
 }
 
 // Even threads wait at one __syncthreads, odd ones at another (undefined on a GPU).
+constexpr unsigned kEvenBarrierLine = __LINE__ + 4;
+constexpr unsigned kOddBarrierLine = __LINE__ + 5;
 __global__ void divergent_barriers(int* out) {
   if (threadIdx.x % 2 == 0) {
     __syncthreads();
@@ -64,10 +68,27 @@ __global__ void divergent_barriers(int* out) {
   out[threadIdx.x] = 1;
 }
 
+// Even lanes shuffle at one call, odd ones at another.
+__global__ void divergent_shuffles(int* out) {
+  const int v = int(threadIdx.x);
+  out[threadIdx.x] = threadIdx.x % 2 == 0 ? __shfl_xor_sync(0xffffffffu, v, 1) : __shfl_xor_sync(0xffffffffu, v, 1);
+}
+
+// Thread 5 throws.
+__global__ void throwing_thread(int* out) {
+  if (threadIdx.x == 5) throw std::runtime_error("thread 5 threw");
+  out[threadIdx.x] = 1;
+}
+
+// Launches another kernel from inside a kernel (CUDA's dynamic parallelism, which the backend never uses).
+__global__ void nested_launch(int* out) {
+  if (threadIdx.x == 0) launch_kernel(&throwing_thread, 1, 1, nullptr, out);
+}
+
 // Each thread reads its neighbour's shared-memory write with no barrier between them.
 __global__ void neighbours_without_barrier(int* out) {
   __shared__ int shared[64];
-  shared[threadIdx.x] = int(blockIdx.x * 1000 + threadIdx.x);
+  shared[threadIdx.x] = int(blockIdx.x * 1000 + threadIdx.x + 1);  // never 0, which shared memory starts as
   out[blockIdx.x * blockDim.x + threadIdx.x] = shared[(threadIdx.x + 1) % blockDim.x];
 }
 
@@ -135,21 +156,41 @@ TEST_CASE("lanes waiting at different barriers are raised, naming the block") {
   }
 }
 
-TEST_CASE("threads at different __syncthreads calls are raised, naming both") {
+TEST_CASE("threads at different __syncthreads or shuffle calls are raised, naming both") {
   std::vector<int> out(64, 0);
-  CHECK_THROWS_WITH_AS(launch_kernel(&divergent_barriers, 1, 64, nullptr, out.data()),
-                       doctest::Contains("threads wait at different __syncthreads: thread 0 at "), DeviceError);
+  try {
+    launch_kernel(&divergent_barriers, 1, 64, nullptr, out.data());
+    FAIL("expected a DeviceError");
+  } catch (const DeviceError& e) {
+    const std::string message = e.what();
+    CHECK(message.find("threads wait at different __syncthreads") != std::string::npos);
+    for (const unsigned line : {kEvenBarrierLine, kOddBarrierLine}) {
+      CHECK(message.find(cat("test_cuda_emulation.cpp:", line, ":")) != std::string::npos);
+    }
+  }
+  CHECK_THROWS_WITH_AS(launch_kernel(&divergent_shuffles, 1, 32, nullptr, out.data()),
+                       doctest::Contains("lanes of warp 0 shuffle at different calls"), DeviceError);
 }
 
-TEST_CASE("blocks run their threads in ascending and descending order: a missing barrier shows in one") {
+TEST_CASE("blocks run their threads in ascending and descending order by turns: a missing barrier shows") {
   std::vector<int> out(2 * 64, -1);
   launch_kernel(&neighbours_without_barrier, 2, 64, nullptr, out.data());
-  int right = 0;
+  std::vector<int> right(2, 0);  // threads that read their neighbour's write, in each block
   for (int b = 0; b < 2; ++b) {
-    for (int t = 0; t < 64; ++t) right += out[b * 64 + t] == b * 1000 + (t + 1) % 64;
+    for (int t = 0; t < 64; ++t) right[b] += out[b * 64 + t] == b * 1000 + (t + 1) % 64 + 1;
   }
-  CHECK(right > 0);
-  CHECK(right < 2 * 64);
+  // Ascending, only the last thread finds its neighbour (thread 0) done; descending, all but the last.
+  std::sort(right.begin(), right.end());
+  CHECK(right == std::vector<int>{1, 63});
+}
+
+TEST_CASE("a thread's exception ends the launch with it; launching from a kernel is refused") {
+  std::vector<int> out(256, 0);
+  CHECK_THROWS_WITH_AS(launch_kernel(&throwing_thread, 1, 32, nullptr, out.data()), "thread 5 threw",
+                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(launch_kernel(&nested_launch, 1, 32, nullptr, out.data()),
+                       doctest::Contains("a kernel launched from inside a kernel"), DeviceError);
+  CHECK_THROWS_WITH_AS(__syncthreads(), doctest::Contains("__syncthreads called outside a kernel"), DeviceError);
 }
 
 TEST_CASE("a shuffle waiting for lanes that returned, or of part of a warp, is raised") {
@@ -159,10 +200,11 @@ TEST_CASE("a shuffle waiting for lanes that returned, or of part of a warp, is r
                        DeviceError);
   CHECK_THROWS_WITH_AS(launch_kernel(&half_warp_mask, 1, 32, nullptr, out.data()),
                        doctest::Contains("the emulation takes a whole warp's shuffles"), DeviceError);
-  // The emulation is usable again after a refused launch.
-  std::vector<double> values(32, 1.0), sums(32, 0);
-  launch_kernel(&warp_sums, 1, 32, nullptr, values.data(), sums.data());
-  CHECK(sums[31] == 32.0);
+  CHECK_THROWS_AS(launch_kernel(&split_warp, 1, 256, nullptr, out.data()), DeviceError);
+  // The emulation is usable again after refused launches, with more threads than they had.
+  std::vector<double> values(256, 1.0), sums(256, 0);
+  launch_kernel(&warp_sums, 1, 256, nullptr, values.data(), sums.data());
+  CHECK(std::all_of(sums.begin(), sums.end(), [](double s) { return s == 32.0; }));
 }
 
 TEST_CASE("launch shapes CUDA refuses set cudaErrorInvalidConfiguration and run nothing") {

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <source_location>
 #include <type_traits>
 
 #include <kusari/kernels/cuda/detail/emulated_threads.h>
@@ -41,19 +42,21 @@ constexpr std::common_type_t<A, B> max(A a, B b) {
   return C(a) < C(b) ? C(b) : C(a);
 }
 
-// __syncthreads, knowing its call (the source line, which optimization does not duplicate as it may a call).
-#define __syncthreads() kusari::kernels::cuda::emulation::block_barrier(__FILE__, __LINE__)
+// __syncthreads, knowing its call by its place in the source (which optimization does not duplicate, as it
+// may duplicate a call instruction).
+#define __syncthreads() kusari::kernels::cuda::emulation::block_barrier(std::source_location::current())
 
 // __threadfence_system: the host's full fence.
 inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 // __shfl_xor_sync of any value of up to 8 bytes.
 template <class T>
-T __shfl_xor_sync(unsigned member_mask, T value, int lane_mask, int width = 32) {
+T __shfl_xor_sync(unsigned member_mask, T value, int lane_mask, int width = 32,
+                  std::source_location site = std::source_location::current()) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "a shuffle moves at most 8 bytes");
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
-  bits = kusari::kernels::cuda::emulation::warp_exchange_xor(member_mask, bits, lane_mask, width);
+  bits = kusari::kernels::cuda::emulation::warp_exchange_xor(member_mask, bits, lane_mask, width, site);
   std::memcpy(&value, &bits, sizeof(T));
   return value;
 }

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <source_location>
+#include <string>
 
 // The running thread's position and the launch's shape, as CUDA's built-in variables give them.
 extern thread_local uint3 threadIdx;
@@ -24,14 +26,27 @@ namespace kusari::kernels::cuda::emulation {
 // does; a block that deadlocks throws DeviceError.
 void run_grid(dim3 grid, dim3 block, cudaStream_t stream, const std::function<void()>& thread);
 
-// __syncthreads at file:line: returns once every thread of the block that has not returned waits there
-// too; threads waiting at different calls fail the launch.
-void block_barrier(const char* file, int line);
+// Where a kernel's source calls __syncthreads or a shuffle.
+struct CallSite {
+  const char* file = "";
+  unsigned line = 0, column = 0;
+  CallSite() = default;
+  // The call at `site`.
+  CallSite(const std::source_location& site) : file(site.file_name()), line(site.line()), column(site.column()) {}
+  // "file:line:column".
+  std::string where() const;
+  // Whether both are the same call.
+  bool operator==(const CallSite& other) const;
+};
 
-// __shfl_xor_sync's exchange: the 8 bytes `value` of lane ^ lane_mask in this thread's warp. Every lane
-// of the warp must take part (member_mask naming each lane the block has); a shuffle of lanes that have
-// returned or of part of a warp fails the launch.
-uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, int width);
+// __syncthreads at `site`: returns once every thread of the block that has not returned waits there too;
+// threads waiting at different calls fail the launch, as does a call outside a kernel.
+void block_barrier(const CallSite& site);
+
+// __shfl_xor_sync's exchange at `site`: the 8 bytes `value` of lane ^ lane_mask in this thread's warp.
+// Every lane of the warp must take part at the same call (member_mask naming each lane the block has); a
+// shuffle of lanes that have returned, of part of a warp or at different calls fails the launch.
+uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, int width, const CallSite& site);
 
 // Sets the emulated runtime's last error of this thread (cudaGetLastError returns it once).
 void set_last_error(cudaError_t error);

@@ -1,10 +1,12 @@
 // The host emulation's threads: one fiber per thread of a block, run in order until each waits or
-// returns; a barrier is released once every live thread it concerns waits at it (a block's returned
-// threads count as arrived at __syncthreads, as on the GPU; a warp's do not at a shuffle). Each fiber's
-// stack is entered once through ucontext and then runs one thread after another; switches are
+// returns; a barrier is released once every live thread it concerns waits at the same call (a block's
+// returned threads count as arrived at __syncthreads, as on the GPU; a warp's do not at a shuffle). Each
+// fiber's stack is entered once through ucontext and then runs one thread after another; switches are
 // _setjmp/_longjmp between the stacks, which save no signal mask (no system call per switch). Blocks run
-// their threads in ascending order and the next block in descending order, so that a read of another
-// thread's shared-memory write without a barrier between them is wrong in one or the other.
+// their threads in ascending and descending order by turns (across launches too), so that a read of
+// another thread's shared-memory write without a barrier between them is wrong in one or the other.
+// Nothing depends on a launch's cleanup after an error: the next launch enters afresh every fiber that
+// was left mid-thread.
 
 // glibc's checked longjmp (_FORTIFY_SOURCE) refuses a jump onto another stack, which each switch is.
 #undef _FORTIFY_SOURCE
@@ -20,7 +22,6 @@
 #include <cstring>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -46,16 +47,15 @@ size_t guard_bytes() {
   return page;
 }
 
-// Where a fiber is.
-enum class State { runnable, at_block_barrier, at_warp_barrier, returned };
+// Where a fiber is: `abandoned` when the emulation refused what it did (never resumed).
+enum class State { runnable, at_block_barrier, at_warp_barrier, returned, abandoned };
 
 // One thread of the running block, on its own stack.
 struct Fiber {
   jmp_buf resume;  // where this fiber goes on: in a wait, or parked after its last thread returned
   State state = State::runnable;
-  bool started = false;          // its stack runs worker_main (else it is entered afresh)
-  const char* barrier_file = "";  // the __syncthreads it waits at
-  int barrier_line = 0;
+  bool started = false;  // its stack runs worker_main, parked between threads (else entered afresh)
+  CallSite waits_at;     // the __syncthreads or shuffle it waits at
 };
 
 // The block this OS thread runs, and the stacks its fibers use (kept for the OS thread's life).
@@ -66,9 +66,8 @@ struct Block {
   std::vector<char*> stacks;
   std::vector<uint64_t> slots;  // each thread's value in a shuffle
   int current = 0;
-  // The launch's thread body (atomic: GCC 12 at -O3 dropped a plain store of nullptr here on the path
-  // where run_grid throws, and the next launch took itself for one inside a kernel).
-  std::atomic<const std::function<void()>*> thread{nullptr};
+  const std::function<void()>* thread = nullptr;  // the running launch's body
+  bool descending = false;    // the next block's order
   std::exception_ptr thrown;  // what a thread's code threw
   std::string misuse;         // what the emulation refused (a deadlock, a shuffle it cannot give)
 
@@ -94,7 +93,7 @@ void worker_main() {
   Block& b = running;
   for (;;) {
     try {
-      (*b.thread.load(std::memory_order_relaxed))();
+      (*b.thread)();
     } catch (...) {
       b.thrown = std::current_exception();
     }
@@ -120,8 +119,22 @@ void worker_main() {
 [[noreturn]] void refuse(std::string message) {
   Block& b = running;
   if (b.misuse.empty()) b.misuse = std::move(message);
-  wait(State::returned);
+  wait(State::abandoned);
   std::abort();
+}
+
+// Whether the caller runs on one of this OS thread's fiber stacks (inside a kernel).
+bool inside_fiber(const Block& b) {
+  const auto* here = static_cast<const char*>(__builtin_frame_address(0));
+  return std::any_of(b.stacks.begin(), b.stacks.end(),
+                     [&](const char* stack) { return here >= stack && here < stack + guard_bytes() + kStackBytes; });
+}
+
+// The running fiber, after checking that there is one: DeviceError naming `what` (a __syncthreads or
+// shuffle called outside a kernel) otherwise.
+Fiber& running_fiber(Block& b, const char* what) {
+  if (!inside_fiber(b)) throw DeviceError(cat("CUDA emulation: ", what, " called outside a kernel"));
+  return b.fibers[static_cast<size_t>(b.current)];
 }
 
 // Makes sure this OS thread has `n` stacks, each with a guard page below it.
@@ -164,10 +177,10 @@ bool release(Block& b, int n) {
       Fiber& f = b.fibers[t];
       if (f.state != State::at_block_barrier) continue;
       if (first == nullptr) first = &f;
-      if (f.barrier_line != first->barrier_line || std::strcmp(f.barrier_file, first->barrier_file) != 0) {
+      if (!(f.waits_at == first->waits_at)) {
         const int other = static_cast<int>(first - b.fibers.data());
-        b.misuse = cat("threads wait at different __syncthreads: thread ", other, " at ", first->barrier_file, ":",
-                       first->barrier_line, ", thread ", t, " at ", f.barrier_file, ":", f.barrier_line);
+        b.misuse = cat("threads wait at different __syncthreads: thread ", other, " at ", first->waits_at.where(),
+                       ", thread ", t, " at ", f.waits_at.where());
         return false;
       }
     }
@@ -180,9 +193,18 @@ bool release(Block& b, int n) {
   for (int base = 0; base < n; base += kWarpSize) {
     const int end = std::min(n, base + kWarpSize);
     int waiting = 0, gone = 0;
+    const Fiber* first = nullptr;
     for (int t = base; t < end; ++t) {
-      waiting += b.fibers[t].state == State::at_warp_barrier;
-      gone += b.fibers[t].state == State::returned;
+      const Fiber& f = b.fibers[t];
+      waiting += f.state == State::at_warp_barrier;
+      gone += f.state == State::returned;
+      if (f.state != State::at_warp_barrier) continue;
+      if (first == nullptr) first = &f;
+      if (!(f.waits_at == first->waits_at)) {
+        b.misuse = cat("lanes of warp ", base / kWarpSize, " shuffle at different calls: ", first->waits_at.where(),
+                       " and ", f.waits_at.where());
+        return false;
+      }
     }
     if (waiting == 0 || waiting + gone < end - base) continue;
     if (gone > 0) {
@@ -216,21 +238,6 @@ void run_block(Block& b, int n, bool descending) {
   }
 }
 
-// Leaves this OS thread ready for its next launch however this one ends: no kernel running, and the
-// fibers a failed launch left mid-thread entered afresh next time.
-struct LaunchScope {
-  Block& b;
-  int n;
-  bool finished = false;
-  LaunchScope(Block& block, int threads) : b(block), n(threads) {}
-  ~LaunchScope() {
-    b.thread.store(nullptr, std::memory_order_relaxed);
-    if (!finished) {
-      for (int t = 0; t < n; ++t) b.fibers[static_cast<size_t>(t)].started = false;
-    }
-  }
-};
-
 // Whether CUDA launches this shape (at most 1,024 threads a block, 64 deep; grids up to 2^31 - 1 wide,
 // 65,535 high and deep).
 bool launchable(dim3 grid, dim3 block) {
@@ -247,24 +254,22 @@ void run_grid(dim3 grid, dim3 block, cudaStream_t, const std::function<void()>& 
     return;
   }
   Block& b = running;
-  if (b.thread.load(std::memory_order_relaxed) != nullptr) {
-    throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
-  }
+  if (inside_fiber(b)) throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
+  // Fibers an earlier launch left mid-thread (it failed) are entered afresh.
+  for (Fiber& f : b.fibers) f.started = f.started && f.state == State::returned;
   const int n = static_cast<int>(block.x * block.y * block.z);
   reserve_stacks(b, static_cast<size_t>(n));
-  LaunchScope scope(b, n);
-  b.thread.store(&thread, std::memory_order_relaxed);
+  b.thread = &thread;
   b.thrown = nullptr;
   b.misuse.clear();
   gridDim = grid;
   blockDim = block;
-  bool descending = false;
   for (unsigned z = 0; z < grid.z; ++z) {
     for (unsigned y = 0; y < grid.y; ++y) {
       for (unsigned x = 0; x < grid.x; ++x) {
         blockIdx = {x, y, z};
-        run_block(b, n, descending);
-        descending = !descending;
+        run_block(b, n, b.descending);
+        b.descending = !b.descending;
         if (b.thrown || !b.misuse.empty()) {
           if (b.thrown) std::rethrow_exception(b.thrown);
           throw DeviceError(cat("CUDA emulation: in block (", x, ", ", y, ", ", z, ") of a grid of (", grid.x, ", ",
@@ -274,19 +279,23 @@ void run_grid(dim3 grid, dim3 block, cudaStream_t, const std::function<void()>& 
       }
     }
   }
-  scope.finished = true;
 }
 
-void block_barrier(const char* file, int line) {
+std::string CallSite::where() const { return cat(file, ":", line, ":", column); }
+
+bool CallSite::operator==(const CallSite& other) const {
+  return line == other.line && column == other.column && std::strcmp(file, other.file) == 0;
+}
+
+void block_barrier(const CallSite& site) {
   Block& b = running;
-  Fiber& f = b.fibers[static_cast<size_t>(b.current)];
-  f.barrier_file = file;
-  f.barrier_line = line;
+  running_fiber(b, "__syncthreads").waits_at = site;
   wait(State::at_block_barrier);
 }
 
-uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, int width) {
+uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, int width, const CallSite& site) {
   Block& b = running;
+  running_fiber(b, "__shfl_xor_sync").waits_at = site;
   const int t = b.current, n = static_cast<int>(b.fibers.size());
   const int base = t - t % kWarpSize, lanes = std::min(kWarpSize, n - base);
   const unsigned whole = lanes == kWarpSize ? 0xffffffffu : (1u << lanes) - 1;
