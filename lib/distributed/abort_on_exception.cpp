@@ -11,31 +11,33 @@
 #include <string>
 #include <thread>
 
+#include <kusari/core/error.h>
 #include <kusari/distributed/detail/mpi_exit.h>
 #include <kusari/distributed/mpi_session.h>
 
 namespace kusari::distributed {
-namespace {
 
-[[noreturn]] void report_and_abort(const char* message) {
+void end_job_with(const std::string& line) {
   const int rank = world_rank();
   int ranks = 1;
   if (rank >= 0) MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (rank >= 0) {
-    std::fprintf(stderr, "kusari: rank %d: %s\n", rank, message);
-  } else {
-    std::fprintf(stderr, "kusari: %s\n", message);  // MPI is not running: a process of its own
-  }
+  std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
   std::fflush(stdout);
   skip_mpi_finalize_at_exit();
-  // A job of one process simply ends; otherwise the launcher gets a moment to forward the message
-  // before MPI_Abort tears the job down.
   if (ranks > 1) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   std::_Exit(1);  // not exit(): this may run on any thread, or during exit itself
+}
+
+namespace {
+
+[[noreturn]] void report_and_abort(const char* message) {
+  const int rank = world_rank();
+  // Without MPI running the process is on its own: no rank to name.
+  end_job_with(rank >= 0 ? cat("kusari: rank ", rank, ": ", message) : cat("kusari: ", message));
 }
 
 // std::terminate's handler: the uncaught exception's message, then the end of the job.

@@ -9,13 +9,13 @@
 #include <kusari/distributed/detail/communicator_impl.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
 
 #include <kusari/distributed/detail/group_average.h>
 #include <kusari/distributed/detail/mpi_collective_group.h>
+#include <kusari/distributed/detail/mpi_exit.h>
 #include <kusari/distributed/detail/mpi_util.h>
 #include <kusari/distributed/detail/nccl_collective_group.h>
 #include <kusari/distributed/detail/nccl_pattern.h>
@@ -112,17 +112,12 @@ std::unique_ptr<CollectiveGroup> nccl_group_over(MPI_Comm comm, int device) {
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
   const StallSettings stall = stall_settings_from_environment();
-  const auto end_job = [](const std::string& line) {
-    std::fprintf(stderr, "%s\n", line.c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  };
   return std::make_unique<NcclCollectiveGroup>(std::make_unique<kernels::cuda::NcclGroup>(
       rank, size, device,
       [&](void* bytes, size_t n) {
         check_mpi(MPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, comm), "MPI_Bcast (NCCL unique id)");
       },
-      kernels::cuda::WatchSettings{stall.warning_seconds, stall.timeout_seconds, cat("rank ", world_rank)}, end_job));
+      kernels::cuda::WatchSettings{stall.warning_seconds, stall.timeout_seconds, cat("rank ", world_rank)}, end_job_with));
 }
 
 // The NCCL groups of the communicator for `device`, made on the first call (collective: every rank makes

@@ -21,6 +21,7 @@
 
 #include <kusari/core/error.h>
 #include <kusari/distributed/mpi_session.h>
+#include <kusari/distributed/detail/mpi_exit.h>
 #include <kusari/distributed/detail/mpi_util.h>
 
 namespace kusari::distributed {
@@ -238,10 +239,7 @@ class Inspector {
         if (!c.missing || lowest_reporter) print(c, age);
       }
       if (settings_.timeout_seconds > 0 && age >= settings_.timeout_seconds) {
-        std::fprintf(stderr, "%s; ending the job (KUSARI_STALL_TIMEOUT=%g)\n", describe(c, age).c_str(),
-                     settings_.timeout_seconds);
-        std::fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        end_job_with(cat(describe(c, age), "; ending the job (KUSARI_STALL_TIMEOUT=", settings_.timeout_seconds, ")"));
       }
     }
     for (const Key& key : done_) send(encode(key), 0, kDoneTag);
