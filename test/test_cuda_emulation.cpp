@@ -152,7 +152,8 @@ TEST_CASE("lanes waiting at different barriers are raised, naming the block") {
   } catch (const DeviceError& e) {
     const std::string message = e.what();
     CHECK(message.find("block (0, 0, 0) of a grid of (2, 1, 1) blocks of (64, 1, 1) threads") != std::string::npos);
-    CHECK(message.find("wait for one another for ever: 48 at __syncthreads, 16 at a warp shuffle") != std::string::npos);
+    CHECK(message.find("wait for one another for ever: 48 at __syncthreads, 16 at a warp shuffle") !=
+          std::string::npos);
   }
 }
 

@@ -103,21 +103,16 @@ const T* part_of(const Array& table, size_t at) {
   return reinterpret_cast<const T*>(static_cast<const unsigned char*>(table.raw_data()) + at);
 }
 
-// x·y and x + y, each rounded once and never fused into a multiply-add: what two kernels compute apart.
-template <class C>
-__device__ inline C unfused_product(C x, C y) {
+// An operation of two values that two kernels would compute apart.
+enum class Apart { product, sum };
+
+// x·y or x + y, rounded once and never fused into a multiply-add.
+template <Apart op, class C>
+__device__ inline C unfused(C x, C y) {
   if constexpr (std::is_same_v<C, double>) {
-    return __dmul_rn(x, y);
+    return op == Apart::product ? __dmul_rn(x, y) : __dadd_rn(x, y);
   } else {
-    return __fmul_rn(x, y);
-  }
-}
-template <class C>
-__device__ inline C unfused_sum(C x, C y) {
-  if constexpr (std::is_same_v<C, double>) {
-    return __dadd_rn(x, y);
-  } else {
-    return __fadd_rn(x, y);
+    return op == Apart::product ? __fmul_rn(x, y) : __fadd_rn(x, y);
   }
 }
 
@@ -139,13 +134,12 @@ __global__ void momentum_step_chunks(const StepTensor* tensors, const TensorChun
   const T* g = static_cast<const T*>(t.g);
   for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
     const C weight = load(w[i]);
-    const C u = t.weight_decay == 0
-                    ? load(g[i])
-                    : load(store<T>(unfused_sum(load(g[i]), load(store<T>(unfused_product(weight, decay))))));
+    const C decayed = load(store<T>(unfused<Apart::product>(weight, decay)));
+    const C u = t.weight_decay == 0 ? load(g[i]) : load(store<T>(unfused<Apart::sum>(load(g[i]), decayed)));
     if (descent) {
-      const C kept = load(store<T>(unfused_product(load(v[i]), momentum_t)));
-      const C step = load(store<T>(unfused_product(u, rate_t)));
-      const T velocity = store<T>(unfused_sum(kept, step));
+      const C kept = load(store<T>(unfused<Apart::product>(load(v[i]), momentum_t)));
+      const C step = load(store<T>(unfused<Apart::product>(u, rate_t)));
+      const T velocity = store<T>(unfused<Apart::sum>(kept, step));
       v[i] = velocity;
       w[i] = store<T>(weight - load(velocity));
     } else {
@@ -177,7 +171,8 @@ void momentum_steps_kernel(const MomentumTensors& t) {
   const Array rates = t.rate.contiguous();
   DeviceGuard guard(index);
   visit_floating_dtype(t.w.front().dtype(), "momentum_steps kernel", [&]<class T>() {
-    launch_kernel(&momentum_step_chunks<T>, static_cast<unsigned>(chunks.chunks.size()), kThreads, current_stream(index),
+    launch_kernel(&momentum_step_chunks<T>, static_cast<unsigned>(chunks.chunks.size()), kThreads,
+                  current_stream(index),
         part_of<StepTensor>(on_device, tensors_at), part_of<TensorChunk>(on_device, chunks_at),
         static_cast<const double*>(rates.raw_data()), t.form == VelocityForm::descent);
   });
@@ -281,7 +276,8 @@ void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Ar
     const Array on_device = table.to(device);
     visit_floating_dtype(dtypes.first, "copy_tensors kernel", [&]<class S>() {
       visit_floating_dtype(dtypes.second, "copy_tensors kernel", [&]<class D>() {
-        launch_kernel(&convert_chunks<S, D>, static_cast<unsigned>(chunks.chunks.size()), kThreads, current_stream(index),
+        launch_kernel(&convert_chunks<S, D>, static_cast<unsigned>(chunks.chunks.size()), kThreads,
+                      current_stream(index),
             part_of<const void*>(on_device, from_at), part_of<void*>(on_device, to_at),
             part_of<TensorChunk>(on_device, chunks_at));
       });

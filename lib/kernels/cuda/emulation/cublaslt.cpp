@@ -101,7 +101,9 @@ const char* cublasLtGetStatusString(cublasStatus_t status) {
 }
 
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute, cudaDataType_t scale) {
-  if (!(compute == CUBLAS_COMPUTE_32F && scale == CUDA_R_32F) && !(compute == CUBLAS_COMPUTE_64F && scale == CUDA_R_64F)) {
+  const bool single = compute == CUBLAS_COMPUTE_32F && scale == CUDA_R_32F;
+  const bool wide = compute == CUBLAS_COMPUTE_64F && scale == CUDA_R_64F;
+  if (!single && !wide) {
     return CUBLAS_STATUS_NOT_SUPPORTED;
   }
   *desc = new cublasLtMatmulDescOpaque_t{};
@@ -181,8 +183,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
   const auto m = static_cast<int64_t>(ld.rows), n = static_cast<int64_t>(ld.cols);
   const bool ta = op.transpose_a == CUBLAS_OP_T, tb = op.transpose_b == CUBLAS_OP_T;
   const auto k = static_cast<int64_t>(ta ? la.rows : la.cols);
-  const bool fits = static_cast<int64_t>(ta ? la.cols : la.rows) == m && static_cast<int64_t>(tb ? lb.cols : lb.rows) == k &&
-                    static_cast<int64_t>(tb ? lb.rows : lb.cols) == n && lc.rows == ld.rows && lc.cols == ld.cols;
+  const auto extent = [](uint64_t e) { return static_cast<int64_t>(e); };
+  const bool fits = extent(ta ? la.cols : la.rows) == m && extent(tb ? lb.cols : lb.rows) == k &&
+                    extent(tb ? lb.rows : lb.cols) == n && lc.rows == ld.rows && lc.cols == ld.cols;
   if (!fits) return CUBLAS_STATUS_INVALID_VALUE;
   if (op.compute == CUBLAS_COMPUTE_64F) {
     multiply<double>(op, alpha, a, la, b, lb, beta, c, lc, d, ld, m, n, k);

@@ -305,7 +305,8 @@ uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, 
   }
   const int partner = base + ((t - base) ^ lane_mask);
   if (lane_mask < 0 || lane_mask >= kWarpSize || partner >= n) {
-    refuse(cat("__shfl_xor_sync with lane mask ", lane_mask, " from lane ", t - base, " of a warp of ", lanes, " lanes"));
+    refuse(cat("__shfl_xor_sync with lane mask ", lane_mask, " from lane ", t - base, " of a warp of ", lanes,
+               " lanes"));
   }
   b.slots[static_cast<size_t>(t)] = value;
   wait(State::at_warp_barrier);
