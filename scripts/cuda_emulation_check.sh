@@ -15,12 +15,25 @@ build=${KUSARI_EMULATION_BUILD_DIR:-build-emulated}
 cuda_root=${KUSARI_CUDA_ROOT:-/usr/local/cuda}
 [ -f "$build/build.ninja" ] || meson setup "$build" --wrap-mode=nodownload -Dcuda=enabled -Dcuda-root="$cuda_root" \
   -Dcuda-emulation=true >/dev/null || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-suites=(activation arithmetic array_manipulation autograd ghost_batch_normalization initializers link links_layers
-  loss matmul mixed_precision noise normalization npz optimizers pooling random reduction routines)
-targets=(test/test_cuda_device test/test_cuda_emulation test/test_cuda_nccl test/test_wire_precision
-  "${suites[@]/#/test/test_}" recipes/fashion_mnist recipes/jia2018 recipes/kumar2017)
-tests=(cuda_device cuda_emulation cuda_nccl_emulated_np2 wire_precision "${suites[@]/%/_emulated_cuda}"
-  device_matrix_emulated_cuda_np2)
+# The tests: the meson suite emulated_cuda (test/meson.build names its members) and three of the plain ones;
+# the targets: the programs their commands name (a path in the build directory, or one of the targets a
+# test depends on).
+tests=(cuda_device cuda_emulation wire_precision)
+mapfile -t -O 3 tests < <(meson introspect "$build" --tests |
+  python3 -c 'import json, sys; print("\n".join(t["name"] for t in json.load(sys.stdin) if "kusari:emulated_cuda" in t["suite"]))')
+mapfile -t targets < <(meson introspect "$build" --tests | python3 -c '
+import json, os, sys
+build, wanted = os.path.realpath(sys.argv[1]), set(sys.argv[2:])
+paths = set()
+for t in json.load(sys.stdin):
+    if t["name"] not in wanted:
+        continue
+    depends = {d.split("@@")[1].split("@")[0] for d in t.get("depends", [])}
+    for word in t["cmd"]:
+        path = os.path.realpath(os.path.join(build, word))
+        if path.startswith(build + os.sep) and (os.path.isabs(word) or os.path.basename(word) in depends):
+            paths.add(os.path.relpath(path, build))
+print("\n".join(sorted(paths)))' "$build" "${tests[@]}")
 ninja -C "$build" "${targets[@]}" >/dev/null || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 KUSARI_POISON=1 meson test -C "$build" --no-rebuild --num-processes 1 --print-errorlogs "${tests[@]}"
 status=$?

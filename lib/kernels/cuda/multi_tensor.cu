@@ -116,6 +116,12 @@ __device__ inline C unfused(C x, C y) {
   }
 }
 
+// g + w·decay in T, each operation rounded to T, as with_weight_decay's routines make it.
+template <class T, class C>
+__device__ inline C decayed_gradient(C g, C weight, C decay) {
+  return load(store<T>(unfused<Apart::sum>(g, load(store<T>(unfused<Apart::product>(weight, decay))))));
+}
+
 // The momentum step of each chunk's elements as momentum_steps_one_by_one's routines compute it: the
 // gradient with weight decay (g + w·rate, the rate a T scalar, each operation rounded to T), then the
 // step form as momentum_step computes it, or the descent form (v·m and u·r each rounded to T, as their
@@ -134,8 +140,7 @@ __global__ void momentum_step_chunks(const StepTensor* tensors, const TensorChun
   const T* g = static_cast<const T*>(t.g);
   for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
     const C weight = load(w[i]);
-    const C decayed = load(store<T>(unfused<Apart::product>(weight, decay)));
-    const C u = t.weight_decay == 0 ? load(g[i]) : load(store<T>(unfused<Apart::sum>(load(g[i]), decayed)));
+    const C u = t.weight_decay == 0 ? load(g[i]) : decayed_gradient<T>(load(g[i]), weight, decay);
     if (descent) {
       const C kept = load(store<T>(unfused<Apart::product>(load(v[i]), momentum_t)));
       const C step = load(store<T>(unfused<Apart::product>(u, rate_t)));

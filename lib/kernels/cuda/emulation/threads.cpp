@@ -123,11 +123,13 @@ void worker_main() {
   std::abort();
 }
 
-// Whether the caller runs on one of this OS thread's fiber stacks (inside a kernel).
+// Whether the caller runs on the stack of the fiber the scheduler last switched to, the only one that
+// can be running (inside a kernel).
 bool inside_fiber(const Block& b) {
+  if (static_cast<size_t>(b.current) >= b.stacks.size()) return false;
   const auto* here = static_cast<const char*>(__builtin_frame_address(0));
-  return std::any_of(b.stacks.begin(), b.stacks.end(),
-                     [&](const char* stack) { return here >= stack && here < stack + guard_bytes() + kStackBytes; });
+  const char* stack = b.stacks[static_cast<size_t>(b.current)];
+  return here >= stack && here < stack + guard_bytes() + kStackBytes;
 }
 
 // The running fiber, after checking that there is one: DeviceError naming `what` (a __syncthreads or
