@@ -3,7 +3,9 @@
 // a warp's xor shuffle exchanges its lanes' values, blocks alternate their threads' order, and what a GPU
 // would hang on or refuse is raised: threads at different __syncthreads calls, lanes that wait for one
 // another at different barriers, a shuffle waiting for returned lanes or taking part of a warp, launch
-// shapes beyond CUDA's limits, and a cuDNN call (which runs on a GPU only).
+// shapes beyond CUDA's limits, and a cuDNN call (which runs on a GPU only). Work queued on a stream runs
+// when the host waits for it, another stream's only where an event is waited for, and copies treat
+// pinned and pageable host memory as CUDA does.
 #include <kusari/kernels/cuda/detail/emulated_device_code.h>
 
 #include <doctest/doctest.h>
@@ -25,6 +27,15 @@ using kusari::DeviceError;
 using kusari::kernels::cuda::launch_kernel;
 
 namespace {
+
+// Launches `kernel` on the default stream and waits for it (where the emulation runs it, and raises what
+// the launch did wrong).
+template <class... Params, class... Args>
+void launch_and_wait(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+  launch_kernel(kernel, grid, block, nullptr, std::forward<Args>(args)...);
+  const cudaError_t waited = cudaDeviceSynchronize();
+  REQUIRE(waited == cudaSuccess);
+}
 
 // Each thread writes its linear position in the grid to out[that position], and the grid's shape.
 __global__ void write_positions(int64_t* out, int64_t* shapes) {
@@ -114,12 +125,33 @@ __global__ void half_warp_mask(int* out) {
   out[threadIdx.x] = __shfl_xor_sync(0x0000ffffu, int(threadIdx.x), 1);
 }
 
+// Adds 1 to each of blockDim.x values.
+__global__ void add_one(int* values) { values[threadIdx.x] += 1; }
+
+// Doubles each of blockDim.x values.
+__global__ void double_values(int* values) { values[threadIdx.x] *= 2; }
+
+// Copies blockDim.x values.
+__global__ void copy_values(const int* from, int* to) { to[threadIdx.x] = from[threadIdx.x]; }
+
+// A stream of its own, destroyed never (as the backend's are not).
+cudaStream_t new_stream() {
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  return stream;
+}
+
+// Whether every value is `v`.
+bool all_equal(const std::vector<int>& values, int v) {
+  return std::all_of(values.begin(), values.end(), [v](int x) { return x == v; });
+}
+
 }  // namespace
 
 TEST_CASE("every thread of a 3-D grid of 3-D blocks runs once at its own position") {
   const dim3 grid(3, 2, 2), block(4, 3, 5);
   std::vector<int64_t> out(3 * 2 * 2 * 4 * 3 * 5, 0), shapes(2, 0);
-  launch_kernel(&write_positions, grid, block, nullptr, out.data(), shapes.data());
+  launch_and_wait(&write_positions, grid, block, out.data(), shapes.data());
   REQUIRE(cudaGetLastError() == cudaSuccess);
   for (size_t i = 0; i < out.size(); ++i) CHECK(out[i] == int64_t(i) + 1);
   CHECK(shapes[0] == 12);
@@ -132,7 +164,7 @@ TEST_CASE("__syncthreads orders shared memory; threads that returned count as ar
   for (const unsigned live : {256u, 100u, 1u}) {
     INFO("live threads ", live);
     std::vector<int> sums(3, -1);
-    launch_kernel(&tree_sums, 3, 256, nullptr, values.data(), sums.data(), live);
+    launch_and_wait(&tree_sums, 3, 256, values.data(), sums.data(), live);
     for (int b = 0; b < 3; ++b) {
       CHECK(sums[b] == std::accumulate(values.begin() + b * 256, values.begin() + b * 256 + live, 0));
     }
@@ -142,14 +174,14 @@ TEST_CASE("__syncthreads orders shared memory; threads that returned count as ar
 TEST_CASE("a warp's xor shuffles exchange its lanes' values, warp by warp") {
   std::vector<double> values(64), sums(64, 0);
   std::iota(values.begin(), values.end(), 0.0);
-  launch_kernel(&warp_sums, 1, 64, nullptr, values.data(), sums.data());
+  launch_and_wait(&warp_sums, 1, 64, values.data(), sums.data());
   for (int t = 0; t < 64; ++t) CHECK(sums[t] == (t < 32 ? 496.0 : 1520.0));
 }
 
 TEST_CASE("lanes waiting at different barriers are raised, naming the block") {
   std::vector<int> out(64, 0);
   try {
-    launch_kernel(&split_warp, 2, 64, nullptr, out.data());
+    launch_and_wait(&split_warp, 2, 64, out.data());
     FAIL("expected a DeviceError");
   } catch (const DeviceError& e) {
     const std::string message = e.what();
@@ -162,7 +194,7 @@ TEST_CASE("lanes waiting at different barriers are raised, naming the block") {
 TEST_CASE("threads at different __syncthreads or shuffle calls are raised, naming both") {
   std::vector<int> out(64, 0);
   try {
-    launch_kernel(&divergent_barriers, 1, 64, nullptr, out.data());
+    launch_and_wait(&divergent_barriers, 1, 64, out.data());
     FAIL("expected a DeviceError");
   } catch (const DeviceError& e) {
     const std::string message = e.what();
@@ -171,13 +203,13 @@ TEST_CASE("threads at different __syncthreads or shuffle calls are raised, namin
       CHECK(message.find(cat("test_cuda_emulation.cpp:", line, ":")) != std::string::npos);
     }
   }
-  CHECK_THROWS_WITH_AS(launch_kernel(&divergent_shuffles, 1, 32, nullptr, out.data()),
+  CHECK_THROWS_WITH_AS(launch_and_wait(&divergent_shuffles, 1, 32, out.data()),
                        doctest::Contains("lanes of warp 0 shuffle at different calls"), DeviceError);
 }
 
 TEST_CASE("blocks run their threads in ascending and descending order by turns: a missing barrier shows") {
   std::vector<int> out(2 * 64, -1);
-  launch_kernel(&neighbours_without_barrier, 2, 64, nullptr, out.data());
+  launch_and_wait(&neighbours_without_barrier, 2, 64, out.data());
   std::vector<int> right(2, 0);  // threads that read their neighbour's write, in each block
   for (int b = 0; b < 2; ++b) {
     for (int t = 0; t < 64; ++t) right[b] += out[b * 64 + t] == b * 1000 + (t + 1) % 64 + 1;
@@ -187,26 +219,26 @@ TEST_CASE("blocks run their threads in ascending and descending order by turns: 
   CHECK(right == std::vector<int>{1, 63});
 }
 
-TEST_CASE("a thread's exception ends the launch with it; launching from a kernel is refused") {
+TEST_CASE("a thread's exception ends the launch with it, where the host waits; launching from a kernel is refused") {
   std::vector<int> out(256, 0);
-  CHECK_THROWS_WITH_AS(launch_kernel(&throwing_thread, 1, 32, nullptr, out.data()), "thread 5 threw",
+  CHECK_THROWS_WITH_AS(launch_and_wait(&throwing_thread, 1, 32, out.data()), "thread 5 threw",
                        std::runtime_error);
-  CHECK_THROWS_WITH_AS(launch_kernel(&nested_launch, 1, 32, nullptr, out.data()),
+  CHECK_THROWS_WITH_AS(launch_and_wait(&nested_launch, 1, 32, out.data()),
                        doctest::Contains("a kernel launched from inside a kernel"), DeviceError);
   CHECK_THROWS_WITH_AS(__syncthreads(), doctest::Contains("__syncthreads called outside a kernel"), DeviceError);
 }
 
 TEST_CASE("a shuffle waiting for lanes that returned, or of part of a warp, is raised") {
   std::vector<int> out(32, 0);
-  CHECK_THROWS_WITH_AS(launch_kernel(&shuffle_after_return, 1, 32, nullptr, out.data()),
+  CHECK_THROWS_WITH_AS(launch_and_wait(&shuffle_after_return, 1, 32, out.data()),
                        doctest::Contains("a shuffle of warp 0 waits for 16 of its lanes, which have returned"),
                        DeviceError);
-  CHECK_THROWS_WITH_AS(launch_kernel(&half_warp_mask, 1, 32, nullptr, out.data()),
+  CHECK_THROWS_WITH_AS(launch_and_wait(&half_warp_mask, 1, 32, out.data()),
                        doctest::Contains("the emulation takes a whole warp's shuffles"), DeviceError);
-  CHECK_THROWS_AS(launch_kernel(&split_warp, 1, 256, nullptr, out.data()), DeviceError);
+  CHECK_THROWS_AS(launch_and_wait(&split_warp, 1, 256, out.data()), DeviceError);
   // The emulation is usable again after refused launches, with more threads than they had.
   std::vector<double> values(256, 1.0), sums(256, 0);
-  launch_kernel(&warp_sums, 1, 256, nullptr, values.data(), sums.data());
+  launch_and_wait(&warp_sums, 1, 256, values.data(), sums.data());
   CHECK(std::all_of(sums.begin(), sums.end(), [](double s) { return s == 32.0; }));
 }
 
@@ -220,6 +252,7 @@ TEST_CASE("launch shapes CUDA refuses set cudaErrorInvalidConfiguration and run 
     CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
     CHECK(cudaGetLastError() == cudaSuccess);  // read once
   }
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(std::all_of(out.begin(), out.end(), [](int64_t v) { return v == 0; }));
 }
 
@@ -230,4 +263,98 @@ TEST_CASE("a cuDNN call on the emulated device is refused, naming the emulation"
   CHECK_THROWS_WITH_AS(kusari::ops::convolution_2d(x, w, kusari::Array(), kusari::Conv2dGeometry{}, {1, 3, 2, 2}),
                        doctest::Contains("cuDNN runs on a GPU only: this kusari emulates its CUDA backend"),
                        DeviceError);
+}
+
+TEST_CASE("a stream's work runs in its order when the host waits for it, not before") {
+  const cudaStream_t stream = new_stream();
+  std::vector<int> values(64, 0);
+  launch_kernel(&add_one, 1, 64, stream, values.data());
+  launch_kernel(&double_values, 1, 64, stream, values.data());
+  CHECK(all_equal(values, 0));
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  CHECK(all_equal(values, 2));  // (0 + 1) * 2
+}
+
+TEST_CASE("a stream runs another's work up to the event it waits for; without the wait it runs first") {
+  const cudaStream_t first = new_stream(), second = new_stream();
+  cudaEvent_t event = nullptr;
+  REQUIRE(cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess);
+  std::vector<int> values(32, 0), seen(32, -1);
+  launch_kernel(&add_one, 1, 32, first, values.data());
+  REQUIRE(cudaEventRecord(event, first) == cudaSuccess);
+  launch_kernel(&add_one, 1, 32, first, values.data());
+  REQUIRE(cudaStreamWaitEvent(second, event, 0) == cudaSuccess);
+  launch_kernel(&copy_values, 1, 32, second, values.data(), seen.data());
+  REQUIRE(cudaStreamSynchronize(second) == cudaSuccess);
+  CHECK(all_equal(seen, 1));
+  CHECK(all_equal(values, 1));
+  REQUIRE(cudaStreamSynchronize(first) == cudaSuccess);
+  CHECK(all_equal(values, 2));
+
+  // The same without cudaStreamWaitEvent: the reader ran before the writer (a GPU may do either).
+  launch_kernel(&add_one, 1, 32, first, values.data());
+  launch_kernel(&copy_values, 1, 32, second, values.data(), seen.data());
+  REQUIRE(cudaStreamSynchronize(second) == cudaSuccess);
+  CHECK(all_equal(seen, 2));
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK(all_equal(values, 3));
+  REQUIRE(cudaEventDestroy(event) == cudaSuccess);
+}
+
+TEST_CASE("an event is not ready while its work is queued, then is; it may be destroyed with a record queued") {
+  const cudaStream_t stream = new_stream();
+  cudaEvent_t start = nullptr, stop = nullptr;
+  REQUIRE(cudaEventCreate(&start) == cudaSuccess);
+  REQUIRE(cudaEventCreate(&stop) == cudaSuccess);
+  std::vector<int> values(32, 0);
+  REQUIRE(cudaEventRecord(start, stream) == cudaSuccess);
+  launch_kernel(&add_one, 1, 32, stream, values.data());
+  REQUIRE(cudaEventRecord(stop, stream) == cudaSuccess);
+  float milliseconds = -1;
+  CHECK(cudaEventElapsedTime(&milliseconds, start, stop) == cudaErrorNotReady);
+  CHECK(cudaEventQuery(stop) == cudaErrorNotReady);
+  CHECK(cudaGetLastError() == cudaSuccess);  // not an error
+  CHECK(cudaEventQuery(stop) == cudaSuccess);
+  CHECK(all_equal(values, 1));
+  CHECK(cudaEventElapsedTime(&milliseconds, start, stop) == cudaSuccess);
+  CHECK(milliseconds >= 0);
+
+  launch_kernel(&add_one, 1, 32, stream, values.data());
+  REQUIRE(cudaEventRecord(stop, stream) == cudaSuccess);
+  REQUIRE(cudaEventDestroy(stop) == cudaSuccess);
+  REQUIRE(cudaEventDestroy(start) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  CHECK(all_equal(values, 2));
+}
+
+TEST_CASE("copies read and write pageable host memory at the call, pinned memory when they run") {
+  const cudaStream_t stream = new_stream();
+  constexpr size_t kBytes = 32 * sizeof(int);
+  int* device = nullptr;
+  int* pinned = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&device), kBytes) == cudaSuccess);
+  REQUIRE(cudaMallocHost(reinterpret_cast<void**>(&pinned), kBytes) == cudaSuccess);
+  std::vector<int> pageable(32, 7), back(32, 0);
+
+  REQUIRE(cudaMemcpyAsync(device, pageable.data(), kBytes, cudaMemcpyHostToDevice, stream) == cudaSuccess);
+  std::fill(pageable.begin(), pageable.end(), 9);  // after the call: not what is copied
+  REQUIRE(cudaMemcpyAsync(back.data(), device, kBytes, cudaMemcpyDeviceToHost, stream) == cudaSuccess);
+  CHECK(all_equal(back, 7));  // done on return
+
+  std::fill(pinned, pinned + 32, 5);
+  REQUIRE(cudaMemcpyAsync(device, pinned, kBytes, cudaMemcpyHostToDevice, stream) == cudaSuccess);
+  std::fill(pinned, pinned + 32, 6);  // before the copy ran: what it copies
+  launch_kernel(&add_one, 1, 32, stream, device);
+  REQUIRE(cudaMemcpyAsync(pinned, device, kBytes, cudaMemcpyDeviceToHost, stream) == cudaSuccess);
+  CHECK(std::all_of(pinned, pinned + 32, [](int v) { return v == 6; }));  // not yet copied back
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  CHECK(std::all_of(pinned, pinned + 32, [](int v) { return v == 7; }));
+
+  // cudaFree waits for the device, as CUDA's does.
+  launch_kernel(&add_one, 1, 32, stream, pageable.data());
+  REQUIRE(cudaFree(device) == cudaSuccess);
+  CHECK(all_equal(pageable, 10));
+  REQUIRE(cudaFreeHost(pinned) == cudaSuccess);
+  CHECK(cudaMemcpyAsync(back.data(), pageable.data(), kBytes, cudaMemcpyDefault, stream) == cudaErrorInvalidValue);
+  CHECK(cudaGetLastError() == cudaErrorInvalidValue);
 }

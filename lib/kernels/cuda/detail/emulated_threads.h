@@ -1,8 +1,8 @@
 #pragma once
-// The CUDA backend's host emulation (meson option cuda-emulation): a kernel's launch run on the calling
-// thread, block after block, each block's threads as fibers that switch only where CUDA threads wait
-// for one another (__syncthreads, a warp's shuffle), so that the kernels' indexing, barriers and
-// shuffles are tested without a GPU. Threads waiting at different __syncthreads calls, a block's threads
+// The CUDA backend's host emulation (meson option cuda-emulation): a kernel's launch run on the thread
+// that waits for its stream, block after block, each block's threads as fibers that switch only where
+// CUDA threads wait for one another (__syncthreads, a warp's shuffle), so that the kernels' indexing,
+// barriers and shuffles are tested without a GPU. Threads waiting at different __syncthreads calls, a block's threads
 // waiting for one another for ever, and shuffles with lanes that have returned are raised
 // as DeviceError naming the block, where a GPU would hang or go on with garbage.
 
@@ -21,10 +21,11 @@ extern thread_local dim3 gridDim;
 
 namespace kusari::kernels::cuda::emulation {
 
-// Runs `thread` once for every thread of a grid × block launch on `stream`. A launch shape CUDA refuses
-// sets the runtime's last error (cudaErrorInvalidConfiguration) and runs nothing, as a GPU's launch
-// does; a block that deadlocks throws DeviceError.
-void run_grid(dim3 grid, dim3 block, cudaStream_t stream, const std::function<void()>& thread);
+// Queues on `stream` a grid × block launch that runs `thread` once for every thread of it, when the
+// stream's work runs (detail/emulated_streams.h). A launch shape CUDA refuses sets the runtime's last
+// error (cudaErrorInvalidConfiguration) and queues nothing, as a GPU's launch does; a launch from inside
+// a kernel throws DeviceError; a block that deadlocks throws it where the host waits for the stream.
+void run_grid(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread);
 
 // Where a kernel's source calls __syncthreads or a shuffle.
 struct CallSite {

@@ -23,12 +23,13 @@
 namespace kusari::kernels::cuda {
 
 // Launches `kernel` over grid × block threads on `stream` (no dynamic shared memory), its parameters
-// converted from `args`; the host emulation runs it there and then, on the calling thread.
+// converted from `args` (copied at the launch, as CUDA copies them); the host emulation queues it on the
+// stream, to run when the host waits for that stream's work.
 template <class... Params, class... Args>
 void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args&&... args) {
 #if defined(KUSARI_CUDA_EMULATION)
-  const std::tuple<Params...> params(std::forward<Args>(args)...);
-  emulation::run_grid(grid, block, stream, [&] { std::apply(kernel, params); });
+  emulation::run_grid(grid, block, stream,
+                      [kernel, params = std::tuple<Params...>(std::forward<Args>(args)...)] { std::apply(kernel, params); });
 #else
   kernel<<<grid, block, 0, stream>>>(std::forward<Args>(args)...);
 #endif

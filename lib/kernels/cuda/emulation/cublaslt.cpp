@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <new>
 
+#include <kusari/kernels/cuda/detail/emulated_streams.h>
+
 namespace {
 
 // What a matmul descriptor holds.
@@ -63,10 +65,8 @@ void store(void* base, cudaDataType_t type, int64_t index, A value) {
 
 // The product in accumulator type A (the scale type's too): m x n results of k terms each.
 template <class A>
-void multiply(const Operation& op, const void* alpha, const void* a, const Layout& la, const void* b, const Layout& lb,
-              const void* beta, const void* c, const Layout& lc, void* d, const Layout& ld, int64_t m, int64_t n,
-              int64_t k) {
-  const A scale_product = *static_cast<const A*>(alpha), scale_c = *static_cast<const A*>(beta);
+void multiply(const Operation& op, A scale_product, const void* a, const Layout& la, const void* b, const Layout& lb,
+              A scale_c, const void* c, const Layout& lc, void* d, const Layout& ld, int64_t m, int64_t n, int64_t k) {
   const bool ta = op.transpose_a == CUBLAS_OP_T, tb = op.transpose_b == CUBLAS_OP_T;
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t i = 0; i < m; ++i) {
@@ -176,10 +176,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
                               cublasLtMatrixLayout_t a_layout, const void* b, cublasLtMatrixLayout_t b_layout,
                               const void* beta, const void* c, cublasLtMatrixLayout_t c_layout, void* d,
                               cublasLtMatrixLayout_t d_layout, const cublasLtMatmulAlgo_t*, void*, size_t,
-                              cudaStream_t) {
-  const Operation& op = operation_of(desc);
-  const Layout &la = layout_of(a_layout), &lb = layout_of(b_layout), &lc = layout_of(c_layout),
-               &ld = layout_of(d_layout);
+                              cudaStream_t stream) {
+  const Operation op = operation_of(desc);
+  const Layout la = layout_of(a_layout), lb = layout_of(b_layout), lc = layout_of(c_layout), ld = layout_of(d_layout);
   const auto m = static_cast<int64_t>(ld.rows), n = static_cast<int64_t>(ld.cols);
   const bool ta = op.transpose_a == CUBLAS_OP_T, tb = op.transpose_b == CUBLAS_OP_T;
   const auto k = static_cast<int64_t>(ta ? la.rows : la.cols);
@@ -187,10 +186,16 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
   const bool fits = extent(ta ? la.cols : la.rows) == m && extent(tb ? lb.cols : lb.rows) == k &&
                     extent(tb ? lb.rows : lb.cols) == n && lc.rows == ld.rows && lc.cols == ld.cols;
   if (!fits) return CUBLAS_STATUS_INVALID_VALUE;
+  // The scales are host values read at the call (cuBLASLt's default pointer mode).
+  auto queue = [&]<class A>(A scale_product, A scale_c) {
+    kusari::kernels::cuda::emulation::enqueue(stream, [=] {
+      multiply<A>(op, scale_product, a, la, b, lb, scale_c, c, lc, d, ld, m, n, k);
+    });
+  };
   if (op.compute == CUBLAS_COMPUTE_64F) {
-    multiply<double>(op, alpha, a, la, b, lb, beta, c, lc, d, ld, m, n, k);
+    queue(*static_cast<const double*>(alpha), *static_cast<const double*>(beta));
   } else {
-    multiply<float>(op, alpha, a, la, b, lb, beta, c, lc, d, ld, m, n, k);
+    queue(*static_cast<const float*>(alpha), *static_cast<const float*>(beta));
   }
   return CUBLAS_STATUS_SUCCESS;
 }

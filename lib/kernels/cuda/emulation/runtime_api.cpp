@@ -1,17 +1,20 @@
 // The CUDA runtime calls the backend makes, on the host, linked in place of libcudart by the host
 // emulation (meson option cuda-emulation): one device of kEmulatedBytes (whatever the host has) whose
-// memory is the host's, work done when it is queued (every stream and event is complete at once), events
-// that keep the host's clock.
+// memory is the host's, copies and fills queued on their stream as CUDA queues them (streams and events
+// in streams.cpp): a copy from pageable host memory reads it at the call, one into pageable host memory
+// returns once done, pinned memory is read and written when the copy runs.
 
 #include <cuda_runtime_api.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
+#include <kusari/kernels/cuda/detail/emulated_streams.h>
 #include <kusari/kernels/cuda/detail/emulated_threads.h>
 
 namespace {
@@ -24,11 +27,11 @@ constexpr size_t kAlignment = 256;
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local int current_device = 0;
 
-// Device and pinned host allocations, and the bytes the device's hold.
+// Device and pinned host allocations (by their first byte), and the bytes the device's hold.
 struct DeviceMemory {
   std::mutex mutex;
   std::unordered_map<void*, size_t> sizes;
-  std::unordered_set<void*> pinned;
+  std::map<const char*, size_t> pinned;
   size_t in_use = 0;
 };
 
@@ -36,18 +39,6 @@ DeviceMemory& device_memory() {
   static DeviceMemory memory;
   return memory;
 }
-
-// An event: when it was last recorded, on the host's clock, unless made without timing.
-struct EmulatedEvent {
-  bool timing = true;
-  std::chrono::steady_clock::time_point recorded;
-  bool ever_recorded = false;
-};
-
-// A stream: only its existence (work runs when queued).
-struct EmulatedStream {
-  int device = 0;
-};
 
 // Returns `error`, also as the thread's last error, as the runtime does.
 cudaError_t fail(cudaError_t error) {
@@ -59,6 +50,22 @@ cudaError_t fail(cudaError_t error) {
 void* aligned(size_t bytes) {
   void* p = nullptr;
   return posix_memalign(&p, kAlignment, bytes) == 0 ? p : nullptr;
+}
+
+// Whether `bytes` from `p` lie in one pinned host allocation.
+bool pinned(const void* p, size_t bytes) {
+  DeviceMemory& memory = device_memory();
+  const std::lock_guard lock(memory.mutex);
+  const auto* at = static_cast<const char*>(p);
+  auto found = memory.pinned.upper_bound(at);
+  if (found == memory.pinned.begin()) return false;
+  --found;
+  return at + bytes <= found->first + found->second;
+}
+
+// Queues a copy of `bytes` on `stream`.
+void queue_copy(void* destination, const void* source, size_t bytes, cudaStream_t stream) {
+  kusari::kernels::cuda::emulation::enqueue(stream, [=] { std::memmove(destination, source, bytes); });
 }
 
 }  // namespace
@@ -119,8 +126,6 @@ cudaError_t cudaGetDevice(int* device) {
   return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-
 cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
@@ -142,8 +147,10 @@ cudaError_t cudaMalloc(void** pointer, size_t bytes) {
   return cudaSuccess;
 }
 
+// Waits for the device first, as CUDA's does: queued work may still use the memory.
 cudaError_t cudaFree(void* pointer) {
   if (pointer == nullptr) return cudaSuccess;
+  kusari::kernels::cuda::emulation::finish_device();
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
   const auto found = memory.sizes.find(pointer);
@@ -159,17 +166,19 @@ cudaError_t cudaHostAlloc(void** pointer, size_t bytes, unsigned int) {
   if (*pointer == nullptr) return fail(cudaErrorMemoryAllocation);
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
-  memory.pinned.insert(*pointer);
+  memory.pinned.emplace(static_cast<const char*>(*pointer), bytes);
   return cudaSuccess;
 }
 
 cudaError_t cudaMallocHost(void** pointer, size_t bytes) { return cudaHostAlloc(pointer, bytes, 0); }
 
+// Waits for the device first, as CUDA's does.
 cudaError_t cudaFreeHost(void* pointer) {
   if (pointer == nullptr) return cudaSuccess;
+  kusari::kernels::cuda::emulation::finish_device();
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
-  if (memory.pinned.erase(pointer) == 0) return fail(cudaErrorInvalidValue);
+  if (memory.pinned.erase(static_cast<const char*>(pointer)) == 0) return fail(cudaErrorInvalidValue);
   std::free(pointer);
   return cudaSuccess;
 }
@@ -179,65 +188,33 @@ cudaError_t cudaHostGetDevicePointer(void** device, void* host, unsigned int) {
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void* destination, const void* source, size_t bytes, cudaMemcpyKind, cudaStream_t) {
-  if (bytes > 0) std::memmove(destination, source, bytes);
+// Host memory on either side is pinned (read or written when the copy runs) or pageable: CUDA reads a
+// pageable source before returning and returns from a copy into pageable memory once it is done.
+cudaError_t cudaMemcpyAsync(void* destination, const void* source, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+  if (bytes == 0) return cudaSuccess;
+  const bool from_host = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost;
+  const bool to_host = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost;
+  if (kind == cudaMemcpyDefault || (kind != cudaMemcpyDeviceToDevice && !from_host && !to_host)) {
+    return fail(cudaErrorInvalidValue);  // the backend names every copy's direction
+  }
+  if (from_host && !pinned(source, bytes)) {
+    auto copy = std::make_shared<std::vector<char>>(static_cast<const char*>(source),
+                                                    static_cast<const char*>(source) + bytes);
+    kusari::kernels::cuda::emulation::enqueue(stream, [=] { std::memcpy(destination, copy->data(), bytes); });
+  } else {
+    queue_copy(destination, source, bytes, stream);
+  }
+  if (to_host && !pinned(destination, bytes)) kusari::kernels::cuda::emulation::finish_stream(stream);
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyPeerAsync(void* destination, int, const void* source, int, size_t bytes, cudaStream_t) {
-  if (bytes > 0) std::memmove(destination, source, bytes);
+cudaError_t cudaMemcpyPeerAsync(void* destination, int, const void* source, int, size_t bytes, cudaStream_t stream) {
+  if (bytes > 0) queue_copy(destination, source, bytes, stream);
   return cudaSuccess;
 }
 
-cudaError_t cudaMemsetAsync(void* pointer, int value, size_t bytes, cudaStream_t) {
-  if (bytes > 0) std::memset(pointer, value, bytes);
-  return cudaSuccess;
-}
-
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
-  *stream = reinterpret_cast<cudaStream_t>(new EmulatedStream{current_device});
-  return cudaSuccess;
-}
-
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
-
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t event, unsigned int) {
-  return event != nullptr ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
-}
-
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
-  auto* e = new EmulatedEvent;
-  e->timing = (flags & cudaEventDisableTiming) == 0;
-  *event = reinterpret_cast<cudaEvent_t>(e);
-  return cudaSuccess;
-}
-
-cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, 0); }
-
-cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  delete reinterpret_cast<EmulatedEvent*>(event);
-  return cudaSuccess;
-}
-
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
-  if (event == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  auto* e = reinterpret_cast<EmulatedEvent*>(event);
-  e->recorded = std::chrono::steady_clock::now();
-  e->ever_recorded = true;
-  return cudaSuccess;
-}
-
-cudaError_t cudaEventQuery(cudaEvent_t event) {
-  return event != nullptr ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
-}
-
-cudaError_t cudaEventSynchronize(cudaEvent_t event) { return cudaEventQuery(event); }
-
-cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEvent_t end) {
-  const auto* a = reinterpret_cast<const EmulatedEvent*>(start);
-  const auto* b = reinterpret_cast<const EmulatedEvent*>(end);
-  if (a == nullptr || b == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  if (!a->timing || !b->timing || !a->ever_recorded || !b->ever_recorded) return fail(cudaErrorInvalidResourceHandle);
-  *milliseconds = std::chrono::duration<float, std::milli>(b->recorded - a->recorded).count();
+cudaError_t cudaMemsetAsync(void* pointer, int value, size_t bytes, cudaStream_t stream) {
+  if (bytes > 0) kusari::kernels::cuda::emulation::enqueue(stream, [=] { std::memset(pointer, value, bytes); });
   return cudaSuccess;
 }

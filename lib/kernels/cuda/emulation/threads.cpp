@@ -11,6 +11,7 @@
 // glibc's checked longjmp (_FORTIFY_SOURCE) refuses a jump onto another stack, which each switch is.
 #undef _FORTIFY_SOURCE
 
+#include <kusari/kernels/cuda/detail/emulated_streams.h>
 #include <kusari/kernels/cuda/detail/emulated_threads.h>
 
 #include <unistd.h>
@@ -248,15 +249,9 @@ bool launchable(dim3 grid, dim3 block) {
          grid.x <= 0x7fffffffu && grid.y <= 65535 && grid.z <= 65535;
 }
 
-}  // namespace
-
-void run_grid(dim3 grid, dim3 block, cudaStream_t, const std::function<void()>& thread) {
-  if (!launchable(grid, block)) {
-    set_last_error(cudaErrorInvalidConfiguration);
-    return;
-  }
+// Runs every block of the launch, as queued by run_grid.
+void run_blocks(dim3 grid, dim3 block, const std::function<void()>& thread) {
   Block& b = running;
-  if (inside_fiber(b)) throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
   // Fibers an earlier launch left mid-thread (it failed) are entered afresh.
   for (Fiber& f : b.fibers) f.started = f.started && f.state == State::returned;
   const int n = static_cast<int>(block.x * block.y * block.z);
@@ -281,6 +276,17 @@ void run_grid(dim3 grid, dim3 block, cudaStream_t, const std::function<void()>& 
       }
     }
   }
+}
+
+}  // namespace
+
+void run_grid(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread) {
+  if (!launchable(grid, block)) {
+    set_last_error(cudaErrorInvalidConfiguration);
+    return;
+  }
+  if (inside_fiber(running)) throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
+  enqueue(stream, [grid, block, thread = std::move(thread)] { run_blocks(grid, block, thread); });
 }
 
 std::string CallSite::where() const { return cat(file, ":", line, ":", column); }
