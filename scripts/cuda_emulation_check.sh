@@ -3,7 +3,8 @@
 # kernel sources compiled as C++ and run on the CPU's threads, kusari's emulation of the CUDA runtime and
 # of cuBLASLt's product in place of NVIDIA's libraries; lib/kernels/cuda/emulation) in build-emulated, and
 # runs there the CUDA device suite (kusari's kernels against the CPU's, device memory handed out as NaN;
-# the cuDNN cases skip), the emulation's own test, the NCCL path's cases with two ranks' cuda:0 arrays,
+# the cuDNN cases skip), the emulation's own test (its threads, streams and NCCL), the NCCL path's cases
+# with cuda:0 arrays under mpiexec with 2, 3 and 4 ranks (through the emulation's NCCL),
 # the float16 wire's automatic factors made on cuda:0, the host suites with every array on cuda:0 but for
 # their cuDNN cases, and three recipes' MLP on cuda:0 against the CPU under mpiexec -n 2 (the meson suite
 # emulated_cuda, test/meson.build). Needs the CUDA toolkit's headers, cuDNN and NCCL under

@@ -121,15 +121,15 @@ std::unique_ptr<CollectiveGroup> nccl_group_over(MPI_Comm comm, int device) {
 }
 
 // The NCCL groups of the communicator for `device`, made on the first call (collective: every rank makes
-// them at the same collective) after checking that no two ranks of a node share a GPU; for the loopback
-// device standing in, and for the CUDA device of the host emulation (each process's own, without NCCL),
-// MPI groups on host copies.
+// them at the same collective) after checking that no two ranks of a node share a GPU (in the host
+// emulation each process's cuda:0 is its own, and the emulation's NCCL joins them); for the loopback
+// device standing in, MPI groups on host copies.
 NcclGroups& nccl_groups_for(Communicator::Impl& impl, const Device& device) {
   if (impl.nccl) return *impl.nccl;
   auto groups = std::make_unique<NcclGroups>();
   groups->device = device;
-  if (device.type == DeviceType::cuda && !cuda::emulated()) {
-    require_own_gpus(impl.groups.all(), device.index);
+  if (device.type == DeviceType::cuda) {
+    if (!cuda::emulated()) require_own_gpus(impl.groups.all(), device.index);
     groups->groups = make_allreduce_groups(impl.name, impl.options, impl.groups, [&](MPI_Comm comm) {
       return nccl_group_over(comm, device.index);
     });

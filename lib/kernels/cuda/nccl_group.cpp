@@ -114,7 +114,6 @@ struct NcclGroup::State {
 NcclGroup::NcclGroup(int rank, int size, int device, const std::function<void(void*, size_t)>& broadcast,
                      const WatchSettings& watch, const std::function<void(const std::string&)>& end_job)
     : state_(std::make_unique<State>()) {
-  require_gpu_library("NCCL");
   state_->device = device;
   state_->size = size;
   Invitation invitation;

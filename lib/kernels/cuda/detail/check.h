@@ -17,13 +17,13 @@ inline void check(cudaError_t status, const char* what) {
   }
 }
 
-// Throws DeviceError naming `library` (cuDNN, NCCL) in the host emulation, where it cannot run;
-// nothing otherwise.
+// Throws DeviceError naming `library` (cuDNN) in the host emulation, where it cannot run; nothing
+// otherwise.
 inline void require_gpu_library(const char* library) {
 #if defined(KUSARI_CUDA_EMULATION)
   throw DeviceError(cat(library, " runs on a GPU only: this kusari emulates its CUDA backend on the host "
-                                 "(meson -Dcuda-emulation=true), where kusari's own kernels and cuBLASLt's product "
-                                 "run but no other NVIDIA library"));
+                                 "(meson -Dcuda-emulation=true), where kusari's own kernels, cuBLASLt's product and "
+                                 "NCCL's collectives run but no other NVIDIA library"));
 #else
   (void)library;
 #endif
