@@ -301,7 +301,27 @@ TEST_CASE("a stream runs another's work up to the event it waits for; without th
   REQUIRE(cudaEventDestroy(event) == cudaSuccess);
 }
 
-TEST_CASE("an event is not ready while its work is queued, then is; it may be destroyed with a record queued") {
+TEST_CASE("a wait is for the event's record before it, even where a later record is reached first") {
+  const cudaStream_t first = new_stream(), second = new_stream(), waiting = new_stream();
+  cudaEvent_t event = nullptr;
+  REQUIRE(cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess);
+  std::vector<int> values(32, 0), seen(32, -1);
+  launch_kernel(&add_one, 1, 32, first, values.data());
+  REQUIRE(cudaEventRecord(event, first) == cudaSuccess);
+  REQUIRE(cudaStreamWaitEvent(waiting, event, 0) == cudaSuccess);
+  launch_kernel(&copy_values, 1, 32, waiting, values.data(), seen.data());
+  REQUIRE(cudaEventRecord(event, second) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(second) == cudaSuccess);
+  CHECK(cudaEventQuery(event) == cudaSuccess);  // its latest record
+  REQUIRE(cudaStreamSynchronize(waiting) == cudaSuccess);
+  CHECK(all_equal(seen, 1));
+  REQUIRE(cudaEventDestroy(event) == cudaSuccess);
+  cudaStream_t blocking = nullptr;
+  CHECK(cudaStreamCreateWithFlags(&blocking, cudaStreamDefault) == cudaErrorInvalidValue);
+  CHECK(cudaGetLastError() == cudaErrorInvalidValue);
+}
+
+TEST_CASE("an event is not ready until its work is waited for; it may be destroyed with a record queued") {
   const cudaStream_t stream = new_stream();
   cudaEvent_t start = nullptr, stop = nullptr;
   REQUIRE(cudaEventCreate(&start) == cudaSuccess);
@@ -313,7 +333,10 @@ TEST_CASE("an event is not ready while its work is queued, then is; it may be de
   float milliseconds = -1;
   CHECK(cudaEventElapsedTime(&milliseconds, start, stop) == cudaErrorNotReady);
   CHECK(cudaEventQuery(stop) == cudaErrorNotReady);
-  CHECK(cudaGetLastError() == cudaSuccess);  // not an error
+  CHECK(cudaEventQuery(stop) == cudaErrorNotReady);  // a query runs nothing
+  CHECK(cudaGetLastError() == cudaSuccess);          // not an error
+  CHECK(all_equal(values, 0));
+  REQUIRE(cudaEventSynchronize(stop) == cudaSuccess);
   CHECK(cudaEventQuery(stop) == cudaSuccess);
   CHECK(all_equal(values, 1));
   CHECK(cudaEventElapsedTime(&milliseconds, start, stop) == cudaSuccess);

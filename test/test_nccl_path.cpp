@@ -5,7 +5,9 @@
 // the multi-node optimizer on a device, its buckets all-reduced on the communication stream during
 // backward, against the same training on the CPU; ranks that disagree on the path or the sizes refused.
 // Two programs: test_cuda_nccl on GPUs (one rank per GPU: NCCL refuses two ranks on one device; exits
-// 77, skipped, where the process sees no CUDA device), and test_nccl_path on loopback:0 with
+// 77, skipped, where the process sees no CUDA device) and on the host emulation's cuda:0 under mpiexec
+// with 2 to 4 ranks (each process's device its own, the emulation's NCCL between them), and
+// test_nccl_path on loopback:0 with
 // KUSARI_LOOPBACK_NCCL=1 under mpiexec, MPI groups on host copies standing in for NCCL's: every step of
 // the path but the NCCL calls, with as many ranks as a test likes.
 #include "testing.h"

@@ -2,9 +2,9 @@
 // The CUDA backend's host emulation (meson option cuda-emulation): a kernel's launch run on the thread
 // that waits for its stream, block after block, each block's threads as fibers that switch only where
 // CUDA threads wait for one another (__syncthreads, a warp's shuffle), so that the kernels' indexing,
-// barriers and shuffles are tested without a GPU. Threads waiting at different __syncthreads calls, a block's threads
-// waiting for one another for ever, and shuffles with lanes that have returned are raised
-// as DeviceError naming the block, where a GPU would hang or go on with garbage.
+// barriers and shuffles are tested without a GPU. Threads waiting at different __syncthreads calls, a
+// block's threads waiting for one another for ever, and shuffles with lanes that have returned are
+// raised as DeviceError naming the block, where a GPU would hang or go on with garbage.
 
 #include <cuda_runtime_api.h>
 

@@ -2,9 +2,11 @@
 // the calls the backend's NcclGroup makes, between the processes of one machine through a shared-memory
 // segment per communicator. ncclGetUniqueId names the segment; each member opens it in ncclCommInitRank.
 // A collective runs when it is called (or at ncclGroupEnd, in call order), after the work queued on its
-// stream before it (detail/emulated_streams.h), so it reads what it would read on a GPU; it moves the
-// buffers through the segment in parts, each rank writing its part into its own slot and reading every
-// slot after a barrier, sums added in rank order with each partial sum rounded to the element type.
+// stream before it (detail/emulated_streams.h), so it reads what it would read on a GPU; its result is
+// written by a copy queued on that stream, so it is there for the stream's later work and for what waits
+// for the stream, not before. It moves the buffers through the segment in parts, each rank writing its
+// part into its own slot and reading every slot after a barrier, sums added in rank order with each
+// partial sum rounded to the element type (NCCL's order depends on its algorithm).
 // Ranks calling different collectives are refused on every rank (a GPU would hang or mix them up), and
 // a member process that has ended fails the collective with ncclRemoteError instead of a hang.
 
@@ -29,6 +31,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -63,6 +66,7 @@ struct Header {
   Call calls[kMaxRanks];
 };
 
+// The bytes of a communicator's segment.
 size_t segment_bytes(int ranks) { return sizeof(Header) + static_cast<size_t>(ranks) * kSlotBytes; }
 
 }  // namespace
@@ -81,6 +85,9 @@ namespace {
 thread_local int group_depth = 0;
 thread_local std::vector<std::function<ncclResult_t()>> grouped;
 
+static_assert(std::atomic_ref<uint64_t>::is_always_lock_free, "the segment's counters are shared between processes");
+
+// A counter of the segment, as an atomic.
 std::atomic_ref<uint64_t> shared(uint64_t& word) { return std::atomic_ref<uint64_t>(word); }
 
 // Whether process `pid` runs: it exists and has not ended (an ended child its parent has not yet waited
@@ -89,10 +96,14 @@ bool running(pid_t pid) {
   if (kill(pid, 0) != 0 && errno == ESRCH) return false;
   std::FILE* stat = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
   if (stat == nullptr) return true;  // no /proc: existing is all that is known
-  char state = '?';
-  const bool read = std::fscanf(stat, "%*d (%*[^)]) %c", &state) == 1;
+  char line[512] = {};
+  const bool read = std::fgets(line, sizeof line, stat) != nullptr;
   std::fclose(stat);
-  return !read || (state != 'Z' && state != 'X');
+  // "pid (name) state ...": the name may hold a parenthesis, so the state follows the last one.
+  const char* name_end = read ? std::strrchr(line, ')') : nullptr;
+  if (name_end == nullptr || name_end[1] == '\0') return true;
+  const char state = name_end[2];
+  return state != 'Z' && state != 'X';
 }
 
 // Whether every other member's process still runs.
@@ -120,13 +131,15 @@ ncclResult_t barrier(ncclComm& c) {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
     if (std::chrono::steady_clock::now() - checked > std::chrono::milliseconds(100)) {
-      if (!members_alive(c)) return ncclRemoteError;
+      // A member that released the barrier and then ended (after the job's last collective) is no failure.
+      if (!members_alive(c) && shared(h.generation).load(std::memory_order_acquire) < target) return ncclRemoteError;
       checked = std::chrono::steady_clock::now();
     }
   }
   return ncclSuccess;
 }
 
+// The bytes of an element of `type`; 0 for the types the backend never sends.
 size_t element_bytes(ncclDataType_t type) {
   switch (type) {
     case ncclFloat16:
@@ -156,6 +169,7 @@ __nv_bfloat16 combine<__nv_bfloat16, float>(__nv_bfloat16 a, __nv_bfloat16 b, nc
   return __float2bfloat16_rn(op == ncclSum ? x + y : std::fmax(x, y));
 }
 
+// reduce_slots below for elements of type T, combined in Wide.
 template <class T, class Wide>
 void reduce_slots(const ncclComm& c, size_t offset, size_t n, void* out, ncclRedOp_t op) {
   auto* result = static_cast<T*>(out);
@@ -178,10 +192,18 @@ void reduce_slots(const ncclComm& c, size_t offset, size_t n, void* out, ncclDat
   }
 }
 
+// The first byte of `rank`'s slot.
 char* slot(ncclComm& c, int rank) { return c.slots + static_cast<size_t>(rank) * kSlotBytes; }
 
-// Runs one collective of `call` on the host: checks that every member calls the same, then moves the
-// buffers part by part.
+// The bytes a collective gives this member.
+size_t result_bytes(const ncclComm& c, const Call& call) {
+  const size_t bytes = call.count * element_bytes(static_cast<ncclDataType_t>(call.type));
+  if (call.kind == kAllGather) return bytes * static_cast<size_t>(c.ranks);
+  return call.kind == kReduce && c.rank != call.root ? 0 : bytes;
+}
+
+// Runs one collective of `call` on the host into `received` (result_bytes of it): checks that every
+// member calls the same, then moves the buffers part by part.
 ncclResult_t run(ncclComm& c, const Call& call, const void* sent, void* received) {
   const auto type = static_cast<ncclDataType_t>(call.type);
   const auto op = static_cast<ncclRedOp_t>(call.op);
@@ -238,14 +260,23 @@ ncclResult_t run(ncclComm& c, const Call& call, const void* sent, void* received
   return ncclSuccess;
 }
 
-// Queues (in a group) or runs one collective on `comm`, after the work queued on `stream` before it.
+// Queues (in a group) or runs one collective on `comm`, after the work queued on `stream` before it; its
+// result reaches `received` by a copy queued on `stream`.
 ncclResult_t collective(ncclComm_t comm, Call call, const void* sent, void* received, cudaStream_t stream) {
   if (comm == nullptr || element_bytes(static_cast<ncclDataType_t>(call.type)) == 0) return ncclInvalidArgument;
   if (call.op != ncclSum && call.op != ncclMax) return ncclInvalidArgument;
   if (call.root < 0 || call.root >= comm->ranks) return ncclInvalidArgument;
   auto go = [comm, call, sent, received, stream] {
     kusari::kernels::cuda::emulation::finish_stream(stream);
-    return run(*comm, call, sent, received);
+    const size_t bytes = result_bytes(*comm, call);
+    auto result = std::make_shared<std::vector<char>>(bytes);
+    const ncclResult_t ran = run(*comm, call, sent, result->data());
+    if (ran == ncclSuccess && bytes > 0) {
+      kusari::kernels::cuda::emulation::enqueue(stream, [received, result] {
+        std::memcpy(received, result->data(), result->size());
+      });
+    }
+    return ran;
   };
   if (group_depth > 0) {
     grouped.push_back(go);
@@ -261,7 +292,8 @@ const char* ncclGetErrorString(ncclResult_t result) {
     case ncclSuccess: return "no error";
     case ncclSystemError: return "unhandled system error (NCCL emulation: a shared-memory segment)";
     case ncclInvalidArgument: return "invalid argument (NCCL emulation)";
-    case ncclInvalidUsage: return "invalid usage (NCCL emulation: the members called different collectives)";
+    case ncclInvalidUsage:
+      return "invalid usage (NCCL emulation: members calling different collectives, or a group ended unstarted)";
     case ncclRemoteError: return "remote process exited or there was a network error (NCCL emulation: a member ended)";
     default: return "internal error (NCCL emulation)";
   }
@@ -288,20 +320,29 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int ranks, ncclUniqueId id, int 
                      ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
                      : MAP_FAILED;
   close(fd);
-  if (memory == MAP_FAILED) return ncclSystemError;
-  auto* c = new ncclComm{rank, ranks, static_cast<Header*>(memory), static_cast<char*>(memory) + sizeof(Header), 0};
-  c->header->pids[rank] = getpid();
-  shared(c->header->joined).fetch_add(1, std::memory_order_acq_rel);
-  while (shared(c->header->joined).load(std::memory_order_acquire) < static_cast<uint64_t>(ranks)) {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  if (memory == MAP_FAILED) {
+    shm_unlink(id.internal);
+    return ncclSystemError;
   }
-  // Every member has opened the segment: its name is no longer needed.
-  if (barrier(*c) != ncclSuccess) {
+  auto* c = new ncclComm{rank, ranks, static_cast<Header*>(memory), static_cast<char*>(memory) + sizeof(Header), 0};
+  std::atomic_ref<int32_t>(c->header->pids[rank]).store(getpid(), std::memory_order_release);
+  shared(c->header->joined).fetch_add(1, std::memory_order_acq_rel);
+  // Every member opens the segment; one that joined and ended fails the others' wait.
+  ncclResult_t joined = ncclSuccess;
+  while (joined == ncclSuccess && shared(c->header->joined).load(std::memory_order_acquire) < uint64_t(ranks)) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    for (int r = 0; r < ranks; ++r) {
+      const pid_t pid = std::atomic_ref<int32_t>(c->header->pids[r]).load(std::memory_order_acquire);
+      if (r != rank && pid != 0 && !running(pid)) joined = ncclRemoteError;
+    }
+  }
+  shm_unlink(id.internal);  // by every member (the later ones find it gone): no name outlives the start
+  if (joined == ncclSuccess) joined = barrier(*c);
+  if (joined != ncclSuccess) {
     munmap(memory, bytes);
     delete c;
-    return ncclRemoteError;
+    return joined;
   }
-  if (rank == 0) shm_unlink(id.internal);
   *comm = c;
   return ncclSuccess;
 }
@@ -323,9 +364,12 @@ ncclResult_t ncclGroupEnd() {
   if (--group_depth > 0) return ncclSuccess;
   std::vector<std::function<ncclResult_t()>> calls;
   calls.swap(grouped);
+  // Every call runs, so that the members of the other communicators are not left waiting; the first
+  // failure is the group's.
   ncclResult_t result = ncclSuccess;
   for (const auto& call : calls) {
-    if (result == ncclSuccess) result = call();
+    const ncclResult_t r = call();
+    if (result == ncclSuccess) result = r;
   }
   return result;
 }

@@ -1,13 +1,13 @@
 // The host emulation's streams and events (linked in place of libcudart's by the meson option
-// cuda-emulation): each stream a queue of work that runs when the host waits for it, each event a count
-// of the records queued and of those the device has reached. A stream waiting for an event runs, when
-// its turn comes, the recording stream's work up to that record and no further; nothing else runs
-// another stream's work. One lock serialises the device: the thread that waits runs the work.
+// cuda-emulation): each stream a queue of work that runs when the host waits for it, each event the
+// latest of its records. A stream waiting for an event runs, when its turn comes, the recording stream's
+// work up to that record and no further; a stream or event synchronization runs only what it waits for,
+// cudaDeviceSynchronize every stream's work; an event query runs nothing. One lock serialises the device:
+// the thread that waits runs the work.
 
 #include <cuda_runtime_api.h>
 
 #include <chrono>
-#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -25,19 +25,18 @@ struct EmulatedStream {
   std::deque<std::function<void()>> queued;
 };
 
-// What an event knows: how many records were queued, the latest one's stream, how far the device got.
-struct EventState {
-  bool timing = true;
-  uint64_t recorded = 0;                 // records queued
-  uint64_t reached = 0;                  // the latest record the device has run
-  EmulatedStream* stream = nullptr;      // where the latest record was queued
-  std::chrono::steady_clock::time_point at;  // when the device reached it
+// One cudaEventRecord: its stream, and whether and when the device reached it.
+struct Record {
+  EmulatedStream* stream = nullptr;
+  bool reached = false;
+  std::chrono::steady_clock::time_point at;
 };
 
-// An event handle: its state is shared with the records and waits queued on it, which outlive a
-// cudaEventDestroy as a GPU's do.
+// An event handle: whether it keeps time, and its latest record (none before the first), which the work
+// queued on it shares, so that it outlives a cudaEventDestroy as a GPU's does.
 struct EmulatedEvent {
-  std::shared_ptr<EventState> state = std::make_shared<EventState>();
+  bool timing = true;
+  std::shared_ptr<Record> latest;
 };
 
 // The device's streams (the default one first) and the lock under which work is queued and run.
@@ -48,13 +47,24 @@ struct Streams {
   Streams() { all.push_back(std::make_unique<EmulatedStream>()); }
 };
 
+// The process's one device's streams.
 Streams& streams() {
   static Streams s;
   return s;
 }
 
+// The stream a handle names (nullptr: the default stream).
 EmulatedStream& stream_of(cudaStream_t stream) {
   return stream == nullptr ? *streams().all.front() : *reinterpret_cast<EmulatedStream*>(stream);
+}
+
+// The event a handle names, or nullptr.
+EmulatedEvent* event_of(cudaEvent_t event) { return reinterpret_cast<EmulatedEvent*>(event); }
+
+// Returns `error`, also as the thread's last error.
+cudaError_t fail(cudaError_t error) {
+  kusari::kernels::cuda::emulation::set_last_error(error);
+  return error;
 }
 
 // Runs `stream`'s work in order until `done` holds or none is left (called with the lock held). Each
@@ -68,16 +78,9 @@ void run_until(EmulatedStream& stream, Done done) {
   }
 }
 
-// Runs the work up to `event`'s latest record (called with the lock held); false where there was some.
-bool reach(EventState& event) {
-  if (event.reached >= event.recorded) return true;
-  const uint64_t wanted = event.recorded;
-  run_until(*event.stream, [&] { return event.reached >= wanted; });
-  return false;
-}
-
-EventState* state_of(cudaEvent_t event) {
-  return event == nullptr ? nullptr : reinterpret_cast<EmulatedEvent*>(event)->state.get();
+// Runs the work up to `record` (called with the lock held).
+void reach(Record& record) {
+  run_until(*record.stream, [&] { return record.reached; });
 }
 
 }  // namespace
@@ -105,14 +108,15 @@ void finish_device() {
 
 }  // namespace kusari::kernels::cuda::emulation
 
-using kusari::kernels::cuda::emulation::set_last_error;
-
 cudaError_t cudaDeviceSynchronize() {
   kusari::kernels::cuda::emulation::finish_device();
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
+// Non-blocking streams only: the emulation's default stream does not synchronize with other streams, as
+// the legacy default stream does with blocking ones.
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+  if (flags != cudaStreamNonBlocking) return fail(cudaErrorInvalidValue);
   Streams& s = streams();
   const std::lock_guard lock(s.mutex);
   s.all.push_back(std::make_unique<EmulatedStream>());
@@ -126,25 +130,17 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
-  EventState* state = state_of(event);
-  if (state == nullptr) {
-    set_last_error(cudaErrorInvalidResourceHandle);
-    return cudaErrorInvalidResourceHandle;
-  }
+  EmulatedEvent* e = event_of(event);
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
   const std::lock_guard lock(streams().mutex);
-  if (state->recorded == 0) return cudaSuccess;  // an event never recorded is complete
-  const uint64_t wanted = state->recorded;
-  std::shared_ptr<EventState> shared = reinterpret_cast<EmulatedEvent*>(event)->state;
-  EmulatedStream* recording = state->stream;
-  stream_of(stream).queued.push_back([shared, wanted, recording] {
-    run_until(*recording, [&] { return shared->reached >= wanted; });
-  });
+  if (!e->latest) return cudaSuccess;  // an event never recorded is complete
+  stream_of(stream).queued.push_back([record = e->latest] { reach(*record); });
   return cudaSuccess;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   auto* e = new EmulatedEvent;
-  e->state->timing = (flags & cudaEventDisableTiming) == 0;
+  e->timing = (flags & cudaEventDisableTiming) == 0;
   *event = reinterpret_cast<cudaEvent_t>(e);
   return cudaSuccess;
 }
@@ -153,61 +149,48 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlag
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   const std::lock_guard lock(streams().mutex);
-  delete reinterpret_cast<EmulatedEvent*>(event);
+  delete event_of(event);
   return cudaSuccess;
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-  EventState* state = state_of(event);
-  if (state == nullptr) {
-    set_last_error(cudaErrorInvalidResourceHandle);
-    return cudaErrorInvalidResourceHandle;
-  }
+  EmulatedEvent* e = event_of(event);
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
   const std::lock_guard lock(streams().mutex);
-  const uint64_t record = ++state->recorded;
   EmulatedStream& where = stream_of(stream);
-  state->stream = &where;
-  std::shared_ptr<EventState> shared = reinterpret_cast<EmulatedEvent*>(event)->state;
-  where.queued.push_back([shared, record] {
-    // An earlier record on another stream reached later leaves the event at its latest.
-    if (record <= shared->reached) return;
-    shared->reached = record;
-    shared->at = std::chrono::steady_clock::now();
+  e->latest = std::make_shared<Record>();
+  e->latest->stream = &where;
+  where.queued.push_back([record = e->latest] {
+    record->reached = true;
+    record->at = std::chrono::steady_clock::now();
   });
   return cudaSuccess;
 }
 
-// Not ready while the latest record's work is queued; that work then runs, as a GPU goes on with it, so
-// that a host polling the event sees it complete at its next query.
+// Not ready while the latest record's work is queued: a query runs nothing, so the host sees the device
+// done only where it waited for it.
 cudaError_t cudaEventQuery(cudaEvent_t event) {
-  EventState* state = state_of(event);
-  if (state == nullptr) {
-    set_last_error(cudaErrorInvalidResourceHandle);
-    return cudaErrorInvalidResourceHandle;
-  }
+  EmulatedEvent* e = event_of(event);
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
   const std::lock_guard lock(streams().mutex);
-  return reach(*state) ? cudaSuccess : cudaErrorNotReady;
+  return !e->latest || e->latest->reached ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  EventState* state = state_of(event);
-  if (state == nullptr) {
-    set_last_error(cudaErrorInvalidResourceHandle);
-    return cudaErrorInvalidResourceHandle;
-  }
+  EmulatedEvent* e = event_of(event);
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
   const std::lock_guard lock(streams().mutex);
-  reach(*state);
+  if (e->latest) reach(*e->latest);
   return cudaSuccess;
 }
 
 cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEvent_t end) {
-  const EventState *a = state_of(start), *b = state_of(end);
+  const EmulatedEvent *a = event_of(start), *b = event_of(end);
   const std::lock_guard lock(streams().mutex);
-  if (a == nullptr || b == nullptr || !a->timing || !b->timing || a->recorded == 0 || b->recorded == 0) {
-    set_last_error(cudaErrorInvalidResourceHandle);
-    return cudaErrorInvalidResourceHandle;
+  if (a == nullptr || b == nullptr || !a->timing || !b->timing || !a->latest || !b->latest) {
+    return fail(cudaErrorInvalidResourceHandle);
   }
-  if (a->reached < a->recorded || b->reached < b->recorded) return cudaErrorNotReady;
-  *milliseconds = std::chrono::duration<float, std::milli>(b->at - a->at).count();
+  if (!a->latest->reached || !b->latest->reached) return cudaErrorNotReady;
+  *milliseconds = std::chrono::duration<float, std::milli>(b->latest->at - a->latest->at).count();
   return cudaSuccess;
 }
