@@ -80,13 +80,17 @@ TEST_CASE("the emulation's NCCL collectives between two processes give what NCCL
     std::vector<__half> half_sums(3);
     ok = ok && done(ncclAllReduce(halves.data(), half_sums.data(), 3, ncclFloat16, ncclSum, comm, nullptr));
     for (const __half h : half_sums) ok = ok && __half2float(h) == 2048.0f;
-    // Grouped collectives run at ncclGroupEnd, in call order.
+    // Grouped collectives run at ncclGroupEnd, in call order: after work queued on their streams before
+    // it, as NCCL launches them there.
     std::vector<float> a(5, float(rank + 1)), b(7, float(10 * (rank + 1)));
+    const std::vector<float> later(5, float(100 * (rank + 1)));
     ok = ok && ncclGroupStart() == ncclSuccess;
     ok = ok && ncclAllReduce(a.data(), a.data(), a.size(), ncclFloat32, ncclSum, comm, nullptr) == ncclSuccess;
     ok = ok && ncclAllReduce(b.data(), b.data(), b.size(), ncclFloat32, ncclSum, comm, nullptr) == ncclSuccess;
+    ok = ok &&
+         cudaMemcpyAsync(a.data(), later.data(), sizeof(float) * 5, cudaMemcpyHostToDevice, nullptr) == cudaSuccess;
     ok = ok && done(ncclGroupEnd());
-    ok = ok && std::all_of(a.begin(), a.end(), [](float v) { return v == 3; });
+    ok = ok && std::all_of(a.begin(), a.end(), [](float v) { return v == 300; });
     ok = ok && std::all_of(b.begin(), b.end(), [](float v) { return v == 30; });
     return ok;
   });
@@ -115,10 +119,19 @@ TEST_CASE("a collective runs after the work queued on its stream, its result wri
 TEST_CASE("members calling different collectives are refused on both; a member that ended fails the collective") {
   const int child = with_two_members([](int rank, ncclComm_t comm) {
     std::vector<float> sent(4, 1.0f), received(8, 0.0f);
-    const ncclResult_t result =
-        rank == 0 ? ncclAllReduce(sent.data(), received.data(), 4, ncclFloat32, ncclSum, comm, nullptr)
-                  : ncclAllGather(sent.data(), received.data(), 4, ncclFloat32, comm, nullptr);
-    return result == ncclInvalidUsage;
+    // Rank 0 all-reduces where rank 1 gathers.
+    const auto mismatched = [&] {
+      return rank == 0 ? ncclAllReduce(sent.data(), received.data(), 4, ncclFloat32, ncclSum, comm, nullptr)
+                       : ncclAllGather(sent.data(), received.data(), 4, ncclFloat32, comm, nullptr);
+    };
+    const ncclResult_t result = mismatched();
+    // In a group, the calls after a refused one still run (the group's result is the refusal).
+    std::vector<float> summed(3, 1.0f);
+    bool grouped = ncclGroupStart() == ncclSuccess && mismatched() == ncclSuccess;
+    grouped = grouped &&
+              ncclAllReduce(summed.data(), summed.data(), 3, ncclFloat32, ncclSum, comm, nullptr) == ncclSuccess;
+    grouped = grouped && ncclGroupEnd() == ncclInvalidUsage && cudaStreamSynchronize(nullptr) == cudaSuccess;
+    return result == ncclInvalidUsage && grouped && summed == std::vector<float>(3, 2.0f);
   });
   CHECK(child == 0);
   const int ended = with_two_members([](int rank, ncclComm_t comm) {

@@ -93,11 +93,12 @@ void enqueue(int device, int ranks, CollectiveWatch& watch, std::initializer_lis
   check_nccl(call(communication), what);
   // Their blocks are not reused before the collective is done, whatever stream they were allocated on.
   for (const Array* a : arrays) mark_used_on(*a, communication);
-  if (!on_caller_stream) order_after(caller, device, communication);
+  // The watch's event before the caller's: a wait for the caller's stream then reaches it too.
   const Array& first = **arrays.begin();
   watch_completion(watch, communication,
                    cat(what, " of ", first.size(), " ", first.dtype(), " elements on cuda:", device, " (NCCL group of ",
                        ranks, " ranks)"));
+  if (!on_caller_stream) order_after(caller, device, communication);
 }
 
 }  // namespace
@@ -231,10 +232,10 @@ void NcclGroup::allreduce_sums_at_once(const std::vector<NcclGroup*>& groups, co
   for (size_t i = 0; i < groups.size(); ++i) {
     State& state = *groups[i]->state_;
     mark_used_on(shares[i], streams[i]);
-    order_after(caller, device, streams[i]);
     watch_completion(*state.watch, streams[i],
                      cat(what, " of ", shares[i].size(), " ", shares[i].dtype(), " elements on cuda:", device,
                          " (NCCL group ", i, " of ", groups.size(), ", ", state.size, " ranks)"));
+    order_after(caller, device, streams[i]);
   }
 }
 

@@ -7,8 +7,10 @@
 // for the stream, not before. It moves the buffers through the segment in parts, each rank writing its
 // part into its own slot and reading every slot after a barrier, sums added in rank order with each
 // partial sum rounded to the element type (NCCL's order depends on its algorithm).
-// Ranks calling different collectives are refused on every rank (a GPU would hang or mix them up), and
-// a member process that has ended fails the collective with ncclRemoteError instead of a hang.
+// Members calling different collectives on one communicator are refused on every member (a GPU would
+// hang or mix them up), and a member process that has ended fails the collective with ncclRemoteError
+// instead of a hang. Collectives on different communicators must come in one order on every member
+// (kusari's do), grouped ones too: the emulation runs a group's calls one after another.
 
 #include <nccl.h>
 
