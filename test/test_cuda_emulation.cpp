@@ -1,11 +1,12 @@
 // The host emulation's threads (built with -Dcuda-emulation=true): every thread of a grid runs once at
 // its own position, __syncthreads orders a block's shared memory (returned threads count as arrived),
-// a warp's xor shuffle exchanges its lanes' values, blocks alternate their threads' order, and what a GPU
-// would hang on or refuse is raised: threads at different __syncthreads calls, lanes that wait for one
-// another at different barriers, a shuffle waiting for returned lanes or taking part of a warp, launch
-// shapes beyond CUDA's limits, and a cuDNN call (which runs on a GPU only). Work queued on a stream runs
-// when the host waits for it, another stream's only where an event is waited for, and copies treat
-// pinned and pageable host memory as CUDA does.
+// each block finds its shared arrays as garbage, a warp's xor shuffle exchanges its lanes' values,
+// blocks alternate their threads' order, and what a GPU would hang on or refuse is raised: threads at
+// different __syncthreads calls, lanes that wait for one another at different barriers, a shuffle
+// waiting for returned lanes or taking part of a warp, launch shapes beyond CUDA's limits, and a cuDNN
+// call (which runs on a GPU only). Work queued on a stream runs when the host waits for it, another
+// stream's only where an event is waited for, and copies treat pinned and pageable host memory as CUDA
+// does.
 #include <kusari/kernels/cuda/detail/emulated_device_code.h>
 
 #include <doctest/doctest.h>
@@ -20,6 +21,7 @@
 #include <kusari/core/array.h>
 #include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
+#include <kusari/kernels/cuda/detail/shared_memory.cuh>
 #include <kusari/kernels/layer_routines.h>
 
 using kusari::cat;
@@ -51,7 +53,7 @@ __global__ void write_positions(int64_t* out, int64_t* shapes) {
 
 // Block b sums values[b * 256 ..] in a shared-memory tree; threads past `live` return first.
 __global__ void tree_sums(const int* values, int* sums, unsigned live) {
-  __shared__ int shared[256];
+  KUSARI_SHARED_ARRAY(int, shared, 256);
   shared[threadIdx.x] = threadIdx.x < live ? values[blockIdx.x * blockDim.x + threadIdx.x] : 0;
   __syncthreads();
   if (threadIdx.x >= live) return;
@@ -100,9 +102,16 @@ __global__ void nested_launch(int* out) {
 
 // Each thread reads its neighbour's shared-memory write with no barrier between them.
 __global__ void neighbours_without_barrier(int* out) {
-  __shared__ int shared[64];
-  shared[threadIdx.x] = int(blockIdx.x * 1000 + threadIdx.x + 1);  // never 0, which shared memory starts as
+  KUSARI_SHARED_ARRAY(int, shared, 64);
+  shared[threadIdx.x] = int(blockIdx.x * 1000 + threadIdx.x + 1);  // never -1, which shared memory starts as
   out[blockIdx.x * blockDim.x + threadIdx.x] = shared[(threadIdx.x + 1) % blockDim.x];
+}
+
+// Each thread reads its slot of a shared array before any thread of the block wrote it, then writes it.
+__global__ void read_before_write(int* out) {
+  KUSARI_SHARED_ARRAY(int, shared, 32);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = shared[threadIdx.x];
+  shared[threadIdx.x] = int(blockIdx.x + 1);
 }
 
 // Lanes below 16 shuffle while the others wait at __syncthreads (a hang on a GPU).
@@ -217,6 +226,12 @@ TEST_CASE("blocks run their threads in ascending and descending order by turns: 
   // Ascending, only the last thread finds its neighbour (thread 0) done; descending, all but the last.
   std::sort(right.begin(), right.end());
   CHECK(right == std::vector<int>{1, 63});
+}
+
+TEST_CASE("each block finds its shared arrays as garbage (0xff bytes), not as the last block left them") {
+  std::vector<int> out(3 * 32, 0);
+  launch_and_wait(&read_before_write, 3, 32, out.data());
+  CHECK(all_equal(out, -1));
 }
 
 TEST_CASE("a thread's exception ends the launch with it, where the host waits; launching from a kernel is refused") {

@@ -14,6 +14,7 @@
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/shared_memory.cuh>
 #include <kusari/kernels/ops/optimizer.h>
 #include <kusari/kernels/optimizer_routines.h>
 
@@ -187,7 +188,7 @@ void momentum_steps_kernel(const MomentumTensors& t) {
 // Block b's sum of squares of its chunk, into partial[b].
 template <class T, class A>
 __global__ void chunk_square_sums(const void* const* arrays, const TensorChunk* chunks, A* partial) {
-  __shared__ A sums[kThreads];
+  KUSARI_SHARED_ARRAY(A, sums, kThreads);
   const TensorChunk chunk = chunks[blockIdx.x];
   const T* a = static_cast<const T*>(arrays[chunk.tensor]);
   A sum = 0;

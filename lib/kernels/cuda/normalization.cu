@@ -17,6 +17,7 @@
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/packs.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/shared_memory.cuh>
 #include <kusari/kernels/detail/channel_functions.h>
 #include <kusari/kernels/ops/normalization.h>
 #include <kusari/kernels/routines.h>
@@ -48,7 +49,8 @@ __global__ void channel_block_sums(ChannelPlan plan, const T* x, const T* y, con
                                    double* partial_products) {
   using C = compute_type_t<T>;
   using A = channel_accumulator_t<T>;
-  __shared__ A shared_sums[kChannelThreads * V], shared_products[kChannelThreads * V];
+  KUSARI_SHARED_ARRAY(A, shared_sums, kChannelThreads * V);
+  KUSARI_SHARED_ARRAY(A, shared_products, kChannelThreads * V);
   const int64_t first = first_channel(plan, blockIdx.x, threadIdx.x), group = group_of_block(plan, blockIdx.y);
   C scale[V], shift[V];
   lane_coefficients<C, V>(plan, group, first < 0 ? 0 : first, gate_input ? gate_scale : nullptr, scale);

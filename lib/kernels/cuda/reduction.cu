@@ -14,6 +14,7 @@
 #include <kusari/core/kernel_table.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/shared_memory.cuh>
 #include <kusari/kernels/detail/axis_walk.h>
 #include <kusari/kernels/detail/reduction_functions.h>
 #include <kusari/kernels/ops/reduction.h>
@@ -127,7 +128,7 @@ __device__ D& output_at(const ReduceLayout& layout, int64_t m) {
 // Sum, max or min: each block reduces the output elements blockIdx.x, + gridDim.x, ...
 template <class T, class D>
 __global__ void reduce_elements(ReduceLayout layout, ReduceOp op) {
-  __shared__ Accumulator<T> shared[kReduceThreads];
+  KUSARI_SHARED_ARRAY(Accumulator<T>, shared, kReduceThreads);
   for (int64_t m = blockIdx.x; m < layout.kept_count; m += gridDim.x) {
     const Accumulator<T> result = reduce_run<T>(layout, op, m, 0, layout.reduced_count, shared);
     if (threadIdx.x == 0) output_at<D>(layout, m) = store<D>(result);
@@ -150,7 +151,7 @@ int64_t parts_for(const ReduceLayout& layout) {
 // output b / parts into partial[b].
 template <class T>
 __global__ void reduce_parts(ReduceLayout layout, ReduceOp op, int64_t parts, Accumulator<T>* partial) {
-  __shared__ Accumulator<T> shared[kReduceThreads];
+  KUSARI_SHARED_ARRAY(Accumulator<T>, shared, kReduceThreads);
   const int64_t m = blockIdx.x / parts, part = blockIdx.x % parts;
   const int64_t per_part = (layout.reduced_count + parts - 1) / parts;
   const int64_t begin = part * per_part, end = min(layout.reduced_count, begin + per_part);
@@ -192,8 +193,8 @@ __global__ void reduce_each_by_thread(ReduceLayout layout, ReduceOp op) {
 template <class T>
 __global__ void arg_reduce_elements(ReduceLayout layout, bool want_max) {
   using A = Accumulator<T>;
-  __shared__ A best_values[kReduceThreads];
-  __shared__ int64_t best_indices[kReduceThreads];
+  KUSARI_SHARED_ARRAY(A, best_values, kReduceThreads);
+  KUSARI_SHARED_ARRAY(int64_t, best_indices, kReduceThreads);
   const T* x = reinterpret_cast<const T*>(layout.x);
   for (int64_t m = blockIdx.x; m < layout.kept_count; m += gridDim.x) {
     const int64_t base = offset_of(m, layout.kept_axes, layout.kept_extents, layout.kept_strides);

@@ -1,9 +1,10 @@
 #pragma once
 // The CUDA backend's host emulation (meson option cuda-emulation): what nvcc gives device code, for the
 // host compiler, which includes this before each kernel source compiled as C++ (without contraction into
-// fused multiply-adds). __shared__ arrays are per OS thread (blocks run one after another on it) and start
-// as the last block left them; the intrinsics compute what the device's do, the math functions are the
-// host's (glibc's exp and log may differ from CUDA's by an ulp or two).
+// fused multiply-adds). Block-shared arrays (KUSARI_SHARED_ARRAY) are per OS thread (blocks run one after
+// another on it) and filled with 0xff bytes at each block's start; the intrinsics compute what the
+// device's do, the math functions are the host's (glibc's exp and log may differ from CUDA's by an ulp or
+// two).
 
 #include <cuda_runtime.h>
 
@@ -18,8 +19,10 @@
 
 #include <kusari/kernels/cuda/detail/emulated_threads.h>
 
+// Block-shared arrays are declared with KUSARI_SHARED_ARRAY (detail/shared_memory.cuh), which fills them
+// with garbage at each block's start; a __shared__ declaration does not compile here.
 #undef __shared__
-#define __shared__ static thread_local
+#define __shared__ declare_block_shared_arrays_with_KUSARI_SHARED_ARRAY
 
 // Device code's unqualified math takes each type's own overload, as CUDA's global ones do.
 using std::ceil;

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <source_location>
@@ -48,6 +49,10 @@ void block_barrier(const CallSite& site);
 // Every lane of the warp must take part at the same call (member_mask naming each lane the block has); a
 // shuffle of lanes that have returned, of part of a warp or at different calls fails the launch.
 uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, int width, const CallSite& site);
+
+// Fills the `bytes` of a block-shared array at `array` with 0xff bytes the first time a thread of the
+// running block declares it (KUSARI_SHARED_ARRAY), so that each block finds it as garbage.
+void fresh_in_each_block(void* array, size_t bytes);
 
 // Sets the emulated runtime's last error of this thread (cudaGetLastError returns it once).
 void set_last_error(cudaError_t error);

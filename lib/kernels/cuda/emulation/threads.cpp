@@ -71,6 +71,7 @@ struct Block {
   bool descending = false;    // the next block's order
   std::exception_ptr thrown;  // what a thread's code threw
   std::string misuse;         // what the emulation refused (a deadlock, a shuffle it cannot give)
+  std::vector<void*> fresh;   // the shared arrays this block has filled with garbage
 
   ~Block() {
     for (char* stack : stacks) munmap(stack, kStackBytes + guard_bytes());
@@ -228,6 +229,7 @@ bool release(Block& b, int n) {
 // `descending`: the highest-numbered thread first.
 void run_block(Block& b, int n, bool descending) {
   for (int t = 0; t < n; ++t) b.fibers[static_cast<size_t>(t)].state = State::runnable;
+  b.fresh.clear();
   for (;;) {
     for (int i = 0; i < n; ++i) {
       const int t = descending ? n - 1 - i : i;
@@ -293,6 +295,13 @@ std::string CallSite::where() const { return cat(file, ":", line, ":", column); 
 
 bool CallSite::operator==(const CallSite& other) const {
   return line == other.line && column == other.column && std::strcmp(file, other.file) == 0;
+}
+
+void fresh_in_each_block(void* array, size_t bytes) {
+  Block& b = running;
+  if (std::find(b.fresh.begin(), b.fresh.end(), array) != b.fresh.end()) return;
+  std::memset(array, 0xff, bytes);
+  b.fresh.push_back(array);
 }
 
 void block_barrier(const CallSite& site) {
