@@ -54,7 +54,8 @@ uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, 
 // running block declares it (KUSARI_SHARED_ARRAY), so that each block finds it as garbage.
 void fresh_in_each_block(void* array, size_t bytes);
 
-// Sets the emulated runtime's last error of this thread (cudaGetLastError returns it once).
-void set_last_error(cudaError_t error);
+// Returns `error`, also as the emulated runtime's last error of this thread (cudaGetLastError returns it
+// once), as the runtime's calls do.
+cudaError_t fail(cudaError_t error);
 
 }  // namespace kusari::kernels::cuda::emulation

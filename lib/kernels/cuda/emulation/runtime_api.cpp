@@ -40,12 +40,6 @@ DeviceMemory& device_memory() {
   return memory;
 }
 
-// Returns `error`, also as the thread's last error, as the runtime does.
-cudaError_t fail(cudaError_t error) {
-  last_error = error;
-  return error;
-}
-
 // `bytes` of host memory at the alignment (exactly as many, so that a sanitizer sees their end), or nullptr.
 void* aligned(size_t bytes) {
   void* p = nullptr;
@@ -72,9 +66,14 @@ void queue_copy(void* destination, const void* source, size_t bytes, cudaStream_
 
 namespace kusari::kernels::cuda::emulation {
 
-void set_last_error(cudaError_t error) { last_error = error; }
+cudaError_t fail(cudaError_t error) {
+  last_error = error;
+  return error;
+}
 
 }  // namespace kusari::kernels::cuda::emulation
+
+using kusari::kernels::cuda::emulation::fail;
 
 cudaError_t cudaGetLastError() {
   const cudaError_t error = last_error;

@@ -61,12 +61,6 @@ EmulatedStream& stream_of(cudaStream_t stream) {
 // The event a handle names, or nullptr.
 EmulatedEvent* event_of(cudaEvent_t event) { return reinterpret_cast<EmulatedEvent*>(event); }
 
-// Returns `error`, also as the thread's last error.
-cudaError_t fail(cudaError_t error) {
-  kusari::kernels::cuda::emulation::set_last_error(error);
-  return error;
-}
-
 // Runs `stream`'s work in order until `done` holds or none is left (called with the lock held). Each
 // piece leaves the queue before it runs, so a wait inside it never runs it twice.
 template <class Done>
@@ -107,6 +101,8 @@ void finish_device() {
 }
 
 }  // namespace kusari::kernels::cuda::emulation
+
+using kusari::kernels::cuda::emulation::fail;
 
 cudaError_t cudaDeviceSynchronize() {
   kusari::kernels::cuda::emulation::finish_device();

@@ -284,7 +284,7 @@ void run_blocks(dim3 grid, dim3 block, const std::function<void()>& thread) {
 
 void run_grid(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread) {
   if (!launchable(grid, block)) {
-    set_last_error(cudaErrorInvalidConfiguration);
+    fail(cudaErrorInvalidConfiguration);
     return;
   }
   if (inside_fiber(running)) throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
