@@ -38,7 +38,7 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("forward, data and filter gradients equal the CPU's" * doctest::skip(cuda::emulated())) {
+TEST_CASE("forward, data and filter gradients equal the CPU's") {
   const std::vector<Case> cases = {{3, 8, 3, 3, {1, 1, 1, 1, 1, 1, 1}},
                                    {4, 6, 1, 1, {2, 2, 0, 0, 1, 1, 1}},
                                    {6, 4, 3, 2, {2, 1, 1, 0, 1, 1, 2}},
@@ -89,7 +89,7 @@ TEST_CASE("forward, data and filter gradients equal the CPU's" * doctest::skip(c
   CHECK(kernels::cuda::legacy_convolution_plans() == 0);
 }
 
-TEST_CASE("operands at an odd element (2-byte aligned) equal the CPU's" * doctest::skip(cuda::emulated())) {
+TEST_CASE("operands at an odd element (2-byte aligned) equal the CPU's") {
   for (const Dtype dtype : {Dtype::float16, Dtype::bfloat16, Dtype::float32}) {
     INFO(dtype_name(dtype));
     const Shape x_shape{3, 8, 9, 9}, y_shape{3, 8, 9, 9};
@@ -114,15 +114,14 @@ TEST_CASE("operands at an odd element (2-byte aligned) equal the CPU's" * doctes
   CHECK(kernels::cuda::legacy_convolution_plans() == 0);
 }
 
-TEST_CASE("a channels-last input gives a channels-last output on the device" * doctest::skip(cuda::emulated())) {
+TEST_CASE("a channels-last input gives a channels-last output on the device") {
   const Array x = on_gpu(in_order(Array::normal({2, 8, 6, 6}, 0, 1, 76, Dtype::float16), MemoryOrder::channels_last));
   const Array w = Array::normal({16, 8, 3, 3}, 0, 0.3, 77, Dtype::float16).to(gpu);
   const Array y = ops::convolution_2d(x, w, Array(), {1, 1, 1, 1, 1, 1, 1}, {2, 16, 6, 6});
   CHECK(memory_order_of(y) == MemoryOrder::channels_last);
 }
 
-TEST_CASE("geometries cuDNN's output formula does not give (cover_all, a deconvolution's outsize) equal the CPU's" *
-          doctest::skip(cuda::emulated())) {
+TEST_CASE("geometries cuDNN's output formula does not give (cover_all, a deconvolution's outsize) equal the CPU's") {
   // (H, W) of x, kernel, geometry, and the output extents with Chainer's cover_all windows.
   struct Cover {
     int64_t h, w, kh, kw;

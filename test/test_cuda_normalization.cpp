@@ -2,7 +2,6 @@
 // gbeta) with and without the ReLU and a residual, in every floating dtype, for row-major and
 // channels-last inputs and 2-D (N, C) ones, and which cases go through cuDNN's fused batch normalization
 // (whose backward of a fused ReLU reads the forward's output), float32 of large magnitude and views off a 16-byte boundary included.
-// The host emulation (no cuDNN) checks the channel passes' cases alone.
 // Sums run in another order on the device, so values agree to the rounding of their dtype.
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
@@ -48,7 +47,6 @@ TEST_CASE("batch normalization forward and backward equal the CPU's") {
           const Array beta = Array::uniform({5}, -0.5, 0.5, 53, Dtype::float32);
           const Array r = residual ? Array::normal(shape, 0, 1, 54, dtype) : Array();
           const Array gy = Array::normal(shape, 0, 1, 55, dtype);
-          if (cuda::emulated() && kernels::cuda::batch_norm_fusion(on_gpu(x), residual, relu)) continue;  // cuDNN's
           const BatchNormForwardResult host = ops::batch_normalization(x, gamma, beta, r, 1e-5, relu);
           const BatchNormForwardResult device = ops::batch_normalization(on_gpu(x), on_gpu(gamma), on_gpu(beta),
                                                                          residual ? on_gpu(r) : Array(), 1e-5, relu);
@@ -177,8 +175,7 @@ TEST_CASE("2-D batch normalization (N, C) and a channel of one element equal the
   for (const double y : on_host.y.to_vector<double>()) CHECK(std::fabs(y) <= y_residue);
 }
 
-TEST_CASE("half-precision and channels-last float32 batch normalization run cuDNN's kernels, equal to the CPU's" *
-          doctest::skip(cuda::emulated())) {
+TEST_CASE("half-precision and channels-last float32 batch normalization run cuDNN's kernels, equal to the CPU's") {
   // cuDNN keeps a record for its backward in the statistics' state; the channel passes keep none.
   struct Case {
     Dtype dtype;
@@ -236,8 +233,7 @@ TEST_CASE("half-precision and channels-last float32 batch normalization run cuDN
   CHECK(kernels::cuda::dnn_batch_norm_declines() == declines_before);
 }
 
-TEST_CASE("cuDNN's batch normalization takes views that start off a 16-byte boundary" *
-          doctest::skip(cuda::emulated())) {
+TEST_CASE("cuDNN's batch normalization takes views that start off a 16-byte boundary") {
   // Sample 1 of a (5, 4, 5, 3) float16 channels-last array starts 60 elements (120 bytes) in.
   const Shape shape{4, 4, 5, 3};
   const int64_t sample = 4 * 5 * 3;
@@ -266,8 +262,7 @@ TEST_CASE("cuDNN's batch normalization takes views that start off a 16-byte boun
   CHECK(kernels::cuda::dnn_batch_norm_declines() == declines_before);
 }
 
-TEST_CASE("channels-last float32 through cuDNN's persistent kernels keeps large-magnitude statistics" *
-          doctest::skip(cuda::emulated())) {
+TEST_CASE("channels-last float32 through cuDNN's persistent kernels keeps large-magnitude statistics") {
   // cuDNN documents that its persistent batch normalization may sum in scaled integers that very large
   // inputs overflow (to NaN): float32 activations of magnitude 1e3 ... 1e7, as an unnormalized layer gives.
   for (const double scale : {1e3, 1e5, 1e7}) {

@@ -22,7 +22,6 @@ DeviceDnn& dnn_of(int index) {
   static std::array<DeviceDnn, kMaxDevices> all;
   DeviceDnn& d = all[static_cast<size_t>(index)];
   std::call_once(d.once, [&] {
-    require_gpu_library("cuDNN");
     DeviceGuard guard(index);
     check_dnn(cudnnCreate(&d.handle), "cudnnCreate");
   });

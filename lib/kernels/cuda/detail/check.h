@@ -17,18 +17,6 @@ inline void check(cudaError_t status, const char* what) {
   }
 }
 
-// Throws DeviceError naming `library` (cuDNN) in the host emulation, where it cannot run; nothing
-// otherwise.
-inline void require_gpu_library(const char* library) {
-#if defined(KUSARI_CUDA_EMULATION)
-  throw DeviceError(cat(library, " runs on a GPU only: this kusari emulates its CUDA backend on the host "
-                                 "(meson -Dcuda-emulation=true), where kusari's own kernels, cuBLASLt's product and "
-                                 "NCCL's collectives run but no other NVIDIA library"));
-#else
-  (void)library;
-#endif
-}
-
 // The most devices one process addresses (a node has at most 16 GPUs today; room to spare): the size of
 // the backend's per-device tables, whose index require_device checks.
 constexpr int kMaxDevices = 64;

@@ -11,9 +11,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
+#include <kusari/kernels/cuda/detail/emulated_cudnn.h>
 #include <kusari/kernels/cuda/detail/emulated_streams.h>
 #include <kusari/kernels/cuda/detail/emulated_threads.h>
 
@@ -30,7 +30,7 @@ thread_local int current_device = 0;
 // Device and pinned host allocations (by their first byte), and the bytes the device's hold.
 struct DeviceMemory {
   std::mutex mutex;
-  std::unordered_map<void*, size_t> sizes;
+  std::map<const char*, size_t> sizes;
   std::map<const char*, size_t> pinned;
   size_t in_use = 0;
 };
@@ -46,16 +46,19 @@ void* aligned(size_t bytes) {
   return posix_memalign(&p, kAlignment, bytes) == 0 ? p : nullptr;
 }
 
-// Whether `bytes` from `p` lie in one pinned host allocation.
-bool pinned(const void* p, size_t bytes) {
+// Whether `bytes` from `p` lie in one of `allocations` (each by its first byte and size).
+bool within(const std::map<const char*, size_t>& allocations, const void* p, size_t bytes) {
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
   const auto* at = static_cast<const char*>(p);
-  auto found = memory.pinned.upper_bound(at);
-  if (found == memory.pinned.begin()) return false;
+  auto found = allocations.upper_bound(at);
+  if (found == allocations.begin()) return false;
   --found;
   return at + bytes <= found->first + found->second;
 }
+
+// Whether `bytes` from `p` lie in one pinned host allocation.
+bool pinned(const void* p, size_t bytes) { return within(device_memory().pinned, p, bytes); }
 
 // Queues a copy of `bytes` on `stream`.
 void queue_copy(void* destination, const void* source, size_t bytes, cudaStream_t stream) {
@@ -65,6 +68,8 @@ void queue_copy(void* destination, const void* source, size_t bytes, cudaStream_
 }  // namespace
 
 namespace kusari::kernels::cuda::emulation {
+
+bool device_span(const void* data, size_t bytes) { return within(device_memory().sizes, data, bytes); }
 
 cudaError_t fail(cudaError_t error) {
   last_error = error;
@@ -141,7 +146,7 @@ cudaError_t cudaMalloc(void** pointer, size_t bytes) {
   if (bytes > kEmulatedBytes - memory.in_use) return fail(cudaErrorMemoryAllocation);
   *pointer = aligned(bytes);
   if (*pointer == nullptr) return fail(cudaErrorMemoryAllocation);
-  memory.sizes[*pointer] = bytes;
+  memory.sizes[static_cast<const char*>(*pointer)] = bytes;
   memory.in_use += bytes;
   return cudaSuccess;
 }
@@ -152,7 +157,7 @@ cudaError_t cudaFree(void* pointer) {
   kusari::kernels::cuda::emulation::finish_device();
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
-  const auto found = memory.sizes.find(pointer);
+  const auto found = memory.sizes.find(static_cast<const char*>(pointer));
   if (found == memory.sizes.end()) return fail(cudaErrorInvalidValue);
   memory.in_use -= found->second;
   memory.sizes.erase(found);

@@ -1,0 +1,115 @@
+#pragma once
+// The CUDA backend's host emulation (meson option cuda-emulation): what cuDNN computes, on the host, for
+// the emulation's cuDNN (emulation/cudnn_backend.cpp, its graphs and engines, and
+// emulation/cudnn_legacy.cpp, its legacy calls and fused batch normalization). Tensors are read where
+// their descriptors say they are (extents, strides, element type), so a descriptor that does not describe
+// its array gives wrong values or a refusal on the host, as it would on a GPU; every operand must lie in
+// one allocation of the emulated device.
+
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kusari::kernels::cuda::emulation {
+
+// A 4-D tensor as a cuDNN descriptor gives it: element type, extents and strides in elements, in the order
+// N, C, H, W (a filter's K, C, R, S).
+struct DnnTensor {
+  cudnnDataType_t type = CUDNN_DATA_FLOAT;
+  std::vector<int64_t> extents, strides;
+
+  // The bytes from its first element to past its last (0 for an empty tensor).
+  size_t span_bytes() const;
+};
+
+// A cross-correlation's geometry over the two spatial axes and the type it accumulates in.
+struct DnnGeometry {
+  int64_t pre_padding[2] = {0, 0}, post_padding[2] = {0, 0}, stride[2] = {1, 1}, dilation[2] = {1, 1};
+  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+};
+
+// The three passes: y from x and w, x's gradient from y's and w, w's gradient from x and y's.
+enum class DnnPass { forward, backward_data, backward_filter };
+
+// How an engine computes each sum: exactly in the compute type, with float32 inputs rounded to TF32 (a
+// tensor-core engine on float32 data), or with each partial sum rounded to the element type (an engine
+// whose numerical notes say reduced-precision reduction).
+enum class DnnNumerics { exact, tf32_inputs, sums_in_element_type };
+
+// The bytes of each element of `type` (0 for a type the emulation does not take).
+size_t element_bytes(cudnnDataType_t type);
+
+// Why x (N, C, H, W), w (K, C / groups, R, S) and y (N, K, P, Q) do not make a convolution of `geometry`
+// (cuDNN's output extents, one element type, a compute type that type takes, 4-D tensors), or "" where
+// they do; `groups` is C / w's C.
+std::string convolution_mismatch(const DnnTensor& x, const DnnTensor& w, const DnnTensor& y,
+                                 const DnnGeometry& geometry);
+
+// Runs `pass` on the data at x_data, w_data and y_data: the pass's result = alpha · its sums + beta · what
+// was there (left unread where beta is 0). Each sum adds its terms in one fixed order in `geometry`'s
+// compute type as `numerics` says, into `partials` (one compute-type value per result element, an engine's
+// workspace) when given, then rounds to the element type.
+void convolve(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTensor& w, const void* w_data,
+              const DnnTensor& y, const void* y_data, const DnnGeometry& geometry, double alpha, double beta,
+              DnnNumerics numerics, void* partials);
+
+// Whether `bytes` from `data` lie in one allocation of the emulated device (runtime_api.cpp).
+bool device_span(const void* data, size_t bytes);
+
+// Sets the message cudnnGetLastErrorString returns and returns `status` (the emulation's refusals).
+cudnnStatus_t refuse(cudnnStatus_t status, const std::string& why);
+
+// What a fused batch normalization of cuDNN's (cudnnBatchNormalization*Ex) is given.
+struct DnnBatchNorm {
+  cudnnBatchNormOps_t ops = CUDNN_BATCHNORM_OPS_BN;
+  DnnTensor x;            // also y's, z's and the gradients' (the calls refuse other descriptors)
+  double epsilon = 0;
+};
+
+// Why cuDNN's fused batch normalization in `mode` does not take these operands (its modes' layouts, the
+// fused operations' persistent NHWC kernels with channels a multiple of 4 and a ReLU), or "".
+std::string batch_norm_mismatch(cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const DnnTensor& x,
+                                bool has_z, bool has_relu);
+
+// The bytes of reserve space the forward leaves for the backward: the saved statistics, which the
+// backward reads from there (so a reserve not kept from its forward gives wrong gradients).
+size_t batch_norm_reserve_bytes(const DnnTensor& x);
+
+// The forward: y = alpha · relu?(gamma · x̂ + beta (+ z)) + beta_y · y, x̂ normalized by the batch's mean
+// and biased variance (accumulated in double); saved mean and inverse standard deviation (float32,
+// where given); running averages updated by `factor` (variance unbiased, where given); the reserve filled.
+void batch_norm_forward(const DnnBatchNorm& bn, double alpha, double beta_y, const void* x, const void* z, void* y,
+                        const float* gamma, const float* beta, double factor, float* running_mean,
+                        float* running_variance, float* saved_mean, float* saved_inv_std, void* reserve);
+
+// The backward from the reserve's statistics: gradients of x (and of z with a residual) blended by
+// alpha_data, beta_data, of gamma and beta by alpha_param, beta_param; with a ReLU, dy counts only where
+// the forward's output y is positive.
+void batch_norm_backward(const DnnBatchNorm& bn, double alpha_data, double beta_data, double alpha_param,
+                         double beta_param, const void* x, const void* y, const void* dy, void* dz, void* dx,
+                         const float* gamma, float* dgamma, float* dbeta, const void* reserve);
+
+}  // namespace kusari::kernels::cuda::emulation
+
+// cuDNN's opaque handle and legacy descriptors, as the emulation's calls define them.
+struct cudnnContext {
+  cudaStream_t stream = nullptr;  // where the handle's work is queued
+};
+struct cudnnTensorStruct {
+  kusari::kernels::cuda::emulation::DnnTensor tensor;
+};
+struct cudnnFilterStruct {
+  kusari::kernels::cuda::emulation::DnnTensor tensor;  // strides from the filter's format
+};
+struct cudnnConvolutionStruct {
+  kusari::kernels::cuda::emulation::DnnGeometry geometry;
+  int groups = 1;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+struct cudnnActivationStruct {
+  cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
+  bool set = false;  // whether cudnnSetActivationDescriptor has given it a mode
+};
