@@ -3,10 +3,9 @@
 // each block finds its shared arrays as garbage, a warp's xor shuffle exchanges its lanes' values,
 // blocks alternate their threads' order, and what a GPU would hang on or refuse is raised: threads at
 // different __syncthreads calls, lanes that wait for one another at different barriers, a shuffle
-// waiting for returned lanes or taking part of a warp, launch shapes beyond CUDA's limits, and a cuDNN
-// call (which runs on a GPU only). Work queued on a stream runs when the host waits for it, another
-// stream's only where an event is waited for, and copies treat pinned and pageable host memory as CUDA
-// does.
+// waiting for returned lanes or taking part of a warp, and launch shapes beyond CUDA's limits. Work
+// queued on a stream runs when the host waits for it, another stream's only where an event is waited for,
+// and copies treat pinned and pageable host memory as CUDA does.
 #include <kusari/kernels/cuda/detail/emulated_device_code.h>
 
 #include <doctest/doctest.h>
@@ -22,7 +21,6 @@
 #include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/shared_memory.cuh>
-#include <kusari/kernels/layer_routines.h>
 
 using kusari::cat;
 using kusari::DeviceError;
@@ -269,15 +267,6 @@ TEST_CASE("launch shapes CUDA refuses set cudaErrorInvalidConfiguration and run 
   }
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(std::all_of(out.begin(), out.end(), [](int64_t v) { return v == 0; }));
-}
-
-TEST_CASE("a cuDNN call on the emulated device is refused, naming the emulation") {
-  const kusari::Device gpu = kusari::Device::cuda(0);
-  const kusari::Array x = kusari::Array::ones({1, 2, 4, 4}, kusari::Dtype::float32, gpu);
-  const kusari::Array w = kusari::Array::ones({3, 2, 3, 3}, kusari::Dtype::float32, gpu);
-  CHECK_THROWS_WITH_AS(kusari::ops::convolution_2d(x, w, kusari::Array(), kusari::Conv2dGeometry{}, {1, 3, 2, 2}),
-                       doctest::Contains("cuDNN runs on a GPU only: this kusari emulates its CUDA backend"),
-                       DeviceError);
 }
 
 TEST_CASE("a stream's work runs in its order when the host waits for it, not before") {
