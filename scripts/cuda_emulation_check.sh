@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The emulated leg: builds kusari with its CUDA backend emulated on the host (-Dcuda-emulation=true: the
 # kernel sources compiled as C++ and run on the CPU's threads, kusari's emulation of the CUDA runtime and
-# of cuBLASLt's product in place of NVIDIA's libraries; lib/kernels/cuda/emulation) in build-emulated, and
-# runs there the CUDA device suite (kusari's kernels against the CPU's, device memory handed out as NaN;
-# the cuDNN cases skip), the emulation's own test (its threads, streams and NCCL), the NCCL path's cases
-# with cuda:0 arrays under mpiexec with 2, 3 and 4 ranks (through the emulation's NCCL),
-# the float16 wire's automatic factors made on cuda:0, the host suites with every array on cuda:0 but for
-# their cuDNN cases, and three recipes' MLP on cuda:0 against the CPU under mpiexec -n 2 (the meson suite
-# emulated_cuda, test/meson.build). Needs the CUDA toolkit's headers, cuDNN and NCCL under
+# of cuBLASLt's product, cuDNN and NCCL in place of NVIDIA's libraries; lib/kernels/cuda/emulation) in
+# build-emulated, and runs there the CUDA device suite (kusari's kernels and cuDNN calls against the CPU's,
+# device memory handed out as NaN), the emulation's own test (its threads, streams, cuDNN and NCCL), the
+# NCCL path's cases with cuda:0 arrays under mpiexec with 2, 3 and 4 ranks (through the emulation's NCCL),
+# the float16 wire's automatic factors made on cuda:0, the loopback suites with every array on cuda:0, and
+# three recipes' MLP and ResNet-20 on cuda:0 against the CPU under mpiexec -n 2 (the meson suite
+# emulated_cuda, test/meson.build). Needs the CUDA toolkit's headers, cuDNN's and NCCL's under
 # $KUSARI_CUDA_ROOT (default /usr/local/cuda), neither nvcc nor a GPU. The last line is "N passed,
 # N failed, N skipped" (with KUSARI_CASE_RECORD=FILE every case is appended to FILE as well).
 set -uo pipefail

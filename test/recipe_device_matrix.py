@@ -6,16 +6,21 @@ preset (mlp, resnet20), two epochs of a tiny IDX set (2 iterations each) under m
 tolerance, which is 0 for loopback:N (the CPU's kernels behind the device seam, as a GPU's arrays are:
 parameters, batches, gradients and their all-reduce, batch statistics, evaluation and snapshots) and
 float32 or half precision's reordered sums on a GPU (there only the losses and the learning rate are
-compared: a tiny validation set's accuracy moves in steps of 1/16). Then, per recipe and dtype, the
+compared: a tiny validation set's accuracy moves in steps of 1/16; and the validation loss at a wider
+tolerance than the training loss, since after 4 steps the evaluation's running statistics make it
+chaotic: ResNet-20's moved 0.23% between 1 and 2 CPU threads, 3.1%, 5.3% and 11.5% in float32, float16 and
+bfloat16 on the CUDA host emulation, 7.5% in float32 on an H200 on 2026-12-04, while the float32 CPU's own
+first gradients are 1.2% of their largest away from float64's). Then, per recipe and dtype, the
 device's first snapshot resumes on the CPU and the CPU's on the device, each to the uninterrupted run's
 last entry; and the first recipe once more with 4 KiB gradient buckets, double-buffered (buckets packed
 on the device). The imagenet preset's models go through jia2018 (the recipe that offers all three) on
 tiny RGB JPEGs at --crop-size 64: ResNet-50, AlexNet-BN and AlexNet-pool5-BN in every dtype, with one
 snapshot a run (their 4096-wide layers make a snapshot 200 MB). Every run on the device reports the device's peak memory. MPIEXEC "-" runs one
 process without mpiexec (the GPU machine has none).
-With --mlp-only the MLP alone trains, for a device without convolutions (the host emulation of CUDA,
-which has no cuDNN): the snapshots then cross devices with the MLP's.
-Usage: recipe_device_matrix.py [--mlp-only] MPIEXEC DEVICE RECIPE [RECIPE ...]"""
+--models and --dtypes (comma-separated) train only those models and dtypes, and leave out the imagenet
+preset, for a slow device (the host emulation of CUDA): the snapshots then cross devices with the last
+model's.
+Usage: recipe_device_matrix.py [--models LIST] [--dtypes LIST] MPIEXEC DEVICE RECIPE [RECIPE ...]"""
 import json
 import math
 import os
@@ -25,13 +30,25 @@ import tempfile
 
 from idx_set import write_set
 
-mlp_only = sys.argv[1] == "--mlp-only"
-mpiexec, device, recipes = sys.argv[1 + mlp_only], sys.argv[2 + mlp_only], sys.argv[3 + mlp_only:]
+
+def options(argv):
+    """The --models and --dtypes lists (None where not given) and the remaining arguments."""
+    chosen = {"--models": None, "--dtypes": None}
+    while argv and argv[0] in chosen:
+        chosen[argv[0]] = argv[1].split(",")
+        argv = argv[2:]
+    return chosen["--models"], chosen["--dtypes"], argv
+
+
+chosen_models, chosen_dtypes, arguments = options(sys.argv[1:])
+mpiexec, device, recipes = arguments[0], arguments[1], arguments[2:]
 TIMINGS = {"elapsed_time", "time_per_iteration", "data_time", "images_per_second"}
-DTYPES = ["float32", "float16", "bfloat16"]
-MODELS = ["mlp"] if mlp_only else ["mlp", "resnet20"]
-# Relative agreement of logged values between the CPU and DEVICE (0: equal).
+DTYPES = chosen_dtypes or ["float32", "float16", "bfloat16"]
+MODELS = chosen_models or ["mlp", "resnet20"]
+# Relative agreement of logged values between the CPU and DEVICE (0: equal): the training loss and the
+# learning rate, and the validation loss.
 TOLERANCE = {"float32": 5e-3, "float16": 5e-2, "bfloat16": 1e-1}
+EVALUATION_TOLERANCE = {"float32": 0.15, "float16": 0.25, "bfloat16": 0.35}
 
 
 IMAGENET_MODELS = ["resnet50", "alexnet_bn", "alexnet_pool5_bn"]
@@ -53,8 +70,10 @@ def run(recipe, data, out, on, *extra):
         return [{k: v for k, v in entry.items() if k not in TIMINGS} for entry in json.load(f)]
 
 
-def differences(cpu, other, tolerance):
-    """The entries and keys whose values differ beyond `tolerance` (relative, at least 1 in scale)."""
+def differences(cpu, other, dtype):
+    """The entries and keys whose values differ beyond the dtype's tolerance on DEVICE (relative, at least 1
+    in scale)."""
+    tolerance = tolerance_of(dtype)
     if len(cpu) != len(other):
         return [f"{len(cpu)} entries against {len(other)}"]
     found = []
@@ -69,7 +88,8 @@ def differences(cpu, other, tolerance):
             if tolerance == 0 or not isinstance(value, float):
                 same = value == theirs
             else:
-                same = math.isfinite(theirs) and abs(value - theirs) <= tolerance * max(1.0, abs(value))
+                allowed = EVALUATION_TOLERANCE[dtype] if key.startswith("validation/") else tolerance
+                same = math.isfinite(theirs) and abs(value - theirs) <= allowed * max(1.0, abs(value))
             if not same:
                 found.append(f"entry {index} {key}: cpu {value}, {device} {theirs}")
     return found
@@ -107,7 +127,7 @@ def both_devices(recipe, data, work, case, tag, dtype, flags, failures):
     on_cpu = run(recipe, data, os.path.join(work, tag + "_cpu"), "cpu", *flags)
     on_device = run(recipe, data, os.path.join(work, tag + "_device"), device, *flags)
     assert all(math.isfinite(e["main/loss"]) for e in on_cpu), f"{case}: loss not finite: {on_cpu}"
-    found = differences(on_cpu, on_device, tolerance_of(dtype))
+    found = differences(on_cpu, on_device, dtype)
     failures += [f"{case}: {d}" for d in found]
     print(f"{case}: {'equal' if not found else 'DIFFERENT'} on cpu and {device}"
           f" (main/loss {on_cpu[-1]['main/loss']:.6f})", flush=True)
@@ -135,12 +155,12 @@ def main():
                         resumed = run(recipe, data, os.path.join(work, f"{tag}_{source}_resumed"), target, *flags,
                                       "--resume", snapshot)
                         reference = on_cpu if target == "cpu" else on_device
-                        found = differences(reference[-1:], resumed[-1:], tolerance_of(dtype))
+                        found = differences(reference[-1:], resumed[-1:], dtype)
                         failures += [f"{case} resumed on {target} from the {source}'s snapshot: {d}" for d in found]
                         print(f"{case}: the {source}'s {os.path.basename(snapshot)} resumed on {target}: "
                               f"{'equal' if not found else 'DIFFERENT'}", flush=True)
         # The imagenet preset's models, through jia2018.
-        jia = [r for r in recipes if os.path.basename(r) == "jia2018" and not mlp_only]
+        jia = [r for r in recipes if os.path.basename(r) == "jia2018" and not chosen_models and not chosen_dtypes]
         if jia:
             images = os.path.join(work, "images")
             write_jpegs(images)

@@ -12,8 +12,8 @@ namespace kusari::cuda {
 // True when this libkusari was built with its CUDA backend (meson -Dcuda, nvcc found).
 KUSARI_API bool built_with_cuda();
 // True when that backend is the host emulation (meson -Dcuda-emulation=true): one device whose kernels
-// run on the CPU's threads, for testing them without a GPU (cuBLASLt's product and NCCL's collectives
-// emulated too; cuDNN calls fail).
+// run on the CPU's threads, for testing them without a GPU (cuBLASLt's product, cuDNN's convolutions
+// and fused batch normalization, and NCCL's collectives emulated too).
 KUSARI_API bool emulated();
 // The number of CUDA devices this process can use: 0 without the backend, a driver or a GPU.
 KUSARI_API int device_count();
