@@ -47,6 +47,7 @@ TEST_CASE("batch normalization forward and backward equal the CPU's") {
           const Array beta = Array::uniform({5}, -0.5, 0.5, 53, Dtype::float32);
           const Array r = residual ? Array::normal(shape, 0, 1, 54, dtype) : Array();
           const Array gy = Array::normal(shape, 0, 1, 55, dtype);
+          const int64_t declines_before = kernels::cuda::dnn_batch_norm_declines();
           const BatchNormForwardResult host = ops::batch_normalization(x, gamma, beta, r, 1e-5, relu);
           const BatchNormForwardResult device = ops::batch_normalization(on_gpu(x), on_gpu(gamma), on_gpu(beta),
                                                                          residual ? on_gpu(r) : Array(), 1e-5, relu);
@@ -60,6 +61,10 @@ TEST_CASE("batch normalization forward and backward equal the CPU's") {
           check_close(device_g.gx, host_g.gx, 10 * tolerance(dtype), "gx", Relative::to_largest);
           check_close(device_g.ggamma, host_g.ggamma, 10 * tolerance(dtype), "ggamma", Relative::to_largest);
           check_close(device_g.gbeta, host_g.gbeta, 10 * tolerance(dtype), "gbeta", Relative::to_largest);
+          // Where cuDNN's fused batch normalization is chosen, it ran (a decline is the slow path unseen).
+          if (kernels::cuda::batch_norm_fusion(on_gpu(x), residual, relu)) {
+            CHECK(kernels::cuda::dnn_batch_norm_declines() == declines_before);
+          }
         }
       }
     }

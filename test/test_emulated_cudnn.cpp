@@ -3,11 +3,12 @@
 // type), a plan for 16-byte aligned operands is refused for a tensor declared less aligned, a graph whose
 // extents cuDNN's formula does not give is refused, an execution checks its data against the declared
 // alignment, the device's allocations and the plan's workspace, the legacy calls' two algorithms equal the
-// CPU's convolution, and the fused batch normalization declines what cuDNN's kernels do not take and
-// reads its backward's statistics from the forward's reserve space.
+// CPU's convolution, and the fused batch normalization declines what cuDNN's kernels do not take, refuses
+// misuse and gives NaN gradients from a reserve space that is not its forward's.
 // Part of test_cuda_emulation.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -79,24 +80,17 @@ TEST_CASE("the emulated heuristics rank engines by dtype with their notes, and a
     const Operands o(dtype);
     const BackendDescriptor graph = convolution_graph(ConvolutionPass::forward, o.forward());
     const size_t ranked = ranked_configs(graph, CUDNN_HEUR_MODE_A, device()).size();
-    const size_t precise = precise_configs(graph, CUDNN_HEUR_MODE_A, dtype, device()).size();
-    if (dtype == Dtype::float32) {
-      CHECK(ranked == 3);
-      CHECK(precise == 2);  // the tensor-core engine (TF32) left out
-    } else if (dtype == Dtype::float16) {
-      CHECK(ranked == 4);
-      CHECK(precise == 3);  // the reduced-precision sums left out
-    } else {
-      CHECK(ranked == 2);
-      CHECK(precise == 2);
-    }
+    CHECK(ranked == (dtype == Dtype::float16 ? 4 : dtype == Dtype::float32 ? 3 : 2));
     CHECK(ranked_configs(graph, CUDNN_HEUR_MODE_FALLBACK, device()).size() == 1);
     std::string refusals;
     const std::vector<EnginePlan> timed = engine_plans(graph, dtype, device(), int64_t{1} << 30, EngineSearch::timed,
                                                        refusals);
-    // Each engine once: the fallback's general engine is mode A's last one.
-    CHECK(timed.size() == precise);
-    CHECK(engines_of(timed).back() == "{\"engine\":3}");
+    // The precise engines, each once (the fallback's general engine is mode A's last one): float32 without
+    // the tensor cores' TF32, float16 without the reduced-precision sums.
+    const std::vector<std::string> expected =
+        dtype == Dtype::float16 ? std::vector<std::string>{"{\"engine\":0}", "{\"engine\":2}", "{\"engine\":3}"}
+                                : std::vector<std::string>{"{\"engine\":2}", "{\"engine\":3}"};
+    CHECK(engines_of(timed) == expected);
   }
 }
 
@@ -156,31 +150,29 @@ TEST_CASE("an emulated graph whose output extents cuDNN's formula does not give 
 }
 
 TEST_CASE("the emulated engines compute as their notes say: TF32 inputs, sums rounded to the half type") {
-  using emulation::DnnNumerics;
-  using emulation::DnnTensor;
-  const emulation::DnnGeometry g;
-  // One product of float32 1 + 2^-20 and 1: exact, and read as TF32 (10 bits of mantissa).
-  const float one_and_a_bit = 1.0f + 0x1p-20f, one = 1.0f;
-  const DnnTensor scalar{CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}};
-  float y = 0;
-  emulation::convolve(emulation::DnnPass::forward, scalar, &one_and_a_bit, scalar, &one, scalar, &y, g, 1, 0,
-                      DnnNumerics::exact, nullptr);
-  CHECK(y == one_and_a_bit);
-  emulation::convolve(emulation::DnnPass::forward, scalar, &one_and_a_bit, scalar, &one, scalar, &y, g, 1, 0,
-                      DnnNumerics::tf32_inputs, nullptr);
-  CHECK(y == 1.0f);
-  // 4096 float16 ones: 4096 summed in float32, 2048 where each partial sum is rounded to float16.
-  const Array ones = Array::ones({4096}, Dtype::float16);
-  const DnnTensor x{CUDNN_DATA_HALF, {1, 4096, 1, 1}, {4096, 1, 1, 1}};
-  const DnnTensor out{CUDNN_DATA_HALF, {1, 1, 1, 1}, {1, 1, 1, 1}};
-  Array sum = Array::zeros({1}, Dtype::float16);
-  emulation::DnnGeometry half_geometry;
-  emulation::convolve(emulation::DnnPass::forward, x, ones.raw_data(), x, ones.raw_data(), out, sum.raw_data(),
-                      half_geometry, 1, 0, DnnNumerics::exact, nullptr);
-  CHECK(sum.item<double>() == 4096);
-  emulation::convolve(emulation::DnnPass::forward, x, ones.raw_data(), x, ones.raw_data(), out, sum.raw_data(),
-                      half_geometry, 1, 0, DnnNumerics::sums_in_element_type, nullptr);
-  CHECK(sum.item<double>() == 2048);
+  const DnnLock dnn(0);
+  // The first plan mode A ranks, run on x and w of 1x1 pixels: y's one value.
+  const auto first_engine = [&](const Array& x, const Array& w) {
+    const Array y = Array::zeros({1, 1, 1, 1}, x.dtype(), gpu);
+    const Conv2dGeometry g{1, 1, 0, 0, 1, 1, 1};
+    const ConvolutionOperands o{x, w, y, g};
+    const BackendDescriptor graph = convolution_graph(ConvolutionPass::forward, o);
+    const BackendDescriptor config = ranked_configs(graph, CUDNN_HEUR_MODE_A, device()).front();
+    cudnnStatus_t why = CUDNN_STATUS_SUCCESS;
+    const auto plan = try_plan(config, device(), why);
+    REQUIRE(plan);
+    const Array workspace = Array::empty({plan_workspace(*plan) + 1}, Dtype::uint8, gpu);
+    run_engine(dnn.handle(), {plan, graph, config, plan_workspace(*plan)}, o, workspace.raw_data());
+    return y.to(Device::cpu()).item<double>();
+  };
+  // float32: the tensor cores' engine reads 1 + 2^-20 as TF32's 1.
+  const Array one_and_a_bit = Array::full({1, 1, 1, 1}, 1.0 + 0x1p-20, Dtype::float32).to(gpu);
+  CHECK(first_engine(one_and_a_bit, Array::ones({1, 1, 1, 1}, Dtype::float32).to(gpu)) == 1.0);
+  // float16: the reduced-precision engine's sum of 4096 ones stops at 2048; float32's engine reaches 4096.
+  const Array ones = Array::ones({1, 4096, 1, 1}, Dtype::float16).to(gpu);
+  CHECK(first_engine(ones, ones) == 2048);
+  const Array wide_ones = Array::ones({1, 4096, 1, 1}, Dtype::float32).to(gpu);
+  CHECK(first_engine(wide_ones, wide_ones) == 4096);
 }
 
 TEST_CASE("the emulated legacy algorithms, chosen and timed, equal the CPU's convolution in every pass") {
@@ -239,7 +231,52 @@ TEST_CASE("the emulated fused batch normalization declines what cuDNN's kernels 
   cudnnDestroyActivationDescriptor(relu);
 }
 
-TEST_CASE("the emulated batch normalization's backward reads the statistics its forward left in the reserve") {
+TEST_CASE("the emulated fused batch normalization refuses misuse: z without the residual, a short reserve, "
+          "misaligned data, half the saved statistics") {
+  const DnnLock dnn(0);
+  cudnnActivationDescriptor_t relu = nullptr;
+  cudnnCreateActivationDescriptor(&relu);
+  REQUIRE(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0) == CUDNN_STATUS_SUCCESS);
+  const Descriptor nhwc(CUDNN_DATA_HALF, {2, 8, 3, 3}, {72, 1, 24, 8});
+  const Descriptor channels(CUDNN_DATA_FLOAT, {1, 8, 1, 1}, {8, 1, 1, 1});
+  const Array x = Array::normal({2 * 8 * 3 * 3 + 8}, 0, 1, 15, Dtype::float16).to(gpu);
+  const Array y = Array::empty({2 * 8 * 3 * 3}, Dtype::float16, gpu);
+  const Array per_channel = Array::ones({8}, Dtype::float32, gpu);
+  const Array mean = Array::empty({8}, Dtype::float32, gpu), inv_std = Array::empty({8}, Dtype::float32, gpu);
+  const Array space = Array::empty({4096}, Dtype::uint8, gpu), reserve = Array::empty({4096}, Dtype::uint8, gpu);
+  const float one = 1, zero = 0;
+  size_t reserve_bytes = 0;
+  REQUIRE(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(dnn.handle(), CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
+                                                               CUDNN_BATCHNORM_OPS_BN_ACTIVATION, relu, nhwc.d,
+                                                               &reserve_bytes) == CUDNN_STATUS_SUCCESS);
+  const auto forward = [&](const void* data, const Descriptor* z, size_t reserve_size) {
+    return cudnnBatchNormalizationForwardTrainingEx(
+        dnn.handle(), CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, nhwc.d, data,
+        z ? z->d : nullptr, z ? data : nullptr, nhwc.d, y.raw_data(), channels.d, per_channel.raw_data(),
+        per_channel.raw_data(), 0, nullptr, nullptr, 1e-5, mean.raw_data(), inv_std.raw_data(), relu, space.raw_data(),
+        4096, reserve.raw_data(), reserve_size);
+  };
+  CHECK(forward(x.raw_data(), &nhwc, reserve_bytes) == CUDNN_STATUS_BAD_PARAM);
+  CHECK(last_refusal().find("z given to operations without the residual") != std::string::npos);
+  CHECK(forward(x.raw_data(), nullptr, reserve_bytes - 1) == CUDNN_STATUS_BAD_PARAM);
+  const void* off_boundary = static_cast<const char*>(x.raw_data()) + 2;
+  CHECK(forward(off_boundary, nullptr, reserve_bytes) == CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  CHECK(forward(x.raw_data(), nullptr, reserve_bytes) == CUDNN_STATUS_SUCCESS);
+  const Array dx = Array::empty({2 * 8 * 3 * 3}, Dtype::float16, gpu);
+  const Array dgamma = Array::empty({8}, Dtype::float32, gpu), dbeta = Array::empty({8}, Dtype::float32, gpu);
+  CHECK(cudnnBatchNormalizationBackwardEx(dnn.handle(), CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
+                                          CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, &one, &zero, nhwc.d,
+                                          x.raw_data(), nhwc.d, y.raw_data(), nhwc.d, y.raw_data(), nullptr, nullptr,
+                                          nhwc.d, dx.raw_data(), channels.d, per_channel.raw_data(),
+                                          per_channel.raw_data(), dgamma.raw_data(), dbeta.raw_data(), 1e-5,
+                                          mean.raw_data(), nullptr, relu, space.raw_data(), 4096, reserve.raw_data(),
+                                          reserve_bytes) == CUDNN_STATUS_BAD_PARAM);
+  CHECK(last_refusal().find("one of the saved mean and inverse deviation without the other") != std::string::npos);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  cudnnDestroyActivationDescriptor(relu);
+}
+
+TEST_CASE("the emulated batch normalization's backward gives NaN where its reserve is not its forward's") {
   emulation::DnnBatchNorm bn;
   bn.x = {CUDNN_DATA_FLOAT, {4, 2, 1, 1}, {2, 1, 1, 1}};
   bn.epsilon = 1e-5;
@@ -250,12 +287,17 @@ TEST_CASE("the emulated batch normalization's backward reads the statistics its 
   CHECK(mean == std::vector<float>{2.5f, 25.0f});
   CHECK(inv_std[0] == doctest::Approx(1 / std::sqrt(1.25 + 1e-5)));
   std::vector<float> dx(8), dgamma(2), dbeta(2);
+  for (const bool saved : {true, false}) {
+    INFO((saved ? "the saved statistics" : "statistics recomputed"));
+    emulation::batch_norm_backward(bn, 1, 0, 1, 0, x.data(), nullptr, dy.data(), nullptr, dx.data(), gamma.data(),
+                                   dgamma.data(), dbeta.data(), saved ? mean.data() : nullptr,
+                                   saved ? inv_std.data() : nullptr, reserve.data());
+    CHECK(dbeta == std::vector<float>{0.0f, 2.0f});
+    CHECK(std::none_of(dx.begin(), dx.end(), [](float v) { return std::isnan(v); }));
+  }
+  reserve[0] += 1;  // another forward's mean in channel 0
   emulation::batch_norm_backward(bn, 1, 0, 1, 0, x.data(), nullptr, dy.data(), nullptr, dx.data(), gamma.data(),
-                                 dgamma.data(), dbeta.data(), reserve.data());
-  CHECK(dbeta == std::vector<float>{0.0f, 2.0f});
-  const std::vector<float> kept = dx;
-  reserve[0] += 1;  // another forward's mean
-  emulation::batch_norm_backward(bn, 1, 0, 1, 0, x.data(), nullptr, dy.data(), nullptr, dx.data(), gamma.data(),
-                                 dgamma.data(), dbeta.data(), reserve.data());
-  CHECK(dx != kept);
+                                 dgamma.data(), dbeta.data(), mean.data(), inv_std.data(), reserve.data());
+  CHECK(std::isnan(dx[0]));
+  CHECK_FALSE(std::isnan(dx[1]));
 }

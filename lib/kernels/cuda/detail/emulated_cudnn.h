@@ -56,8 +56,15 @@ void convolve(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTen
               const DnnTensor& y, const void* y_data, const DnnGeometry& geometry, double alpha, double beta,
               DnnNumerics numerics, void* partials);
 
-// Whether `bytes` from `data` lie in one allocation of the emulated device (runtime_api.cpp).
+// Whether `bytes` from `data` lie in one allocation of the emulated device (runtime_api.cpp). The
+// allocations are the caching allocator's segments: a block of it cut short (within its size class's
+// rounding) is not seen.
 bool device_span(const void* data, size_t bytes);
+
+// Why a pass's operands are not what cuDNN runs it on: the result overlapping an input or the workspace
+// (cuDNN's convolutions do not compute in place), or "".
+std::string aliasing(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTensor& w, const void* w_data,
+                     const DnnTensor& y, const void* y_data, const void* workspace, size_t workspace_bytes);
 
 // Sets the message cudnnGetLastErrorString returns and returns `status` (the emulation's refusals).
 cudnnStatus_t refuse(cudnnStatus_t status, const std::string& why);
@@ -74,23 +81,27 @@ struct DnnBatchNorm {
 std::string batch_norm_mismatch(cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const DnnTensor& x,
                                 bool has_z, bool has_relu);
 
-// The bytes of reserve space the forward leaves for the backward: the saved statistics, which the
-// backward reads from there (so a reserve not kept from its forward gives wrong gradients).
+// The bytes of reserve space the forward leaves for the backward: the statistics, which the backward
+// checks against those it uses.
 size_t batch_norm_reserve_bytes(const DnnTensor& x);
 
-// The forward: y = alpha · relu?(gamma · x̂ + beta (+ z)) + beta_y · y, x̂ normalized by the batch's mean
-// and biased variance (accumulated in double); saved mean and inverse standard deviation (float32,
-// where given); running averages updated by `factor` (variance unbiased, where given); the reserve filled.
+// The forward: y = alpha · relu?(gamma · x̂ + beta (+ z, with the residual's operation)) + beta_y · y, x̂
+// normalized by the batch's mean and biased variance (accumulated in double); saved mean and inverse
+// standard deviation (float32, where given); running averages updated by `factor` (variance unbiased,
+// where given); the reserve filled.
 void batch_norm_forward(const DnnBatchNorm& bn, double alpha, double beta_y, const void* x, const void* z, void* y,
                         const float* gamma, const float* beta, double factor, float* running_mean,
                         float* running_variance, float* saved_mean, float* saved_inv_std, void* reserve);
 
-// The backward from the reserve's statistics: gradients of x (and of z with a residual) blended by
-// alpha_data, beta_data, of gamma and beta by alpha_param, beta_param; with a ReLU, dy counts only where
-// the forward's output y is positive.
+// The backward with the saved statistics (recomputed from x where not given): gradients of x (and of z with
+// the residual's operation) blended by alpha_data, beta_data, of gamma and beta by alpha_param,
+// beta_param; with a ReLU, dy counts only where the forward's output y is positive. A channel whose
+// reserve does not hold the statistics used (a reserve not from this forward) gets NaN gradients, as a
+// GPU's kernels read garbage there.
 void batch_norm_backward(const DnnBatchNorm& bn, double alpha_data, double beta_data, double alpha_param,
                          double beta_param, const void* x, const void* y, const void* dy, void* dz, void* dx,
-                         const float* gamma, float* dgamma, float* dbeta, const void* reserve);
+                         const float* gamma, float* dgamma, float* dbeta, const float* saved_mean,
+                         const float* saved_inv_std, const void* reserve);
 
 }  // namespace kusari::kernels::cuda::emulation
 

@@ -110,11 +110,12 @@ std::vector<T> values(const Backend& b, cudnnBackendAttributeName_t name, cudnnB
   return out;
 }
 
-// The descriptor attribute `name` holds (its copy), or null.
-std::shared_ptr<Backend> descriptor(const Backend& b, cudnnBackendAttributeName_t name) {
+// The descriptor of `type` attribute `name` holds (its copy), or null (also for one of another type).
+std::shared_ptr<Backend> descriptor(const Backend& b, cudnnBackendAttributeName_t name,
+                                    cudnnBackendDescriptorType_t type) {
   const auto found = b.attributes.find(name);
   if (found == b.attributes.end() || found->second.descriptors.size() != 1) return nullptr;
-  return found->second.descriptors.front();
+  return found->second.descriptors.front()->type == type ? found->second.descriptors.front() : nullptr;
 }
 
 // The attribute names of a pass's operation: its descriptor type, x, w, y, geometry, alpha, beta.
@@ -199,8 +200,10 @@ bool scale(const Backend& b, cudnnBackendAttributeName_t name, double& out) {
 }
 
 cudnnStatus_t finalize_operation(Backend& b, const PassNames& names, DnnPass pass) {
-  const auto x = descriptor(b, names.x), w = descriptor(b, names.w), y = descriptor(b, names.y);
-  const auto geometry = descriptor(b, names.geometry);
+  const auto x = descriptor(b, names.x, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const auto w = descriptor(b, names.w, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const auto y = descriptor(b, names.y, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const auto geometry = descriptor(b, names.geometry, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   Operation& op = b.operation;
   op.pass = pass;
   if (!x || !w || !y || !geometry || !scale(b, names.alpha, op.alpha) || !scale(b, names.beta, op.beta)) {
@@ -285,14 +288,15 @@ cudnnStatus_t finalize(Backend& b) {
       return CUDNN_STATUS_SUCCESS;
     }
     case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: {
-      const auto graph = descriptor(b, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
+      const auto graph = descriptor(b, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
       const auto mode = values<cudnnBackendHeurMode_t>(b, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE);
-      if (!graph || mode.empty()) return bad("heuristics without a graph or mode");
+      const auto device = descriptor(b, CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR);
+      if (!graph || mode.empty() || !device) return bad("heuristics without a graph, mode or device properties");
       for (const int64_t number : ranking(graph->operation, mode.front())) b.ranked.push_back({graph->operation, number});
       return CUDNN_STATUS_SUCCESS;
     }
     case CUDNN_BACKEND_ENGINE_DESCRIPTOR: {
-      const auto graph = descriptor(b, CUDNN_ATTR_ENGINE_OPERATION_GRAPH);
+      const auto graph = descriptor(b, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
       const auto index = values<int64_t>(b, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64);
       if (!graph || index.empty()) return bad("an engine without its graph or index");
       const std::vector<int64_t> all = ranking(graph->operation, CUDNN_HEUR_MODE_A);
@@ -303,14 +307,15 @@ cudnnStatus_t finalize(Backend& b) {
       return CUDNN_STATUS_SUCCESS;
     }
     case CUDNN_BACKEND_ENGINECFG_DESCRIPTOR: {
-      const auto engine = descriptor(b, CUDNN_ATTR_ENGINECFG_ENGINE);
+      const auto engine = descriptor(b, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
       if (!engine) return bad("an engine configuration without its engine");
       b.engine = engine->engine;
       return CUDNN_STATUS_SUCCESS;
     }
     case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: {
-      const auto config = descriptor(b, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
-      if (!config) return bad("an execution plan without its engine configuration");
+      const auto config = descriptor(b, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+      const auto device = descriptor(b, CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR);
+      if (!config || !device) return bad("an execution plan without its engine configuration or device properties");
       if (!plans(config->engine)) {
         return emulation::refuse(CUDNN_STATUS_NOT_SUPPORTED, "engine 2 takes tensors declared 16-byte aligned only");
       }
@@ -396,8 +401,13 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, cudnnBa
                                        void* out) {
   const Backend* b = backend(d);
   if (!b->finalized) return bad("an attribute read before finalizing");
+  // Where the attribute is one of the emulation's answers: the descriptor and value types it belongs to.
+  const auto answers = [&](cudnnBackendDescriptorType_t of, cudnnBackendAttributeType_t as) {
+    return b->type == of && type == as;
+  };
   switch (name) {
     case CUDNN_ATTR_ENGINEHEUR_RESULTS: {
+      if (!answers(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR)) break;
       const auto n = static_cast<int64_t>(b->ranked.size());
       *count = requested == 0 ? n : std::min(requested, n);
       for (int64_t i = 0; i < std::min(requested, n); ++i) {
@@ -408,11 +418,13 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, cudnnBa
       return CUDNN_STATUS_SUCCESS;
     }
     case CUDNN_ATTR_ENGINECFG_ENGINE:
+      if (!answers(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR)) break;
       *count = 1;
       return requested < 1 ? CUDNN_STATUS_SUCCESS
                            : fill(static_cast<cudnnBackendDescriptor_t*>(out)[0], CUDNN_BACKEND_ENGINE_DESCRIPTOR,
                                   b->engine);
     case CUDNN_ATTR_ENGINE_NUMERICAL_NOTE: {
+      if (!answers(CUDNN_BACKEND_ENGINE_DESCRIPTOR, CUDNN_TYPE_NUMERICAL_NOTE)) break;
       const std::vector<cudnnBackendNumericalNote_t> notes = notes_of(b->engine.number);
       *count = static_cast<int64_t>(notes.size());
       std::copy_n(notes.begin(), std::min<size_t>(notes.size(), static_cast<size_t>(std::max<int64_t>(requested, 0))),
@@ -420,10 +432,12 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, cudnnBa
       return CUDNN_STATUS_SUCCESS;
     }
     case CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE:
+      if (!answers(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, CUDNN_TYPE_INT64)) break;
       *count = 1;
       if (requested >= 1) *static_cast<int64_t*>(out) = static_cast<int64_t>(b->workspace);
       return CUDNN_STATUS_SUCCESS;
     case CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION: {
+      if (!answers(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, CUDNN_TYPE_CHAR)) break;
       const std::string json = json_of(*b);
       *count = static_cast<int64_t>(json.size() + 1);
       if (requested > 0) {
@@ -441,6 +455,7 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, cudnnBa
       return CUDNN_STATUS_SUCCESS;
     }
   }
+  return bad("an attribute of another descriptor, or read as another type");
 }
 
 cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan_descriptor,
@@ -456,7 +471,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
     const void* p = data_of(pack, t->uid);
     if (p == nullptr) return bad(kusari::cat("no data for tensor ", t->uid, " in the variant pack"));
     if (reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(t->alignment) != 0) {
-      return bad(kusari::cat("tensor ", t->uid, "'s data is not aligned to the ", t->alignment, " bytes it declares"));
+      return emulation::refuse(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, kusari::cat("tensor ", t->uid, "'s data is not aligned to the ", t->alignment, " bytes it declares"));
     }
     if (!emulation::device_span(p, t->tensor.span_bytes())) {
       return bad(kusari::cat("tensor ", t->uid, "'s data beyond its allocation on the emulated device"));
@@ -467,6 +482,9 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
   if (plan.workspace > 0 && (workspace == nullptr || !emulation::device_span(workspace, plan.workspace))) {
     return bad(kusari::cat("a workspace of fewer than the plan's ", plan.workspace, " bytes"));
   }
+  const std::string aliased = emulation::aliasing(op.pass, op.x.tensor, data[0], op.w.tensor, data[1], op.y.tensor,
+                                                  data[2], workspace, plan.workspace);
+  if (!aliased.empty()) return bad(aliased);
   const DnnNumerics numerics = numerics_of(plan.engine);
   void* partials = plan.workspace > 0 ? workspace : nullptr;
   emulation::enqueue(handle->stream, [=] {

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include <kusari/core/error.h>
 
@@ -50,6 +51,20 @@ float blend(double alpha, double beta, float value, const void* data, cudnnDataT
   return static_cast<float>(alpha * value + old);
 }
 
+// Channel c's mean and biased variance over x, summed in double.
+void channel_statistics(const DnnBatchNorm& bn, const void* x, int64_t c, double& mean, double& variance) {
+  const DnnTensor& t = bn.x;
+  const auto m = static_cast<double>(per_channel(t));
+  double sum = 0, squares = 0;
+  each_in_channel(t, c, [&](int64_t at) { sum += load(x, t.type, at); });
+  mean = sum / m;
+  each_in_channel(t, c, [&](int64_t at) {
+    const double d = load(x, t.type, at) - mean;
+    squares += d * d;
+  });
+  variance = squares / m;
+}
+
 // The ReLU cuDNN's fused operations apply (NaN kept).
 float relu(float v) { return v > 0 || std::isnan(v) ? v : 0.0f; }
 
@@ -85,14 +100,8 @@ void batch_norm_forward(const DnnBatchNorm& bn, double alpha, double beta_y, con
   const int64_t m = per_channel(t), channels = t.extents[1];
   auto* kept = static_cast<float*>(reserve);
   for (int64_t c = 0; c < channels; ++c) {
-    double sum = 0, squares = 0;
-    each_in_channel(t, c, [&](int64_t at) { sum += load(x, t.type, at); });
-    const double mean = sum / static_cast<double>(m);
-    each_in_channel(t, c, [&](int64_t at) {
-      const double d = load(x, t.type, at) - mean;
-      squares += d * d;
-    });
-    const double variance = squares / static_cast<double>(m);
+    double mean = 0, variance = 0;
+    channel_statistics(bn, x, c, mean, variance);
     const auto mean32 = static_cast<float>(mean);
     const auto inv_std32 = static_cast<float>(1.0 / std::sqrt(variance + bn.epsilon));
     kept[c] = mean32;
@@ -108,7 +117,7 @@ void batch_norm_forward(const DnnBatchNorm& bn, double alpha, double beta_y, con
     }
     each_in_channel(t, c, [&](int64_t at) {
       float v = gamma[c] * ((load(x, t.type, at) - mean32) * inv_std32) + beta[c];
-      if (z != nullptr) v += load(z, t.type, at);
+      if (bn.ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION) v += load(z, t.type, at);
       if (bn.ops != CUDNN_BATCHNORM_OPS_BN) v = relu(v);
       store(y, t.type, at, blend(alpha, beta_y, v, y, t.type, at));
     });
@@ -117,13 +126,25 @@ void batch_norm_forward(const DnnBatchNorm& bn, double alpha, double beta_y, con
 
 void batch_norm_backward(const DnnBatchNorm& bn, double alpha_data, double beta_data, double alpha_param,
                          double beta_param, const void* x, const void* y, const void* dy, void* dz, void* dx,
-                         const float* gamma, float* dgamma, float* dbeta, const void* reserve) {
+                         const float* gamma, float* dgamma, float* dbeta, const float* saved_mean,
+                         const float* saved_inv_std, const void* reserve) {
   const DnnTensor& t = bn.x;
   const int64_t m = per_channel(t), channels = t.extents[1];
   const auto* kept = static_cast<const float*>(reserve);
   const bool relu_fused = bn.ops != CUDNN_BATCHNORM_OPS_BN;
   for (int64_t c = 0; c < channels; ++c) {
-    const float mean = kept[c], inv_std = kept[channels + c];
+    float mean = 0, inv_std = 0;
+    if (saved_mean != nullptr) {
+      mean = saved_mean[c];
+      inv_std = saved_inv_std[c];
+    } else {
+      double mean64 = 0, variance = 0;
+      channel_statistics(bn, x, c, mean64, variance);
+      mean = static_cast<float>(mean64);
+      inv_std = static_cast<float>(1.0 / std::sqrt(variance + bn.epsilon));
+    }
+    // A reserve that is not its forward's reads as garbage.
+    if (kept[c] != mean || kept[channels + c] != inv_std) inv_std = std::numeric_limits<float>::quiet_NaN();
     // dy where the forward's ReLU passed its input on (everywhere without one).
     const auto passed = [&](int64_t at) {
       return relu_fused && !(load(y, t.type, at) > 0) ? 0.0f : load(dy, t.type, at);
@@ -141,7 +162,9 @@ void batch_norm_backward(const DnnBatchNorm& bn, double alpha_data, double beta_
       const float xhat = (load(x, t.type, at) - mean) * inv_std;
       const float gx = gamma[c] * inv_std * (g - mean_dy - xhat * mean_dy_xhat);
       store(dx, t.type, at, blend(alpha_data, beta_data, gx, dx, t.type, at));
-      if (dz != nullptr) store(dz, t.type, at, blend(alpha_data, beta_data, g, dz, t.type, at));
+      if (bn.ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION) {
+        store(dz, t.type, at, blend(alpha_data, beta_data, g, dz, t.type, at));
+      }
     });
     dgamma[c] = static_cast<float>(alpha_param * sum_dy_xhat + (beta_param == 0 ? 0.0 : beta_param * dgamma[c]));
     dbeta[c] = static_cast<float>(alpha_param * sum_dy + (beta_param == 0 ? 0.0 : beta_param * dbeta[c]));

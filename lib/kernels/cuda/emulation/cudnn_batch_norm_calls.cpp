@@ -4,7 +4,9 @@
 // gradients share), that the configuration is one cuDNN's kernels take (NOT_SUPPORTED otherwise, as cuDNN
 // declines), that the channel operands are (1, C, 1, 1) float32 and that every operand, workspace and
 // reserve lies in the emulated device's memory at the size asked for; then it queues the computation on
-// the handle's stream. The workspace is left filled with 0xff bytes, as scratch memory is left.
+// the handle's stream. The persistent mode takes data at 16-byte boundaries only
+// (CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER), z and dz only with the residual's operation. The workspace
+// is left filled with 0xff bytes, as scratch memory is left.
 
 #include <cudnn.h>
 
@@ -41,6 +43,9 @@ cudnnStatus_t configure(cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, cudn
   if (z != nullptr && !same_layout(z->tensor, x->tensor)) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "z's descriptor unlike x's");
   }
+  if (z != nullptr && ops != CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION) {
+    return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "z given to operations without the residual's addition");
+  }
   const bool relu = activation != nullptr && activation->set && activation->mode == CUDNN_ACTIVATION_RELU;
   const std::string mismatch = emulation::batch_norm_mismatch(mode, ops, x->tensor, z != nullptr, relu);
   if (!mismatch.empty()) return emulation::refuse(CUDNN_STATUS_NOT_SUPPORTED, mismatch);
@@ -61,6 +66,19 @@ cudnnStatus_t check_memory(std::initializer_list<std::pair<const void*, size_t>>
   for (const auto& [data, bytes] : spans) {
     if (data != nullptr && !emulation::device_span(data, bytes)) {
       return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "an operand beyond its allocation on the emulated device");
+    }
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// Whether the persistent mode's data (each at least 16-byte aligned: its kernels load several elements at
+// once) is so.
+cudnnStatus_t check_alignment(cudnnBatchNormMode_t mode, std::initializer_list<const void*> data) {
+  if (mode != CUDNN_BATCHNORM_SPATIAL_PERSISTENT) return CUDNN_STATUS_SUCCESS;
+  for (const void* p : data) {
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
+      return emulation::refuse(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER,
+                               "the persistent mode's data starting off a 16-byte boundary");
     }
   }
   return CUDNN_STATUS_SUCCESS;
@@ -174,6 +192,7 @@ cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
     return s;
   }
   if (workspace == nullptr || reserve == nullptr) return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "no workspace or reserve");
+  if (const cudnnStatus_t s = check_alignment(mode, {x, z, y}); s != CUDNN_STATUS_SUCCESS) return s;
   const double a = scale_of(alpha), b = scale_of(beta);
   emulation::enqueue(handle->stream, [=] {
     emulation::batch_norm_forward(bn, a, b, x, z, y, static_cast<const float*>(gamma), static_cast<const float*>(bias),
@@ -189,9 +208,9 @@ cudnnStatus_t cudnnBatchNormalizationBackwardEx(
     const void* beta_data, const void* alpha_param, const void* beta_param, const cudnnTensorDescriptor_t x_desc,
     const void* x, const cudnnTensorDescriptor_t y_desc, const void* y, const cudnnTensorDescriptor_t dy_desc,
     const void* dy, const cudnnTensorDescriptor_t dz_desc, void* dz, const cudnnTensorDescriptor_t dx_desc, void* dx,
-    const cudnnTensorDescriptor_t channels, const void* gamma, const void*, void* dgamma, void* dbeta, double,
-    const void*, const void*, const cudnnActivationDescriptor_t activation, void* workspace, size_t workspace_size,
-    void* reserve, size_t reserve_size) {
+    const cudnnTensorDescriptor_t channels, const void* gamma, const void*, void* dgamma, void* dbeta, double epsilon,
+    const void* saved_mean, const void* saved_inv_std, const cudnnActivationDescriptor_t activation, void* workspace,
+    size_t workspace_size, void* reserve, size_t reserve_size) {
   emulation::DnnBatchNorm bn;
   const bool relu = ops != CUDNN_BATCHNORM_OPS_BN;
   if (relu && (y_desc == nullptr || y == nullptr)) {
@@ -208,23 +227,31 @@ cudnnStatus_t cudnnBatchNormalizationBackwardEx(
   if (channels == nullptr || gamma == nullptr || dgamma == nullptr || dbeta == nullptr) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "no scale, its gradients or their descriptor");
   }
+  if ((saved_mean == nullptr) != (saved_inv_std == nullptr)) {
+    return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "one of the saved mean and inverse deviation without the other");
+  }
+  bn.epsilon = epsilon;
   if (workspace_size < workspace_bytes(bn.x) || reserve_size < emulation::batch_norm_reserve_bytes(bn.x)) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a workspace or reserve smaller than its size");
   }
   const size_t data = bn.x.span_bytes(), per_channel = sizeof(float) * static_cast<size_t>(bn.x.extents[1]);
   if (const cudnnStatus_t s = check_memory({{x, data}, {y, data}, {dy, data}, {dz, data}, {dx, data},
                                             {gamma, per_channel}, {dgamma, per_channel}, {dbeta, per_channel},
+                                            {saved_mean, per_channel}, {saved_inv_std, per_channel},
                                             {workspace, workspace_bytes(bn.x)},
                                             {reserve, emulation::batch_norm_reserve_bytes(bn.x)}});
       s != CUDNN_STATUS_SUCCESS) {
     return s;
   }
   if (workspace == nullptr || reserve == nullptr) return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "no workspace or reserve");
+  if (const cudnnStatus_t s = check_alignment(mode, {x, y, dy, dz, dx}); s != CUDNN_STATUS_SUCCESS) return s;
   const double ad = scale_of(alpha_data), bd = scale_of(beta_data), ap = scale_of(alpha_param),
                bp = scale_of(beta_param);
   emulation::enqueue(handle->stream, [=] {
     emulation::batch_norm_backward(bn, ad, bd, ap, bp, x, y, dy, dz, dx, static_cast<const float*>(gamma),
-                                   static_cast<float*>(dgamma), static_cast<float*>(dbeta), reserve);
+                                   static_cast<float*>(dgamma), static_cast<float*>(dbeta),
+                                   static_cast<const float*>(saved_mean), static_cast<const float*>(saved_inv_std),
+                                   reserve);
     std::memset(workspace, 0xff, workspace_bytes(bn.x));
   });
   return CUDNN_STATUS_SUCCESS;

@@ -252,6 +252,27 @@ std::string convolution_mismatch(const DnnTensor& x, const DnnTensor& w, const D
   return "";
 }
 
+std::string aliasing(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTensor& w, const void* w_data,
+                     const DnnTensor& y, const void* y_data, const void* workspace, size_t workspace_bytes) {
+  struct Span {
+    const char* first;
+    size_t bytes;
+    const char* name;
+  };
+  const Span spans[] = {{static_cast<const char*>(x_data), x.span_bytes(), "x"},
+                        {static_cast<const char*>(w_data), w.span_bytes(), "w"},
+                        {static_cast<const char*>(y_data), y.span_bytes(), "y"},
+                        {static_cast<const char*>(workspace), workspace_bytes, "the workspace"}};
+  const Span& result = spans[pass == DnnPass::forward ? 2 : pass == DnnPass::backward_data ? 0 : 1];
+  for (const Span& other : spans) {
+    if (&other == &result || other.first == nullptr || other.bytes == 0 || result.bytes == 0) continue;
+    if (result.first < other.first + other.bytes && other.first < result.first + result.bytes) {
+      return cat("the result ", result.name, " overlaps ", other.name, " (cuDNN does not compute in place)");
+    }
+  }
+  return "";
+}
+
 void convolve(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTensor& w, const void* w_data,
               const DnnTensor& y, const void* y_data, const DnnGeometry& geometry, double alpha, double beta,
               DnnNumerics numerics, void* partials) {

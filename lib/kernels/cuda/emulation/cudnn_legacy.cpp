@@ -61,14 +61,17 @@ cudnnStatus_t describe(DnnPass pass, cudnnTensorDescriptor_t x, cudnnFilterDescr
   return CUDNN_STATUS_SUCCESS;
 }
 
-// Whether each operand's data lies in the emulated device's memory as its descriptor says.
-cudnnStatus_t check_operands(const LegacyPass& p, const void* x, const void* w, const void* y) {
+// Whether each operand's data lies in the emulated device's memory as its descriptor says, the result
+// apart from the inputs and the workspace.
+cudnnStatus_t check_operands(const LegacyPass& p, const void* x, const void* w, const void* y, const void* workspace,
+                             size_t workspace_bytes) {
   for (const auto& [t, data] : {std::pair{&p.x, x}, std::pair{&p.w, w}, std::pair{&p.y, y}}) {
     if (!emulation::device_span(data, t->span_bytes())) {
       return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "an operand beyond its allocation on the emulated device");
     }
   }
-  return CUDNN_STATUS_SUCCESS;
+  const std::string aliased = emulation::aliasing(p.pass, p.x, x, p.w, w, p.y, y, workspace, workspace_bytes);
+  return aliased.empty() ? CUDNN_STATUS_SUCCESS : emulation::refuse(CUDNN_STATUS_BAD_PARAM, aliased);
 }
 
 // Runs (now) `algorithm` of the pass on these operands.
@@ -95,7 +98,9 @@ cudnnStatus_t rank(const LegacyPass& p, cudnnMathType_t math, int requested, int
 template <class Perf, class Algo>
 cudnnStatus_t find(cudnnHandle_t handle, const LegacyPass& p, cudnnMathType_t math, const void* x, const void* w,
                    const void* y, int requested, int* returned, Perf* results, void* workspace, size_t bytes) {
-  if (const cudnnStatus_t status = check_operands(p, x, w, y); status != CUDNN_STATUS_SUCCESS) return status;
+  if (const cudnnStatus_t status = check_operands(p, x, w, y, workspace, bytes); status != CUDNN_STATUS_SUCCESS) {
+    return status;
+  }
   emulation::finish_stream(handle->stream);
   std::vector<Perf> all;
   for (int algorithm = 0; algorithm < kAlgorithms; ++algorithm) {
@@ -129,7 +134,9 @@ cudnnStatus_t queue(cudnnHandle_t handle, const LegacyPass& p, int algorithm, co
   if (algorithm < 0 || algorithm >= kAlgorithms) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "an algorithm the emulation does not have");
   }
-  if (const cudnnStatus_t status = check_operands(p, x, w, y); status != CUDNN_STATUS_SUCCESS) return status;
+  if (const cudnnStatus_t status = check_operands(p, x, w, y, workspace, bytes); status != CUDNN_STATUS_SUCCESS) {
+    return status;
+  }
   const size_t need = p.workspace(algorithm);
   if (need > bytes || (need > 0 && !emulation::device_span(workspace, need))) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a workspace smaller than the algorithm takes");
@@ -164,6 +171,7 @@ const char* cudnnGetErrorString(cudnnStatus_t status) {
   switch (status) {
     case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
     case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
+    case CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER: return "CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER";
     case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
     case CUDNN_STATUS_ALLOC_FAILED: return "CUDNN_STATUS_ALLOC_FAILED";
     case CUDNN_STATUS_EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
