@@ -66,6 +66,20 @@ bool device_span(const void* data, size_t bytes);
 std::string aliasing(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTensor& w, const void* w_data,
                      const DnnTensor& y, const void* y_data, const void* workspace, size_t workspace_bytes);
 
+// A new legacy descriptor at *d, as cudnnCreate*Descriptor makes one.
+template <class Struct>
+cudnnStatus_t made(Struct** d) {
+  *d = new Struct{};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// Destroys a legacy descriptor, as cudnnDestroy*Descriptor does.
+template <class Struct>
+cudnnStatus_t destroyed(Struct* d) {
+  delete d;
+  return CUDNN_STATUS_SUCCESS;
+}
+
 // Sets the message cudnnGetLastErrorString returns and returns `status` (the emulation's refusals).
 cudnnStatus_t refuse(cudnnStatus_t status, const std::string& why);
 

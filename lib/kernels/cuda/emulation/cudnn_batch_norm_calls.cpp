@@ -89,15 +89,9 @@ double scale_of(const void* scale) { return *static_cast<const float*>(scale); }
 
 }  // namespace
 
-cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t* d) {
-  *d = new cudnnActivationStruct{};
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t* d) { return emulation::made(d); }
 
-cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t d) {
-  delete d;
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t d) { return emulation::destroyed(d); }
 
 cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d, cudnnActivationMode_t mode,
                                            cudnnNanPropagation_t nan, double) {

@@ -187,15 +187,9 @@ void cudnnGetLastErrorString(char* message, size_t most) {
   last_refusal.clear();
 }
 
-cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) {
-  *d = new cudnnTensorStruct{};
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) { return emulation::made(d); }
 
-cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
-  delete d;
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) { return emulation::destroyed(d); }
 
 cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t d, cudnnDataType_t type, int n, int c, int h,
                                            int w, int n_stride, int c_stride, int h_stride, int w_stride) {
@@ -206,15 +200,9 @@ cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t d, cudnnDataT
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) {
-  *d = new cudnnFilterStruct{};
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) { return emulation::made(d); }
 
-cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) {
-  delete d;
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) { return emulation::destroyed(d); }
 
 cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type, cudnnTensorFormat_t format,
                                          int k, int c, int h, int w) {
@@ -230,15 +218,9 @@ cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataTyp
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* d) {
-  *d = new cudnnConvolutionStruct{};
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* d) { return emulation::made(d); }
 
-cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
-  delete d;
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) { return emulation::destroyed(d); }
 
 cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int pad_h, int pad_w, int u, int v,
                                               int dilation_h, int dilation_w, cudnnConvolutionMode_t mode,
