@@ -17,7 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include <kusari/core/array.h>
 #include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/shared_memory.cuh>

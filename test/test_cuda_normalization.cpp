@@ -15,7 +15,6 @@
 #include <kusari/core/channel_gate.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cuda/detail/batch_norm_fusion.h>
-#include <kusari/kernels/cuda/runtime.h>
 #include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/routines.h>
 

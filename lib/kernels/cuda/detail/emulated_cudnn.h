@@ -1,11 +1,14 @@
 #pragma once
-// The CUDA backend's host emulation (meson option cuda-emulation): what cuDNN computes, on the host, for
-// the emulation's cuDNN (emulation/cudnn_backend.cpp, its graphs and engines, and
-// emulation/cudnn_legacy.cpp, its legacy calls and fused batch normalization). Tensors are read where
-// their descriptors say they are (extents, strides, element type), so a descriptor that does not describe
-// its array gives wrong values or a refusal on the host, as it would on a GPU; every operand must lie in
-// one allocation of the emulated device.
+// The CUDA backend's host emulation (meson option cuda-emulation): what its cuDNN computes, on the host,
+// and what its files share: the convolution passes (emulation/cudnn_convolution.cpp) behind the backend
+// API's graphs and engines (cudnn_backend.cpp) and the legacy calls (cudnn_legacy.cpp), the fused batch
+// normalization (cudnn_batch_norm.cpp) behind its calls (cudnn_batch_norm_calls.cpp), and the legacy
+// descriptors. Tensors are read where their descriptors say they are (extents, strides, element type), so
+// a descriptor that does not describe its array gives wrong values or a refusal on the host, as it would
+// on a GPU; every operand must lie in one allocation of the emulated device (detail/emulated_memory.h).
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
@@ -42,9 +45,41 @@ enum class DnnNumerics { exact, tf32_inputs, sums_in_element_type };
 // The bytes of each element of `type` (0 for a type the emulation does not take).
 size_t element_bytes(cudnnDataType_t type);
 
+// Element `offset` of data of `type` (float32, float64, float16 or bfloat16), widened to A.
+template <class A>
+A load_element(const void* data, cudnnDataType_t type, int64_t offset) {
+  switch (type) {
+    case CUDNN_DATA_DOUBLE: return static_cast<A>(static_cast<const double*>(data)[offset]);
+    case CUDNN_DATA_HALF: return static_cast<A>(__half2float(static_cast<const __half*>(data)[offset]));
+    case CUDNN_DATA_BFLOAT16:
+      return static_cast<A>(__bfloat162float(static_cast<const __nv_bfloat16*>(data)[offset]));
+    default: return static_cast<A>(static_cast<const float*>(data)[offset]);
+  }
+}
+
+// Stores `value` rounded to `type` as element `offset`.
+template <class A>
+void store_element(void* data, cudnnDataType_t type, int64_t offset, A value) {
+  switch (type) {
+    case CUDNN_DATA_DOUBLE: static_cast<double*>(data)[offset] = static_cast<double>(value); break;
+    case CUDNN_DATA_HALF: static_cast<__half*>(data)[offset] = __float2half_rn(static_cast<float>(value)); break;
+    case CUDNN_DATA_BFLOAT16:
+      static_cast<__nv_bfloat16*>(data)[offset] = __float2bfloat16_rn(static_cast<float>(value));
+      break;
+    default: static_cast<float*>(data)[offset] = static_cast<float>(value); break;
+  }
+}
+
+// The operand a pass writes: y (forward), x (its gradient) or w (its gradient).
+const DnnTensor& result_of(DnnPass pass, const DnnTensor& x, const DnnTensor& w, const DnnTensor& y);
+
+// The bytes of one compute-type partial sum per element of the pass's result (an engine's workspace).
+size_t partials_bytes(DnnPass pass, const DnnTensor& x, const DnnTensor& w, const DnnTensor& y,
+                      const DnnGeometry& geometry);
+
 // Why x (N, C, H, W), w (K, C / groups, R, S) and y (N, K, P, Q) do not make a convolution of `geometry`
 // (cuDNN's output extents, one element type, a compute type that type takes, 4-D tensors), or "" where
-// they do; `groups` is C / w's C.
+// they do; the group count is derived as x's channels over w's.
 std::string convolution_mismatch(const DnnTensor& x, const DnnTensor& w, const DnnTensor& y,
                                  const DnnGeometry& geometry);
 
@@ -55,11 +90,6 @@ std::string convolution_mismatch(const DnnTensor& x, const DnnTensor& w, const D
 void convolve(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTensor& w, const void* w_data,
               const DnnTensor& y, const void* y_data, const DnnGeometry& geometry, double alpha, double beta,
               DnnNumerics numerics, void* partials);
-
-// Whether `bytes` from `data` lie in one allocation of the emulated device (runtime_api.cpp). The
-// allocations are the caching allocator's segments: a block of it cut short (within its size class's
-// rounding) is not seen.
-bool device_span(const void* data, size_t bytes);
 
 // Why a pass's operands are not what cuDNN runs it on: the result overlapping an input or the workspace
 // (cuDNN's convolutions do not compute in place), or "".
@@ -135,6 +165,5 @@ struct cudnnConvolutionStruct {
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 };
 struct cudnnActivationStruct {
-  cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
-  bool set = false;  // whether cudnnSetActivationDescriptor has given it a mode
+  bool set = false;  // whether cudnnSetActivationDescriptor has made it a ReLU (the one activation taken)
 };

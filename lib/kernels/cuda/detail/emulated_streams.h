@@ -2,11 +2,10 @@
 // The CUDA backend's host emulation (meson option cuda-emulation): its streams. Work queued on a stream
 // runs only when the host waits for it (a stream or event synchronization, cudaDeviceSynchronize,
 // cudaFree and cudaFreeHost, a copy into pageable host memory, an NCCL collective queued on the
-// stream), in the stream's order, and another stream's work only where a stream waits for one of its
-// events; an event query runs nothing. So a missing
-// cudaStreamWaitEvent between two streams, or a host read of pinned memory before the copy into it is
-// waited for, gives wrong values on the host as it may on a GPU, instead of the right ones by luck of
-// timing.
+// stream, cuDNN's timed search), in the stream's order, and another stream's work only where a stream
+// waits for one of its events; an event query runs nothing. So a missing cudaStreamWaitEvent between two
+// streams, or a host read of pinned memory before the copy into it is waited for, gives wrong values on
+// the host as it may on a GPU, instead of the right ones by luck of timing.
 
 #include <cuda_runtime_api.h>
 

@@ -25,6 +25,7 @@
 
 #include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/emulated_cudnn.h>
+#include <kusari/kernels/cuda/detail/emulated_memory.h>
 #include <kusari/kernels/cuda/detail/emulated_streams.h>
 
 namespace emulation = kusari::kernels::cuda::emulation;
@@ -249,12 +250,7 @@ DnnNumerics numerics_of(const Engine& e) {
 size_t workspace_of(const Engine& e) {
   if (e.number != 0 && e.number != 2) return 0;
   const Operation& op = e.operation;
-  const DnnTensor& result = op.pass == DnnPass::forward ? op.y.tensor
-                            : op.pass == DnnPass::backward_data ? op.x.tensor
-                                                                : op.w.tensor;
-  size_t count = 1;
-  for (const int64_t extent : result.extents) count *= static_cast<size_t>(extent);
-  return count * (op.geometry.compute == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float));
+  return emulation::partials_bytes(op.pass, op.x.tensor, op.w.tensor, op.y.tensor, op.geometry);
 }
 
 // Whether an engine builds a plan for its operation (engine 2: every tensor declared 16-byte aligned).
@@ -283,7 +279,7 @@ cudnnStatus_t finalize(Backend& b) {
     case CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR: {
       const auto json = values<char>(b, CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION, CUDNN_TYPE_CHAR);
       const bool handle = !values<cudnnHandle_t>(b, CUDNN_ATTR_DEVICEPROP_HANDLE, CUDNN_TYPE_HANDLE).empty();
-      const auto first = std::find_if(json.begin(), json.end(), [](char c) { return !std::isspace(c); });
+      const auto first = std::find_if(json.begin(), json.end(), [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
       if (!handle && (first == json.end() || *first != '{')) return bad("device properties without a handle or JSON");
       return CUDNN_STATUS_SUCCESS;
     }
@@ -471,7 +467,9 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
     const void* p = data_of(pack, t->uid);
     if (p == nullptr) return bad(kusari::cat("no data for tensor ", t->uid, " in the variant pack"));
     if (reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(t->alignment) != 0) {
-      return emulation::refuse(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, kusari::cat("tensor ", t->uid, "'s data is not aligned to the ", t->alignment, " bytes it declares"));
+      return emulation::refuse(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER,
+                               kusari::cat("tensor ", t->uid, "'s data is not aligned to the ", t->alignment,
+                                           " bytes it declares"));
     }
     if (!emulation::device_span(p, t->tensor.span_bytes())) {
       return bad(kusari::cat("tensor ", t->uid, "'s data beyond its allocation on the emulated device"));

@@ -4,9 +4,6 @@
 
 #include <kusari/kernels/cuda/detail/emulated_cudnn.h>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -16,23 +13,8 @@
 namespace kusari::kernels::cuda::emulation {
 namespace {
 
-// Element `offset` of data of `type` (float32, float16 or bfloat16) as float.
-float load(const void* data, cudnnDataType_t type, int64_t offset) {
-  switch (type) {
-    case CUDNN_DATA_HALF: return __half2float(static_cast<const __half*>(data)[offset]);
-    case CUDNN_DATA_BFLOAT16: return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[offset]);
-    default: return static_cast<const float*>(data)[offset];
-  }
-}
-
-// Stores `value` rounded to `type` as element `offset`.
-void store(void* data, cudnnDataType_t type, int64_t offset, float value) {
-  switch (type) {
-    case CUDNN_DATA_HALF: static_cast<__half*>(data)[offset] = __float2half_rn(value); break;
-    case CUDNN_DATA_BFLOAT16: static_cast<__nv_bfloat16*>(data)[offset] = __float2bfloat16_rn(value); break;
-    default: static_cast<float*>(data)[offset] = value; break;
-  }
-}
+// Element `offset` of data of `type` as float.
+float load(const void* data, cudnnDataType_t type, int64_t offset) { return load_element<float>(data, type, offset); }
 
 // Calls visit(offset) for every element of channel `c` of t, in the order n, h, w.
 void each_in_channel(const DnnTensor& t, int64_t c, const std::function<void(int64_t)>& visit) {
@@ -119,7 +101,7 @@ void batch_norm_forward(const DnnBatchNorm& bn, double alpha, double beta_y, con
       float v = gamma[c] * ((load(x, t.type, at) - mean32) * inv_std32) + beta[c];
       if (bn.ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION) v += load(z, t.type, at);
       if (bn.ops != CUDNN_BATCHNORM_OPS_BN) v = relu(v);
-      store(y, t.type, at, blend(alpha, beta_y, v, y, t.type, at));
+      store_element(y, t.type, at, blend(alpha, beta_y, v, y, t.type, at));
     });
   }
 }
@@ -161,9 +143,9 @@ void batch_norm_backward(const DnnBatchNorm& bn, double alpha_data, double beta_
       const float g = passed(at);
       const float xhat = (load(x, t.type, at) - mean) * inv_std;
       const float gx = gamma[c] * inv_std * (g - mean_dy - xhat * mean_dy_xhat);
-      store(dx, t.type, at, blend(alpha_data, beta_data, gx, dx, t.type, at));
+      store_element(dx, t.type, at, blend(alpha_data, beta_data, gx, dx, t.type, at));
       if (bn.ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION) {
-        store(dz, t.type, at, blend(alpha_data, beta_data, g, dz, t.type, at));
+        store_element(dz, t.type, at, blend(alpha_data, beta_data, g, dz, t.type, at));
       }
     });
     dgamma[c] = static_cast<float>(alpha_param * sum_dy_xhat + (beta_param == 0 ? 0.0 : beta_param * dgamma[c]));

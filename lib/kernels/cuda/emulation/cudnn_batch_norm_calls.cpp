@@ -12,7 +12,9 @@
 
 #include <cstring>
 
+#include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/emulated_cudnn.h>
+#include <kusari/kernels/cuda/detail/emulated_memory.h>
 #include <kusari/kernels/cuda/detail/emulated_streams.h>
 
 namespace emulation = kusari::kernels::cuda::emulation;
@@ -46,7 +48,7 @@ cudnnStatus_t configure(cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, cudn
   if (z != nullptr && ops != CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "z given to operations without the residual's addition");
   }
-  const bool relu = activation != nullptr && activation->set && activation->mode == CUDNN_ACTIVATION_RELU;
+  const bool relu = activation != nullptr && activation->set;
   const std::string mismatch = emulation::batch_norm_mismatch(mode, ops, x->tensor, z != nullptr, relu);
   if (!mismatch.empty()) return emulation::refuse(CUDNN_STATUS_NOT_SUPPORTED, mismatch);
   if (channels != nullptr) {
@@ -60,15 +62,32 @@ cudnnStatus_t configure(cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, cudn
   return CUDNN_STATUS_SUCCESS;
 }
 
-// Whether every (data, bytes) lies in the emulated device's memory (null data where `bytes` is 0 or the
-// operand is optional and not given).
-cudnnStatus_t check_memory(std::initializer_list<std::pair<const void*, size_t>> spans) {
-  for (const auto& [data, bytes] : spans) {
-    if (data != nullptr && !emulation::device_span(data, bytes)) {
-      return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "an operand beyond its allocation on the emulated device");
+// An operand's data, its bytes and its name.
+struct Span {
+  const void* data;
+  size_t bytes;
+  const char* name;
+};
+
+// Whether every span lies in the emulated device's memory (null data: an optional operand not given).
+cudnnStatus_t check_memory(std::initializer_list<Span> spans) {
+  for (const Span& s : spans) {
+    if (s.data != nullptr && !emulation::device_span(s.data, s.bytes)) {
+      return emulation::refuse(CUDNN_STATUS_BAD_PARAM, kusari::cat("expected ", s.name, "'s ", s.bytes,
+                                                                   " bytes in one allocation of the emulated device"));
     }
   }
   return CUDNN_STATUS_SUCCESS;
+}
+
+// A backward's configuration (configure): y's descriptor too where the operations fuse a ReLU.
+cudnnStatus_t configure_backward(cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, cudnnTensorDescriptor_t x,
+                                 cudnnTensorDescriptor_t y, cudnnTensorDescriptor_t dy, cudnnTensorDescriptor_t dx,
+                                 cudnnTensorDescriptor_t dz, cudnnTensorDescriptor_t channels,
+                                 cudnnActivationDescriptor_t activation, emulation::DnnBatchNorm& out) {
+  if (ops == CUDNN_BATCHNORM_OPS_BN) return configure(mode, ops, x, {dy, dx}, dz, channels, activation, out);
+  if (y == nullptr) return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a fused ReLU's backward needs y");
+  return configure(mode, ops, x, {y, dy, dx}, dz, channels, activation, out);
 }
 
 // Whether the persistent mode's data (each at least 16-byte aligned: its kernels load several elements at
@@ -98,7 +117,6 @@ cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d, cudnnA
   if (mode != CUDNN_ACTIVATION_RELU || nan != CUDNN_PROPAGATE_NAN) {
     return emulation::refuse(CUDNN_STATUS_NOT_SUPPORTED, "the emulation takes a ReLU propagating NaN only");
   }
-  d->mode = mode;
   d->set = true;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -132,11 +150,10 @@ cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(
     const cudnnTensorDescriptor_t dx, const cudnnTensorDescriptor_t channels,
     const cudnnActivationDescriptor_t activation, size_t* bytes) {
   emulation::DnnBatchNorm bn;
-  const bool relu = ops != CUDNN_BATCHNORM_OPS_BN;
-  if (relu && y == nullptr) return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a fused ReLU's backward needs y");
-  const cudnnStatus_t s = relu ? configure(mode, ops, x, {y, dy, dx}, dz, channels, activation, bn)
-                               : configure(mode, ops, x, {dy, dx}, dz, channels, activation, bn);
-  if (s != CUDNN_STATUS_SUCCESS) return s;
+  if (const cudnnStatus_t s = configure_backward(mode, ops, x, y, dy, dx, dz, channels, activation, bn);
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
+  }
   *bytes = workspace_bytes(bn.x);
   return CUDNN_STATUS_SUCCESS;
 }
@@ -177,11 +194,13 @@ cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
   }
   bn.epsilon = epsilon;
   const size_t data = bn.x.span_bytes(), per_channel = sizeof(float) * static_cast<size_t>(bn.x.extents[1]);
-  if (const cudnnStatus_t s = check_memory({{x, data}, {z, data}, {y, data}, {gamma, per_channel},
-                                            {bias, per_channel}, {running_mean, per_channel},
-                                            {running_variance, per_channel}, {saved_mean, per_channel},
-                                            {saved_inv_std, per_channel}, {workspace, workspace_bytes(bn.x)},
-                                            {reserve, emulation::batch_norm_reserve_bytes(bn.x)}});
+  if (const cudnnStatus_t s = check_memory(
+          {{x, data, "x"}, {z, data, "z"}, {y, data, "y"}, {gamma, per_channel, "the scale"},
+           {bias, per_channel, "the bias"}, {running_mean, per_channel, "the running mean"},
+           {running_variance, per_channel, "the running variance"}, {saved_mean, per_channel, "the saved mean"},
+           {saved_inv_std, per_channel, "the saved inverse deviation"},
+           {workspace, workspace_bytes(bn.x), "the workspace"},
+           {reserve, emulation::batch_norm_reserve_bytes(bn.x), "the reserve"}});
       s != CUDNN_STATUS_SUCCESS) {
     return s;
   }
@@ -206,15 +225,14 @@ cudnnStatus_t cudnnBatchNormalizationBackwardEx(
     const void* saved_mean, const void* saved_inv_std, const cudnnActivationDescriptor_t activation, void* workspace,
     size_t workspace_size, void* reserve, size_t reserve_size) {
   emulation::DnnBatchNorm bn;
-  const bool relu = ops != CUDNN_BATCHNORM_OPS_BN;
-  if (relu && (y_desc == nullptr || y == nullptr)) {
+  if (ops != CUDNN_BATCHNORM_OPS_BN && y == nullptr) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a fused ReLU's backward needs y");
   }
-  const cudnnStatus_t configured = relu ? configure(mode, ops, x_desc, {y_desc, dy_desc, dx_desc}, dz_desc, channels,
-                                                    activation, bn)
-                                        : configure(mode, ops, x_desc, {dy_desc, dx_desc}, dz_desc, channels,
-                                                    activation, bn);
-  if (configured != CUDNN_STATUS_SUCCESS) return configured;
+  if (const cudnnStatus_t s = configure_backward(mode, ops, x_desc, y_desc, dy_desc, dx_desc, dz_desc, channels,
+                                                 activation, bn);
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
+  }
   if ((dz_desc == nullptr) != (dz == nullptr)) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "dz without its descriptor");
   }
@@ -229,11 +247,13 @@ cudnnStatus_t cudnnBatchNormalizationBackwardEx(
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a workspace or reserve smaller than its size");
   }
   const size_t data = bn.x.span_bytes(), per_channel = sizeof(float) * static_cast<size_t>(bn.x.extents[1]);
-  if (const cudnnStatus_t s = check_memory({{x, data}, {y, data}, {dy, data}, {dz, data}, {dx, data},
-                                            {gamma, per_channel}, {dgamma, per_channel}, {dbeta, per_channel},
-                                            {saved_mean, per_channel}, {saved_inv_std, per_channel},
-                                            {workspace, workspace_bytes(bn.x)},
-                                            {reserve, emulation::batch_norm_reserve_bytes(bn.x)}});
+  if (const cudnnStatus_t s = check_memory(
+          {{x, data, "x"}, {y, data, "y"}, {dy, data, "dy"}, {dz, data, "dz"}, {dx, data, "dx"},
+           {gamma, per_channel, "the scale"}, {dgamma, per_channel, "the scale's gradient"},
+           {dbeta, per_channel, "the bias's gradient"}, {saved_mean, per_channel, "the saved mean"},
+           {saved_inv_std, per_channel, "the saved inverse deviation"},
+           {workspace, workspace_bytes(bn.x), "the workspace"},
+           {reserve, emulation::batch_norm_reserve_bytes(bn.x), "the reserve"}});
       s != CUDNN_STATUS_SUCCESS) {
     return s;
   }

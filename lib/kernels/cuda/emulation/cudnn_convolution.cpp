@@ -3,9 +3,6 @@
 
 #include <kusari/kernels/cuda/detail/emulated_cudnn.h>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <array>
 #include <cstring>
 
@@ -15,31 +12,6 @@ namespace kusari::kernels::cuda::emulation {
 namespace {
 
 using Index = std::array<int64_t, 4>;
-
-// Element `offset` of data of `type`, widened to A.
-template <class A>
-A load(const void* data, cudnnDataType_t type, int64_t offset) {
-  switch (type) {
-    case CUDNN_DATA_DOUBLE: return static_cast<A>(static_cast<const double*>(data)[offset]);
-    case CUDNN_DATA_HALF: return static_cast<A>(__half2float(static_cast<const __half*>(data)[offset]));
-    case CUDNN_DATA_BFLOAT16:
-      return static_cast<A>(__bfloat162float(static_cast<const __nv_bfloat16*>(data)[offset]));
-    default: return static_cast<A>(static_cast<const float*>(data)[offset]);
-  }
-}
-
-// Stores `value` rounded to `type` as element `offset`.
-template <class A>
-void store(void* data, cudnnDataType_t type, int64_t offset, A value) {
-  switch (type) {
-    case CUDNN_DATA_DOUBLE: static_cast<double*>(data)[offset] = static_cast<double>(value); break;
-    case CUDNN_DATA_HALF: static_cast<__half*>(data)[offset] = __float2half_rn(static_cast<float>(value)); break;
-    case CUDNN_DATA_BFLOAT16:
-      static_cast<__nv_bfloat16*>(data)[offset] = __float2bfloat16_rn(static_cast<float>(value));
-      break;
-    default: static_cast<float*>(data)[offset] = static_cast<float>(value); break;
-  }
-}
 
 // `value` rounded to the nearest TF32 (10 bits of mantissa, ties to even), as a tensor core reads float32.
 float to_tf32(float value) {
@@ -141,7 +113,7 @@ class Convolution {
 
   // An operand's element as the engine reads it.
   A input(const void* data, const DnnTensor& t, const Index& i) const {
-    const A value = load<A>(data, t.type, offset_of(t, i));
+    const A value = load_element<A>(data, t.type, offset_of(t, i));
     return numerics_ == DnnNumerics::tf32_inputs && t.type == CUDNN_DATA_FLOAT
                ? static_cast<A>(to_tf32(static_cast<float>(value)))
                : value;
@@ -166,7 +138,7 @@ void run(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTensor& 
          const DnnTensor& y, const void* y_data, const DnnGeometry& g, double alpha, double beta,
          DnnNumerics numerics, void* partials) {
   const Convolution<A> convolution(x, x_data, w, w_data, y, y_data, g, numerics);
-  const DnnTensor& result = pass == DnnPass::forward ? y : pass == DnnPass::backward_data ? x : w;
+  const DnnTensor& result = result_of(pass, x, w, y);
   void* result_data = const_cast<void*>(pass == DnnPass::forward ? y_data
                                         : pass == DnnPass::backward_data ? x_data
                                                                          : w_data);
@@ -194,8 +166,8 @@ void run(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTensor& 
   each([&](const Index& at, int64_t i) {
     const int64_t offset = offset_of(result, at);
     A value = static_cast<A>(alpha) * sums[i];
-    if (beta != 0) value += static_cast<A>(beta) * load<A>(result_data, result.type, offset);
-    store<A>(result_data, result.type, offset, value);
+    if (beta != 0) value += static_cast<A>(beta) * load_element<A>(result_data, result.type, offset);
+    store_element<A>(result_data, result.type, offset, value);
   });
 }
 
@@ -208,6 +180,17 @@ size_t DnnTensor::span_bytes() const {
     last += (extents[i] - 1) * strides[i];
   }
   return static_cast<size_t>(last + 1) * element_bytes(type);
+}
+
+const DnnTensor& result_of(DnnPass pass, const DnnTensor& x, const DnnTensor& w, const DnnTensor& y) {
+  return pass == DnnPass::forward ? y : pass == DnnPass::backward_data ? x : w;
+}
+
+size_t partials_bytes(DnnPass pass, const DnnTensor& x, const DnnTensor& w, const DnnTensor& y,
+                      const DnnGeometry& geometry) {
+  size_t count = 1;
+  for (const int64_t e : result_of(pass, x, w, y).extents) count *= static_cast<size_t>(e);
+  return count * (geometry.compute == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float));
 }
 
 size_t element_bytes(cudnnDataType_t type) {
@@ -225,7 +208,10 @@ std::string convolution_mismatch(const DnnTensor& x, const DnnTensor& w, const D
   for (const DnnTensor* t : {&x, &w, &y}) {
     if (t->extents.size() != 4 || t->strides.size() != 4) return "the emulation takes 4-D tensors only";
     for (size_t i = 0; i < 4; ++i) {
-      if (t->extents[i] < 1 || t->strides[i] < 0) return cat("extent ", t->extents[i], " or stride ", t->strides[i]);
+      if (t->extents[i] < 1 || t->strides[i] < 0) {
+        return cat("expected extents of at least 1 and strides of at least 0, got extent ", t->extents[i],
+                   " and stride ", t->strides[i]);
+      }
     }
   }
   if (x.type != w.type || x.type != y.type) return "operands of different element types";
@@ -263,7 +249,7 @@ std::string aliasing(DnnPass pass, const DnnTensor& x, const void* x_data, const
                         {static_cast<const char*>(w_data), w.span_bytes(), "w"},
                         {static_cast<const char*>(y_data), y.span_bytes(), "y"},
                         {static_cast<const char*>(workspace), workspace_bytes, "the workspace"}};
-  const Span& result = spans[pass == DnnPass::forward ? 2 : pass == DnnPass::backward_data ? 0 : 1];
+  const Span& result = spans[pass == DnnPass::forward ? 2 : pass == DnnPass::backward_data ? 0 : 1];  // result_of's
   for (const Span& other : spans) {
     if (&other == &result || other.first == nullptr || other.bytes == 0 || result.bytes == 0) continue;
     if (result.first < other.first + other.bytes && other.first < result.first + result.bytes) {

@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <tuple>
 
 #include <kusari/core/error.h>
 #include <kusari/kernels/cuda/detail/emulated_cudnn.h>
+#include <kusari/kernels/cuda/detail/emulated_memory.h>
 #include <kusari/kernels/cuda/detail/emulated_streams.h>
 
 namespace emulation = kusari::kernels::cuda::emulation;
@@ -37,11 +39,7 @@ struct LegacyPass {
 
   // The workspace `algorithm` takes.
   size_t workspace(int algorithm) const {
-    if (algorithm == 0) return 0;
-    const DnnTensor& result = pass == DnnPass::forward ? y : pass == DnnPass::backward_data ? x : w;
-    size_t count = 1;
-    for (const int64_t e : result.extents) count *= static_cast<size_t>(e);
-    return count * (geometry.compute == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float));
+    return algorithm == 0 ? 0 : emulation::partials_bytes(pass, x, w, y, geometry);
   }
 };
 
@@ -65,9 +63,10 @@ cudnnStatus_t describe(DnnPass pass, cudnnTensorDescriptor_t x, cudnnFilterDescr
 // apart from the inputs and the workspace.
 cudnnStatus_t check_operands(const LegacyPass& p, const void* x, const void* w, const void* y, const void* workspace,
                              size_t workspace_bytes) {
-  for (const auto& [t, data] : {std::pair{&p.x, x}, std::pair{&p.w, w}, std::pair{&p.y, y}}) {
+  for (const auto& [t, data, name] : {std::tuple{&p.x, x, "x"}, std::tuple{&p.w, w, "w"}, std::tuple{&p.y, y, "y"}}) {
     if (!emulation::device_span(data, t->span_bytes())) {
-      return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "an operand beyond its allocation on the emulated device");
+      return emulation::refuse(CUDNN_STATUS_BAD_PARAM, kusari::cat("expected ", name, "'s ", t->span_bytes(),
+                                                                   " bytes in one allocation of the emulated device"));
     }
   }
   const std::string aliased = emulation::aliasing(p.pass, p.x, x, p.w, w, p.y, y, workspace, workspace_bytes);

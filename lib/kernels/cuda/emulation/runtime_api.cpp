@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-#include <kusari/kernels/cuda/detail/emulated_cudnn.h>
+#include <kusari/kernels/cuda/detail/emulated_memory.h>
 #include <kusari/kernels/cuda/detail/emulated_streams.h>
 #include <kusari/kernels/cuda/detail/emulated_threads.h>
 
