@@ -70,6 +70,11 @@ void store_element(void* data, cudnnDataType_t type, int64_t offset, A value) {
   }
 }
 
+// A scale (alpha, beta) as cuDNN's calls take it: a double for double data, a float otherwise.
+inline double scale_value(const void* scale, cudnnDataType_t data) {
+  return data == CUDNN_DATA_DOUBLE ? *static_cast<const double*>(scale) : *static_cast<const float*>(scale);
+}
+
 // The operand a pass writes: y (forward), x (its gradient) or w (its gradient).
 const DnnTensor& result_of(DnnPass pass, const DnnTensor& x, const DnnTensor& w, const DnnTensor& y);
 

@@ -279,7 +279,8 @@ cudnnStatus_t finalize(Backend& b) {
     case CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR: {
       const auto json = values<char>(b, CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION, CUDNN_TYPE_CHAR);
       const bool handle = !values<cudnnHandle_t>(b, CUDNN_ATTR_DEVICEPROP_HANDLE, CUDNN_TYPE_HANDLE).empty();
-      const auto first = std::find_if(json.begin(), json.end(), [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
+      const auto first = std::find_if(json.begin(), json.end(),
+                                      [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
       if (!handle && (first == json.end() || *first != '{')) return bad("device properties without a handle or JSON");
       return CUDNN_STATUS_SUCCESS;
     }
@@ -288,7 +289,9 @@ cudnnStatus_t finalize(Backend& b) {
       const auto mode = values<cudnnBackendHeurMode_t>(b, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE);
       const auto device = descriptor(b, CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR);
       if (!graph || mode.empty() || !device) return bad("heuristics without a graph, mode or device properties");
-      for (const int64_t number : ranking(graph->operation, mode.front())) b.ranked.push_back({graph->operation, number});
+      for (const int64_t number : ranking(graph->operation, mode.front())) {
+        b.ranked.push_back({graph->operation, number});
+      }
       return CUDNN_STATUS_SUCCESS;
     }
     case CUDNN_BACKEND_ENGINE_DESCRIPTOR: {

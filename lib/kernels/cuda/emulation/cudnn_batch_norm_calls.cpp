@@ -103,8 +103,21 @@ cudnnStatus_t check_alignment(cudnnBatchNormMode_t mode, std::initializer_list<c
   return CUDNN_STATUS_SUCCESS;
 }
 
-// A scale as the calls take it (float, for the types the emulation's batch normalization takes).
-double scale_of(const void* scale) { return *static_cast<const float*>(scale); }
+// A scale as the calls take it (a float, for the types the emulation's batch normalization takes).
+double scale_of(const void* scale) { return emulation::scale_value(scale, CUDNN_DATA_FLOAT); }
+
+// Whether a call's workspace and reserve are given, of their sizes, in the emulated device's memory.
+cudnnStatus_t check_scratch(const emulation::DnnBatchNorm& bn, const void* workspace, size_t workspace_size,
+                            const void* reserve, size_t reserve_size) {
+  if (workspace == nullptr || reserve == nullptr) {
+    return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "no workspace or reserve");
+  }
+  if (workspace_size < workspace_bytes(bn.x) || reserve_size < emulation::batch_norm_reserve_bytes(bn.x)) {
+    return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a workspace or reserve smaller than its size");
+  }
+  return check_memory({{workspace, workspace_bytes(bn.x), "the workspace"},
+                       {reserve, emulation::batch_norm_reserve_bytes(bn.x), "the reserve"}});
+}
 
 }  // namespace
 
@@ -164,7 +177,8 @@ cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t
                                                                    const cudnnTensorDescriptor_t x, size_t* bytes) {
   emulation::DnnBatchNorm bn;
   // z is not described here: the residual's operation is checked for it at the calls themselves.
-  const cudnnBatchNormOps_t checked = ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION ? CUDNN_BATCHNORM_OPS_BN_ACTIVATION : ops;
+  const cudnnBatchNormOps_t checked =
+      ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION ? CUDNN_BATCHNORM_OPS_BN_ACTIVATION : ops;
   if (const cudnnStatus_t s = configure(mode, checked, x, {}, nullptr, nullptr, activation, bn);
       s != CUDNN_STATUS_SUCCESS) {
     return s;
@@ -185,12 +199,15 @@ cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
       s != CUDNN_STATUS_SUCCESS) {
     return s;
   }
-  if ((z_desc == nullptr) != (z == nullptr)) return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "z without its descriptor");
+  if ((z_desc == nullptr) != (z == nullptr)) {
+    return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "z without its descriptor");
+  }
   if (channels == nullptr || gamma == nullptr || bias == nullptr) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "no scale, bias or their descriptor");
   }
-  if (workspace_size < workspace_bytes(bn.x) || reserve_size < emulation::batch_norm_reserve_bytes(bn.x)) {
-    return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a workspace or reserve smaller than its size");
+  if (const cudnnStatus_t s = check_scratch(bn, workspace, workspace_size, reserve, reserve_size);
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
   }
   bn.epsilon = epsilon;
   const size_t data = bn.x.span_bytes(), per_channel = sizeof(float) * static_cast<size_t>(bn.x.extents[1]);
@@ -198,13 +215,10 @@ cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
           {{x, data, "x"}, {z, data, "z"}, {y, data, "y"}, {gamma, per_channel, "the scale"},
            {bias, per_channel, "the bias"}, {running_mean, per_channel, "the running mean"},
            {running_variance, per_channel, "the running variance"}, {saved_mean, per_channel, "the saved mean"},
-           {saved_inv_std, per_channel, "the saved inverse deviation"},
-           {workspace, workspace_bytes(bn.x), "the workspace"},
-           {reserve, emulation::batch_norm_reserve_bytes(bn.x), "the reserve"}});
+           {saved_inv_std, per_channel, "the saved inverse deviation"}});
       s != CUDNN_STATUS_SUCCESS) {
     return s;
   }
-  if (workspace == nullptr || reserve == nullptr) return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "no workspace or reserve");
   if (const cudnnStatus_t s = check_alignment(mode, {x, z, y}); s != CUDNN_STATUS_SUCCESS) return s;
   const double a = scale_of(alpha), b = scale_of(beta);
   emulation::enqueue(handle->stream, [=] {
@@ -243,21 +257,19 @@ cudnnStatus_t cudnnBatchNormalizationBackwardEx(
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "one of the saved mean and inverse deviation without the other");
   }
   bn.epsilon = epsilon;
-  if (workspace_size < workspace_bytes(bn.x) || reserve_size < emulation::batch_norm_reserve_bytes(bn.x)) {
-    return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a workspace or reserve smaller than its size");
+  if (const cudnnStatus_t s = check_scratch(bn, workspace, workspace_size, reserve, reserve_size);
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
   }
   const size_t data = bn.x.span_bytes(), per_channel = sizeof(float) * static_cast<size_t>(bn.x.extents[1]);
   if (const cudnnStatus_t s = check_memory(
           {{x, data, "x"}, {y, data, "y"}, {dy, data, "dy"}, {dz, data, "dz"}, {dx, data, "dx"},
            {gamma, per_channel, "the scale"}, {dgamma, per_channel, "the scale's gradient"},
            {dbeta, per_channel, "the bias's gradient"}, {saved_mean, per_channel, "the saved mean"},
-           {saved_inv_std, per_channel, "the saved inverse deviation"},
-           {workspace, workspace_bytes(bn.x), "the workspace"},
-           {reserve, emulation::batch_norm_reserve_bytes(bn.x), "the reserve"}});
+           {saved_inv_std, per_channel, "the saved inverse deviation"}});
       s != CUDNN_STATUS_SUCCESS) {
     return s;
   }
-  if (workspace == nullptr || reserve == nullptr) return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "no workspace or reserve");
   if (const cudnnStatus_t s = check_alignment(mode, {x, y, dy, dz, dx}); s != CUDNN_STATUS_SUCCESS) return s;
   const double ad = scale_of(alpha_data), bd = scale_of(beta_data), ap = scale_of(alpha_param),
                bp = scale_of(beta_param);

@@ -3,7 +3,9 @@
 
 #include <kusari/kernels/cuda/detail/emulated_cudnn.h>
 
+#include <algorithm>
 #include <array>
+#include <iterator>
 #include <cstring>
 
 #include <kusari/core/error.h>
@@ -25,13 +27,9 @@ float to_tf32(float value) {
 // `value` rounded to `type` and widened back.
 template <class A>
 A rounded_to(cudnnDataType_t type, A value) {
-  switch (type) {
-    case CUDNN_DATA_HALF: return static_cast<A>(__half2float(__float2half_rn(static_cast<float>(value))));
-    case CUDNN_DATA_BFLOAT16:
-      return static_cast<A>(__bfloat162float(__float2bfloat16_rn(static_cast<float>(value))));
-    case CUDNN_DATA_FLOAT: return static_cast<A>(static_cast<float>(value));
-    default: return value;
-  }
+  double element = 0;  // room for one element of any type
+  store_element<A>(&element, type, 0, value);
+  return load_element<A>(&element, type, 0);
 }
 
 // The element offset of `index` in t.
@@ -218,7 +216,9 @@ std::string convolution_mismatch(const DnnTensor& x, const DnnTensor& w, const D
   if (element_bytes(x.type) == 0) return "an element type the emulation does not take";
   const cudnnDataType_t compute = x.type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   if (g.compute != compute) return "a compute type the element type does not take";
-  if (x.extents[1] % w.extents[1] != 0) return cat("x's ", x.extents[1], " channels are not groups of w's ", w.extents[1]);
+  if (x.extents[1] % w.extents[1] != 0) {
+    return cat("x's ", x.extents[1], " channels are not groups of w's ", w.extents[1]);
+  }
   const int64_t groups = x.extents[1] / w.extents[1];
   if (w.extents[0] % groups != 0) return cat(w.extents[0], " filters do not divide into ", groups, " groups");
   if (y.extents[0] != x.extents[0] || y.extents[1] != w.extents[0]) {
@@ -241,15 +241,18 @@ std::string convolution_mismatch(const DnnTensor& x, const DnnTensor& w, const D
 std::string aliasing(DnnPass pass, const DnnTensor& x, const void* x_data, const DnnTensor& w, const void* w_data,
                      const DnnTensor& y, const void* y_data, const void* workspace, size_t workspace_bytes) {
   struct Span {
+    const DnnTensor* tensor;  // null for the workspace
     const char* first;
     size_t bytes;
     const char* name;
   };
-  const Span spans[] = {{static_cast<const char*>(x_data), x.span_bytes(), "x"},
-                        {static_cast<const char*>(w_data), w.span_bytes(), "w"},
-                        {static_cast<const char*>(y_data), y.span_bytes(), "y"},
-                        {static_cast<const char*>(workspace), workspace_bytes, "the workspace"}};
-  const Span& result = spans[pass == DnnPass::forward ? 2 : pass == DnnPass::backward_data ? 0 : 1];  // result_of's
+  const Span spans[] = {{&x, static_cast<const char*>(x_data), x.span_bytes(), "x"},
+                        {&w, static_cast<const char*>(w_data), w.span_bytes(), "w"},
+                        {&y, static_cast<const char*>(y_data), y.span_bytes(), "y"},
+                        {nullptr, static_cast<const char*>(workspace), workspace_bytes, "the workspace"}};
+  const DnnTensor* written = &result_of(pass, x, w, y);
+  const Span& result =
+      *std::find_if(std::begin(spans), std::end(spans), [&](const Span& s) { return s.tensor == written; });
   for (const Span& other : spans) {
     if (&other == &result || other.first == nullptr || other.bytes == 0 || result.bytes == 0) continue;
     if (result.first < other.first + other.bytes && other.first < result.first + result.bytes) {

@@ -114,17 +114,13 @@ cudnnStatus_t find(cudnnHandle_t handle, const LegacyPass& p, cudnnMathType_t ma
     all.push_back(perf);
   }
   std::stable_sort(all.begin(), all.end(), [](const Perf& a, const Perf& b) {
-    if ((a.status == CUDNN_STATUS_SUCCESS) != (b.status == CUDNN_STATUS_SUCCESS)) return a.status == CUDNN_STATUS_SUCCESS;
+    const bool a_ran = a.status == CUDNN_STATUS_SUCCESS, b_ran = b.status == CUDNN_STATUS_SUCCESS;
+    if (a_ran != b_ran) return a_ran;
     return a.time < b.time;
   });
   *returned = std::min(requested, static_cast<int>(all.size()));
   std::copy_n(all.begin(), *returned, results);
   return CUDNN_STATUS_SUCCESS;
-}
-
-// A scale as the calls take it: double for double data, float otherwise.
-double scale_of(const void* scale, cudnnDataType_t type) {
-  return type == CUDNN_DATA_DOUBLE ? *static_cast<const double*>(scale) : *static_cast<const float*>(scale);
 }
 
 // Queues `algorithm` of the pass on the handle's stream, after checking its operands and workspace.
@@ -140,7 +136,7 @@ cudnnStatus_t queue(cudnnHandle_t handle, const LegacyPass& p, int algorithm, co
   if (need > bytes || (need > 0 && !emulation::device_span(workspace, need))) {
     return emulation::refuse(CUDNN_STATUS_BAD_PARAM, "a workspace smaller than the algorithm takes");
   }
-  const double a = scale_of(alpha, p.x.type), b = scale_of(beta, p.x.type);
+  const double a = emulation::scale_value(alpha, p.x.type), b = emulation::scale_value(beta, p.x.type);
   emulation::enqueue(handle->stream, [=] { compute(p, algorithm, x, w, y, a, b, workspace); });
   return CUDNN_STATUS_SUCCESS;
 }
