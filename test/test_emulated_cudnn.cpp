@@ -1,8 +1,9 @@
 // The host emulation's cuDNN (built with -Dcuda-emulation=true): its heuristics rank engines by dtype with
 // their numerical notes, the engines compute as their notes say (TF32 inputs, sums rounded to a half
 // type), a plan for 16-byte aligned operands is refused for a tensor declared less aligned, a graph whose
-// extents cuDNN's formula does not give is refused, an execution checks its data against the declared
-// alignment, the device's allocations and the plan's workspace, the legacy calls' two algorithms equal the
+// extents cuDNN's formula does not give is refused, heuristics need a device and an attribute is answered
+// only on its descriptor, an execution checks its data against the declared alignment, the device's
+// allocations, the plan's workspace and the result's memory (no computing in place), the legacy calls' two algorithms equal the
 // CPU's convolution, and the fused batch normalization declines what cuDNN's kernels do not take, refuses
 // misuse and gives NaN gradients from a reserve space that is not its forward's.
 // Part of test_cuda_emulation.
@@ -139,6 +140,33 @@ TEST_CASE("an emulated execution checks alignment, the device's allocations and 
   const Array small = Array::empty({plans.front().workspace / 2}, Dtype::uint8, gpu);
   CHECK_THROWS_AS(run_engine(dnn.handle(), plans.front(), o.forward(), small.raw_data()), DeviceError);
   CHECK(last_refusal().find("a workspace of fewer than the plan's") != std::string::npos);
+  // The result's memory as the workspace: cuDNN does not compute in place.
+  CHECK_THROWS_AS(run_engine(dnn.handle(), plans.front(), o.forward(), o.y.raw_data()), DeviceError);
+  CHECK(last_refusal().find("the result y overlaps the workspace") != std::string::npos);
+  // The legacy calls refuse it too.
+  CHECK_THROWS_AS(run_legacy(dnn.handle(), ConvolutionPass::forward, o.forward(), {1, plans.front().workspace},
+                             o.y.raw_data()),
+                  DeviceError);
+  CHECK(last_refusal().find("the result y overlaps the workspace") != std::string::npos);
+}
+
+TEST_CASE("the emulated backend answers an attribute only on its descriptor, and heuristics need a device") {
+  const Operands o(Dtype::float32);
+  const BackendDescriptor graph = convolution_graph(ConvolutionPass::forward, o.forward());
+  const BackendDescriptor config = ranked_configs(graph, CUDNN_HEUR_MODE_A, device()).front();
+  // An engine's notes read from its configuration rather than its engine.
+  int64_t count = 0;
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  CHECK(cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                 CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes) == CUDNN_STATUS_BAD_PARAM);
+  CHECK(last_refusal().find("an attribute of another descriptor, or read as another type") != std::string::npos);
+  // Heuristics without the device they rank for.
+  BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph, "heuristics");
+  heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode, "heuristics");
+  CHECK(heuristics.try_finalize() == CUDNN_STATUS_BAD_PARAM);
+  CHECK(last_refusal().find("heuristics without a graph, mode or device properties") != std::string::npos);
 }
 
 TEST_CASE("an emulated graph whose output extents cuDNN's formula does not give is refused") {
