@@ -3,9 +3,10 @@
 // type), a plan for 16-byte aligned operands is refused for a tensor declared less aligned, a graph whose
 // extents cuDNN's formula does not give is refused, heuristics need a device and an attribute is answered
 // only on its descriptor, an execution checks its data against the declared alignment, the device's
-// allocations, the plan's workspace and the result's memory (no computing in place), the legacy calls' two algorithms equal the
-// CPU's convolution, and the fused batch normalization declines what cuDNN's kernels do not take, refuses
-// misuse and gives NaN gradients from a reserve space that is not its forward's.
+// allocations, the plan's workspace and the result's memory (no computing in place), the legacy calls'
+// two algorithms equal the CPU's convolution, and the fused batch normalization declines what cuDNN's
+// kernels do not take, refuses misuse and gives NaN gradients from a reserve space that is not its
+// forward's.
 // Part of test_cuda_emulation.
 #include <doctest/doctest.h>
 
