@@ -80,10 +80,9 @@ inline Options parse_options(int argc, char** argv, Options defaults = {}) {
 // Text a benchmark appends to its line, computed once the timed steps have run (empty for none).
 using Suffix = std::function<std::string()>;
 
-// Runs `step` warmup times, then for at least `min_seconds` (and `min_steps` steps), and prints one
-// line in the bench format followed by suffix(). Returns the mean milliseconds per step.
-inline double time_steps(const std::string& name, int64_t batch_size, const std::function<void()>& step,
-                         int warmup = 20, int min_steps = 20, double min_seconds = 2.0, const Suffix& suffix = {}) {
+// Runs `step` warmup times, then for at least `min_seconds` (and `min_steps` steps); returns the mean
+// milliseconds per timed step.
+inline double mean_step_ms(const std::function<void()>& step, int warmup, int min_steps, double min_seconds) {
   for (int i = 0; i < warmup; ++i) step();
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -94,7 +93,14 @@ inline double time_steps(const std::string& name, int64_t batch_size, const std:
     ++steps;
     elapsed = std::chrono::duration<double>(clock::now() - start).count();
   }
-  const double ms = elapsed * 1000.0 / static_cast<double>(steps);
+  return elapsed * 1000.0 / static_cast<double>(steps);
+}
+
+// Times `step` as mean_step_ms does and prints one line in the bench format followed by suffix().
+// Returns the mean milliseconds per step.
+inline double time_steps(const std::string& name, int64_t batch_size, const std::function<void()>& step,
+                         int warmup = 20, int min_steps = 20, double min_seconds = 2.0, const Suffix& suffix = {}) {
+  const double ms = mean_step_ms(step, warmup, min_steps, min_seconds);
   std::printf("%s: %.4f ms/step, %.1f samples/s%s\n", name.c_str(), ms,
               static_cast<double>(batch_size) * 1000.0 / ms, suffix ? suffix().c_str() : "");
   std::fflush(stdout);

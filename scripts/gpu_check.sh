@@ -15,7 +15,9 @@
 #                                  kernels), the bench: ResNet-50 steps at batch 256 in float32, float16
 #                                  and bfloat16 channels-last with the profiler's table of the float16
 #                                  step, beside PyTorch's float32, AMP and bfloat16 AMP steps in the same
-#                                  run; the NCCL path of the communicator and the float16 wire's
+#                                  run, and kusari's memory-bound kernels beside PyTorch's same
+#                                  operations (bench/kernels, each against its run's cudaMemcpy, paired
+#                                  in a table at the end of bench.txt); the NCCL path of the communicator and the float16 wire's
 #                                  automatic factors made on the device; every paper's recipe on
 #                                  synthetic ImageNet JPEGs in float32, float16 and bfloat16 and
 #                                  jia2018's AlexNets in float16 (s/iteration, images/s, loss finite);
@@ -38,7 +40,8 @@ device_suites=(activation arithmetic array_manipulation autograd convolution gho
                link links_layers loss matmul mixed_precision models noise normalization npz optimizers pooling random
                reduction routines)
 recipe_names=(fashion_mnist goyal2017 akiba2017 jia2018 kumar2017)
-programs=(test/test_cuda_device test/test_cuda_nccl test/test_wire_precision bench/resnet50 "${recipe_names[@]/#/recipes/}"
+programs=(test/test_cuda_device test/test_cuda_nccl test/test_wire_precision bench/resnet50 bench/kernels
+          "${recipe_names[@]/#/recipes/}"
           "${device_suites[@]/#/test/test_}")
 
 prepare() {
@@ -56,7 +59,7 @@ prepare() {
     grep -v -E '/(libc|libm|libpthread|librt|libdl|libgcc_s|libstdc\+\+)\.so|/usr/local/cuda/' |
     while read -r lib; do cp -L "$lib" "$stage/lib/"; done
   strip --strip-unneeded "$stage"/lib/libkusari.so* "$stage"/bin/*
-  cp bench/torch_resnet50_gpu.py "$stage/bin/"
+  cp bench/torch_resnet50_gpu.py bench/torch_kernels_gpu.py bench/kernel_pairs.py "$stage/bin/"
   tar -C "$stage" -cf - bin lib | xz -T0 -6 > "$carry/bundle.tar.xz.tmp"
   mv "$carry/bundle.tar.xz.tmp" "$carry/bundle.tar.xz"
   rm -rf "$stage"
@@ -176,7 +179,12 @@ PY
     --steps 5 --seconds 0 --profile 1 --cudnn-benchmark 1
   STEP_SECONDS=300 step_python bench_torch "$here/bin/torch_resnet50_gpu.py" float32 amp amp_bf16 --warmup 3 --steps 10 \
     --cudnn-benchmark 1
+  # kusari's own memory-bound kernels at ResNet-50's float16 channels-last shapes beside the same operations
+  # in PyTorch, each side's rates against its own cudaMemcpy, and the two paired in a table.
+  step bench_kernels "$here/bin/kernels" --device cuda:0 --dtype float16 --channels-last 1
+  step_python bench_kernels_torch "$here/bin/torch_kernels_gpu.py" --dtype float16 --channels-last 1
   cat "$logs"/bench_*.log 2>/dev/null | grep "ms/step" | tee "$out/bench.txt"
+  cat "$logs"/bench_kernels*.log 2>/dev/null | python3 "$here/bin/kernel_pairs.py" | tee -a "$out/bench.txt"
   grep -sv "ms/step" "$logs/bench_float16_profile.log" > "$out/profile_float16.txt"
   # One rank, as an MPI singleton (the GPU machine has no mpiexec): the NCCL path runs, but a sum over one
   # rank is the identity, so it counts as skipped unless it fails.
