@@ -13,6 +13,7 @@
 
 #include <kusari/core/allocator.h>
 #include <kusari/core/array.h>
+#include <kusari/core/memory_order.h>
 #include <kusari/kernels/cuda/runtime.h>
 
 using namespace kusari;
@@ -129,6 +130,26 @@ TEST_CASE("copies with dtype conversion equal the CPU's, for every pair and stri
   const Array host = sample({4, 1, 5}, Dtype::float32);
   const Array broadcast = host.to(gpu).broadcast_to({4, 3, 5}).copy();
   CHECK(same_elements(broadcast.to(Device::cpu()), host.broadcast_to({4, 3, 5}).copy()));
+}
+
+TEST_CASE("copies of one dtype keep every byte: dense runs as one memcpy, at an offset, and across memory orders") {
+  for (const Dtype dtype : all_dtypes) {
+    CAPTURE(dtype);
+    const Array host = sample({3, 4, 5, 6}, dtype);
+    const Array device = host.to(gpu);
+    CHECK(same_elements(device.copy().to(Device::cpu()), host));
+    const Array channels_last = in_order(device, MemoryOrder::channels_last);
+    CHECK(memory_order_of(channels_last) == MemoryOrder::channels_last);
+    const Array dense_copy = channels_last.copy();
+    CHECK(same_elements(dense_copy.to(Device::cpu()), host));
+    CHECK(same_elements(in_order(channels_last, MemoryOrder::row_major).to(Device::cpu()), host));
+    // Rows 1 and 2 of the first axis: one dense run starting 120 elements in.
+    const std::vector<Index> rows{Slice{1, 3}};
+    CHECK(same_elements(device.get_item(rows).copy().to(Device::cpu()), host.get_item(rows).copy()));
+    // Every other element of the last axis: not a dense run.
+    const std::vector<Index> every_other{Ellipsis{}, Slice{0, 6, 2}};
+    CHECK(same_elements(device.get_item(every_other).copy().to(Device::cpu()), host.get_item(every_other).copy()));
+  }
 }
 
 TEST_CASE("fill rounds as the CPU does") {

@@ -1,8 +1,9 @@
-// CUDA copy (with dtype conversion, any strides), fill, and transfers: host to device through a ring of
-// pinned staging memory (the host's array is free again when the call returns, the device copy runs on,
-// and the host waits only where the ring comes round to a copy not yet done), device to host through
-// two pinned buffers in turn (then raising what the stream's kernels found wrong on the
-// device, detail/device_faults.h), device to device on the current streams (detail/streams.h).
+// CUDA copy (with dtype conversion, any strides; a cudaMemcpy where both are one dense run of the same
+// dtype), fill, and transfers: host to device through a ring of pinned staging memory (the host's array
+// is free again when the call returns, the device copy runs on, and the host waits only where the ring
+// comes round to a copy not yet done), device to host through two pinned buffers in turn (then raising
+// what the stream's kernels found wrong on the device, detail/device_faults.h), device to device on the
+// current streams (detail/streams.h).
 
 #include <algorithm>
 #include <cstring>
@@ -35,7 +36,23 @@ __global__ void fill_elements(KernelLayout<1> layout, T value) {
   KUSARI_FOR_EACH_ELEMENT(i, layout.size) { element<T>(layout, 0, i) = value; }
 }
 
+// Copies src to dst with one cudaMemcpyAsync where they have one dtype and their elements lie at the same
+// places in one dense run of memory each (contiguous arrays, or channels-last ones); returns false,
+// copying nothing, otherwise.
+bool copy_as_bytes(const Array& src, const Array& dst) {
+  if (src.dtype() != dst.dtype() || src.size() == 0) return false;
+  const int index = device_of<2>({&src, &dst}, "copy");
+  const KernelLayout<2> layout = kernel_layout<2>({&src, &dst}, "copy");
+  if (layout.axes != 1 || layout.strides[0][0] != 1 || layout.strides[1][0] != 1) return false;
+  DeviceGuard guard(index);
+  check(cudaMemcpyAsync(layout.bases[1], layout.bases[0], static_cast<size_t>(src.nbytes()), cudaMemcpyDeviceToDevice,
+                        current_stream(index)),
+        "cudaMemcpyAsync");
+  return true;
+}
+
 void copy_kernel(const Array& src, const Array& dst) {
+  if (copy_as_bytes(src, dst)) return;
   visit_dtype(src.dtype(), [&]<class S>() {
     visit_dtype(dst.dtype(), [&]<class D>() { launch<2>("copy", {&src, &dst}, copy_elements<S, D>); });
   });
