@@ -123,12 +123,13 @@ run() {
       return 1
     fi
     [ "$left" -lt "$limit" ] && limit=$left
+    local started=$SECONDS
     if LD_LIBRARY_PATH="$library_path" timeout -k 10 "$limit" "$@" > "$logs/$name.log" 2>&1; then
       passed=$((passed + 1))
-      echo "$name: passed"
+      echo "$name: passed ($((SECONDS - started)) s)"
     else
       failed=$((failed + 1))
-      echo "$name: failed; the end of its output:"
+      echo "$name: failed after $((SECONDS - started)) s; the end of its output:"
       tail -40 "$logs/$name.log"
       return 1
     fi
