@@ -51,7 +51,7 @@ Array channel_parameter(const Setting& s, int64_t channels, double value) {
 }
 
 // Bytes of the arrays together.
-double bytes_of(std::initializer_list<Array> arrays) {
+double bytes_of(const std::vector<Array>& arrays) {
   double total = 0;
   for (const Array& a : arrays) total += static_cast<double>(a.nbytes());
   return total;
@@ -119,7 +119,8 @@ Workload channel_affine(const Setting& s, const Shape& shape) {
 }
 
 // A binary elementwise map of two activations of `shape`.
-Workload binary(const Setting& s, const Shape& shape, const std::string& name, Array (*map)(const Array&, const Array&)) {
+Workload binary(const Setting& s, const Shape& shape, const std::string& name,
+                Array (*map)(const Array&, const Array&)) {
   const Array a = activation(s, shape, 11), b = activation(s, shape, 12);
   return {name, bytes_of({a, b, a}), [=] { map(a, b); }};
 }
@@ -140,7 +141,7 @@ Shape stem_pooled(const Shape& shape) { return {shape[0], shape[1], (shape[2] - 
 Workload max_pool_forward(const Setting& s, const Shape& shape) {
   const Array x = activation(s, shape, 14);
   const Shape y_shape = stem_pooled(shape);
-  const double bytes = bytes_of({x}) + static_cast<double>(y_shape.numel() * static_cast<int64_t>(itemsize(s.dtype)));
+  const double bytes = bytes_of({x}) + static_cast<double>(y_shape.numel()) * static_cast<double>(itemsize(s.dtype));
   return {"max_pool_forward", bytes, [=] { ops::max_pooling_2d(x, kStemPooling, y_shape); }};
 }
 
@@ -188,13 +189,6 @@ std::vector<Array> parameter_arrays(const Setting& s, const std::vector<Shape>& 
   std::vector<Array> arrays;
   for (const Shape& shape : shapes) arrays.push_back(Array::normal(shape, 0, 0.01, seed++, dtype, s.device));
   return arrays;
-}
-
-// Bytes of every array.
-double bytes_of(const std::vector<Array>& arrays) {
-  double total = 0;
-  for (const Array& a : arrays) total += static_cast<double>(a.nbytes());
-  return total;
 }
 
 // The loss scaler's check that every gradient (the setting's dtype) is finite.
@@ -267,7 +261,8 @@ int main(int argc, char** argv) {
                         options.channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major};
   // A GPU step queues this many calls and then waits for them, so that the wait is not what is timed.
   const int calls_per_step = on_gpu ? 10 : 1;
-  std::string suffix = "_" + options.dtype + "_" + (on_gpu ? "cuda" : device.type == DeviceType::cpu ? "cpu" : "loopback");
+  const char* device_name = on_gpu ? "cuda" : device.type == DeviceType::cpu ? "cpu" : "loopback";
+  std::string suffix = "_" + options.dtype + "_" + device_name;
   if (options.channels_last) suffix += "_channels_last";
   const std::string prefix = "kernels_b" + std::to_string(setting.batch) + "_";
   double copy_gb_s = 0;

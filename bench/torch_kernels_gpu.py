@@ -5,9 +5,9 @@ runs them (eager mode: batch normalization then the ReLU as two kernels, autogra
 SGD optimizer's default multi-tensor step), each timed as kusari's is (ten calls, then a synchronization)
 and printed with the same name prefixed "torch_" and the same bytes, so that each pair of lines compares
 one operation: "name: X ms/step, Y samples/s bytes_mb=B gb_s=G copy_fraction=F", the fraction of this
-run's own cudaMemcpy line. kusari's channel passes have no PyTorch counterpart. Batch normalization's scale and shift are
-float32, as under AMP; AMP also keeps float32 gradients, but here the loss scaler's check and the widening
-run on gradients of the bench's dtype, as kusari's do.
+run's own cudaMemcpy line. kusari's channel passes have no PyTorch counterpart. Batch normalization's
+scale and shift are float32, as under AMP; AMP also keeps float32 gradients, but here the loss scaler's
+check and the widening run on gradients of the bench's dtype, as kusari's do.
 Usage: torch_kernels_gpu.py [--dtype float16|bfloat16|float32] [--channels-last 0|1] [--batch N]
                             [--warmup N] [--steps N] [--seconds S]"""
 import argparse

@@ -17,16 +17,17 @@
 #                                  step, beside PyTorch's float32, AMP and bfloat16 AMP steps in the same
 #                                  run, and kusari's memory-bound kernels beside PyTorch's same
 #                                  operations (bench/kernels, each against its run's cudaMemcpy, paired
-#                                  in a table at the end of bench.txt); the NCCL path of the communicator and the float16 wire's
-#                                  automatic factors made on the device; every paper's recipe on
-#                                  synthetic ImageNet JPEGs in float32, float16 and bfloat16 and
-#                                  jia2018's AlexNets in float16 (s/iteration, images/s, loss finite);
-#                                  the device matrix on cuda:0 (fashion_mnist and jia2018, every dtype
-#                                  and model against the CPU, snapshots across); and the host suites
-#                                  with every array on cuda:0. All within GPU_CHECK_SECONDS (default
-#                                  570; a step that would start later is skipped); GPU_CHECK_SKIP, a
-#                                  bash regular expression, skips the steps it matches (a second call's
-#                                  way past those the first ran).
+#                                  in a table at the end of bench.txt); the NCCL path of the communicator
+#                                  and the float16 wire's automatic factors made on the device; every
+#                                  paper's recipe on synthetic ImageNet JPEGs in float32, float16 and
+#                                  bfloat16 and jia2018's AlexNets in float16 (s/iteration, images/s,
+#                                  loss finite); the device matrix on cuda:0 (fashion_mnist and jia2018,
+#                                  every dtype and model against the CPU, snapshots across); and the
+#                                  host suites with every array on cuda:0, four processes at a time
+#                                  (each step's line says how long it took). All within
+#                                  GPU_CHECK_SECONDS (default 570; a step that would start later is
+#                                  skipped); GPU_CHECK_SKIP, a bash regular expression, skips the steps
+#                                  it matches (a second call's way past those the first ran).
 # The last line of `run` is "N passed, N failed, N skipped" over the steps it checked (the bench lines
 # are figures, passed when every program ran; the one-rank NCCL test is skipped unless it fails).
 set -uo pipefail
@@ -105,15 +106,14 @@ run() {
     skipped=$((skipped + 1))
     echo "$1: skipped ($2)"
   }
-  # Runs one step (a name, then its command) for at most STEP_SECONDS (default 240) and what is left of
-  # the budget (less timeout's 10 s of grace), its output into $logs/<name>.log; kusari's programs run
-  # with the bundled libraries. Skips it when its name matches GPU_CHECK_SKIP (a bash regular
-  # expression, unanchored: steps a previous call ran) or under 30 s are left. Returns the step's success.
-  step() {
-    local name=$1 limit=${STEP_SECONDS:-240} left
-    shift
-    left=$(( $(seconds_left) - 10 ))
+  # Whether step `name` may start: not when its name matches GPU_CHECK_SKIP (a bash regular expression,
+  # unanchored: steps a previous call ran) or under 30 s are left (each counted as skipped, and
+  # said). Sets step_limit: STEP_SECONDS (default 240) or what is left of the budget less timeout's
+  # 10 s of grace, whichever is less.
+  admit() {
+    local name=$1 left=$(( $(seconds_left) - 10 ))
     step_skipped=0
+    step_limit=${STEP_SECONDS:-240}
     if [[ -n ${GPU_CHECK_SKIP:-} && $name =~ $GPU_CHECK_SKIP ]]; then
       skip "$name" GPU_CHECK_SKIP
       return 1
@@ -122,17 +122,57 @@ run() {
       skip "$name" "the check's $budget s are spent"
       return 1
     fi
-    [ "$left" -lt "$limit" ] && limit=$left
-    local started=$SECONDS
-    if LD_LIBRARY_PATH="$library_path" timeout -k 10 "$limit" "$@" > "$logs/$name.log" 2>&1; then
+    [ "$left" -lt "$step_limit" ] && step_limit=$left
+    return 0
+  }
+  # Runs a command within step_limit seconds, its output into $logs/<name>.log; kusari's programs run
+  # with the bundled libraries.
+  run_limited() {
+    local name=$1
+    shift
+    LD_LIBRARY_PATH="$library_path" timeout -k 10 "$step_limit" "$@" > "$logs/$name.log" 2>&1
+  }
+  # Counts step `name` as passed or failed by its status, saying so with how long it took (and the end
+  # of its output when it failed). Returns its success.
+  report() {
+    local name=$1 status=$2 seconds=$3
+    if [ "$status" -eq 0 ]; then
       passed=$((passed + 1))
-      echo "$name: passed ($((SECONDS - started)) s)"
-    else
-      failed=$((failed + 1))
-      echo "$name: failed after $((SECONDS - started)) s; the end of its output:"
-      tail -40 "$logs/$name.log"
-      return 1
+      echo "$name: passed ($seconds s)"
+      return 0
     fi
+    failed=$((failed + 1))
+    echo "$name: failed after $seconds s; the end of its output:"
+    tail -40 "$logs/$name.log"
+    return 1
+  }
+  # Runs one step (a name, then its command) if admitted. Returns the step's success.
+  step() {
+    local name=$1 started=$SECONDS status=0
+    admit "$name" || return 1
+    run_limited "$@" || status=$?
+    report "$name" "$status" $((SECONDS - started))
+  }
+  # Starts one step in the background if admitted, while at most `jobs` others run; steps_joined reports
+  # every step started this way once all have ended.
+  background_names=()
+  step_in_background() {
+    local jobs=$1 name=$2
+    shift 2
+    admit "$name" || return 0
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    background_names+=("$name")
+    ( started=$SECONDS; status=0; run_limited "$name" "$@" || status=$?
+      echo "$status $((SECONDS - started))" > "$logs/$name.status" ) &
+  }
+  steps_joined() {
+    wait
+    local name status seconds
+    for name in "${background_names[@]}"; do
+      read -r status seconds < "$logs/$name.status" || { status=1; seconds=0; }
+      report "$name" "$status" "$seconds" || true
+    done
+    background_names=()
   }
   # step for a python3 program: the system's libraries, not the bundle's.
   step_python() {
@@ -253,11 +293,12 @@ PY
   STEP_SECONDS=240 step_python device_matrix test/recipe_device_matrix.py - cuda:0 "$here/wrapped/fashion_mnist" \
     "$here/wrapped/jia2018"
   tail -5 "$logs/device_matrix.log" 2>/dev/null
-  # Last, as the longest: the host suites with every array on cuda:0.
+  # Last, as the longest: the host suites with every array on cuda:0, four processes at a time on the GPU.
   local suite
   for suite in "${device_suites[@]}"; do
-    step "on_cuda_$suite" env KUSARI_TEST_DEVICE=cuda:0 KUSARI_POISON=1 "$here/bin/test_$suite"
+    step_in_background 4 "on_cuda_$suite" env KUSARI_TEST_DEVICE=cuda:0 KUSARI_POISON=1 "$here/bin/test_$suite"
   done
+  steps_joined
   # Where cuDNN was not used (each process says so once on stderr): the slow paths to look at first.
   echo "cuDNN fallbacks (processes that said so, by message):"
   grep -shE "kusari: (conv2d: no cuDNN engine plan|batch_normalization: .* declined)" "$logs"/*.log |
