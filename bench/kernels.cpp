@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
     }, options.warmup, options.min_steps, options.seconds) / calls_per_step;
     const double gb_s = workload.bytes / (ms * 1e6);
     if (copy_gb_s == 0) copy_gb_s = gb_s;
-    std::printf("%s: %.4f ms/step, %.1f samples/s bytes_mb=%.1f gb_s=%.1f copy_fraction=%.3f\n",
+    std::printf("%s: %.4f ms/step, %.1f samples/s bytes_mb=%.1f gb_s=%.2f copy_fraction=%.3f\n",
                 (prefix + workload.name + suffix).c_str(), ms, static_cast<double>(setting.batch) * 1000.0 / ms,
                 workload.bytes / (1 << 20), gb_s, gb_s / copy_gb_s);
     std::fflush(stdout);

@@ -3,11 +3,13 @@
 memory-bound operations at ResNet-50's shapes, in the same dtype and memory order, as a PyTorch program
 runs them (eager mode: batch normalization then the ReLU as two kernels, autograd for the backwards, the
 SGD optimizer's default multi-tensor step), each timed as kusari's is (ten calls, then a synchronization)
-and printed with the same name prefixed "torch_" and the same bytes, so that each pair of lines compares
-one operation: "name: X ms/step, Y samples/s bytes_mb=B gb_s=G copy_fraction=F", the fraction of this
-run's own cudaMemcpy line. kusari's channel passes have no PyTorch counterpart. Batch normalization's
-scale and shift are float32, as under AMP; AMP also keeps float32 gradients, but here the loss scaler's
-check and the widening run on gradients of the bench's dtype, as kusari's do.
+and printed with the same name prefixed "torch_" and the same bytes (but for the loss scaler's check,
+whose PyTorch kernel also unscales every gradient in place, reading and writing it: twice the bytes),
+so that each pair of lines compares one operation: "name: X ms/step, Y samples/s bytes_mb=B gb_s=G
+copy_fraction=F", the fraction of this run's own cudaMemcpy line. kusari's channel passes have no
+PyTorch counterpart. Batch normalization's scale and shift are float32, as under AMP; AMP also keeps
+float32 gradients, but here the loss scaler's check and the widening run on gradients of the bench's
+dtype, as kusari's do.
 Usage: torch_kernels_gpu.py [--dtype float16|bfloat16|float32] [--channels-last 0|1] [--batch N]
                             [--warmup N] [--steps N] [--seconds S]"""
 import argparse
@@ -136,8 +138,9 @@ def workloads(batch, dtype, memory_format):
         grads = parameters(dtype)
         found_inf = torch.zeros(1, device=device)
         scale = torch.ones(1, device=device)
-        return "all_finite_resnet50_grads", nbytes(*grads), lambda: torch._amp_foreach_non_finite_check_and_unscale_(
-            grads, found_inf, scale)
+        def call():  # reads and writes every gradient (multiplied in place by the inverse scale, 1 here)
+            torch._amp_foreach_non_finite_check_and_unscale_(grads, found_inf, scale)
+        return "all_finite_resnet50_grads", 2 * nbytes(*grads), call
 
     def momentum_steps():
         weights = [torch.nn.Parameter(w) for w in parameters(torch.float32)]

@@ -160,8 +160,8 @@ run() {
   step_in_background() {
     local jobs=$1 name=$2
     shift 2
-    admit "$name" || return 0
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    admit "$name" || return 0  # after the wait for a slot, so that its limit is counted from its start
     background_names+=("$name")
     ( started=$SECONDS; status=0; run_limited "$name" "$@" || status=$?
       echo "$status $((SECONDS - started))" > "$logs/$name.status" ) &

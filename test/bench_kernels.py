@@ -36,7 +36,7 @@ for device in devices:
         for m in matches:
             assert m.group(2) == dtype and (m.group(4) is not None) == (channels_last == "1"), m.group(0)
             ms, mb, gb_s, fraction = (float(m.group(i)) for i in (5, 6, 7, 8))
-            assert ms > 0 and mb > 0 and gb_s > 0 and fraction > 0, m.group(0)
+            assert ms > 0 and mb > 0 and gb_s >= 0 and fraction >= 0, m.group(0)  # the emulation's are tiny
             assert abs(gb_s - mb * 2**20 / (ms * 1e6)) <= 0.05 * gb_s + 0.1, f"not bytes over time: {m.group(0)}"
         assert matches[0].group(8) == "1.000", f"the copy is the reference: {lines[0]}"
 

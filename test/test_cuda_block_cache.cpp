@@ -308,6 +308,35 @@ TEST_CASE("release_free returns every free block; blocks waiting on events stay"
   CHECK(cache.stats().peak_bytes_held == 2 << 16);
 }
 
+TEST_CASE("without caching every request is its own allocation of exactly its bytes, returned when freed") {
+  RecordingMemory memory(4 * kMiB);
+  BlockCache cache(memory, "cuda:0", false);
+  void* a = cache.take(1000, stream(1));
+  void* b = cache.take(3 * kMiB / 2, stream(1));
+  CHECK(memory.blocks.at(a) == 1000);
+  CHECK(memory.blocks.at(b) == 3 * kMiB / 2);
+  CHECK(cache.stats().bytes_in_use == 1000 + 3 * kMiB / 2);
+  // Used on another stream too: still returned at once (cudaFree waits for every stream), no event made.
+  cache.mark_used_on(a, stream(2));
+  cache.give_back(a);
+  CHECK(memory.blocks.count(a) == 0);
+  CHECK(memory.events_made == 0);
+  void* c = cache.take(1000, stream(1));
+  CHECK(memory.blocks.at(c) == 1000);
+  cache.give_back(b);
+  cache.give_back(c);
+  CHECK(memory.blocks.empty());
+  const AllocatorStats stats = cache.stats();
+  CHECK(stats.fresh_allocations == 3);
+  CHECK(stats.pooled_allocations == 0);
+  CHECK(stats.bytes_in_use == 0);
+  CHECK(stats.bytes_cached == 0);
+  CHECK(stats.peak_bytes_in_use == 1000 + 3 * kMiB / 2);
+  CHECK_THROWS_WITH_AS(cache.take(5 * kMiB, stream(1)),
+                       doctest::Contains("out of device memory for 5242880 bytes (5242880 uncached;"), DeviceError);
+  CHECK_THROWS_AS(cache.give_back(c), ValueError);
+}
+
 TEST_CASE("a pointer the cache did not give is refused with the device's name") {
   RecordingMemory memory(kMiB);
   BlockCache cache(memory, "cuda:1");

@@ -10,6 +10,12 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
@@ -383,4 +389,72 @@ TEST_CASE("copies read and write pageable host memory at the call, pinned memory
   REQUIRE(cudaFreeHost(pinned) == cudaSuccess);
   CHECK(cudaMemcpyAsync(back.data(), pageable.data(), kBytes, cudaMemcpyDefault, stream) == cudaErrorInvalidValue);
   CHECK(cudaGetLastError() == cudaErrorInvalidValue);
+}
+
+namespace {
+
+// One thread writes 1 at values[index].
+__global__ void write_one_at(float* values, int64_t index) { values[index] = 1; }
+
+// What a child process running `body` wrote on stderr, and how it ended (waitpid's status).
+struct ChildEnd {
+  std::string said;
+  int status = 0;
+};
+
+// Runs `body` in a child process (no core file; doctest's own crash report, from its handler, which
+// comes after the emulation's, not kept) and waits for it.
+template <class Body>
+ChildEnd run_in_child(Body body) {
+  int pipe_ends[2];
+  REQUIRE(pipe(pipe_ends) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    dup2(pipe_ends[1], STDERR_FILENO);
+    dup2(open("/dev/null", O_WRONLY), STDOUT_FILENO);
+    body();
+    _exit(0);
+  }
+  close(pipe_ends[1]);
+  ChildEnd end;
+  char buffer[512];
+  for (ssize_t n; (n = read(pipe_ends[0], buffer, sizeof buffer)) > 0;) end.said.append(buffer, static_cast<size_t>(n));
+  close(pipe_ends[0]);
+  REQUIRE(waitpid(child, &end.status, 0) == child);
+  return end;
+}
+
+}  // namespace
+
+TEST_CASE("a kernel's access past a device allocation's rounded end stops it there, naming the allocation") {
+  void* data = nullptr;
+  REQUIRE(cudaMalloc(&data, 1000) == cudaSuccess);
+  auto* values = static_cast<float*>(data);
+  launch_and_wait(&write_one_at, 1, 1, values, int64_t{249});
+  // The first byte past cudaMalloc's 256-byte rounding is the guard page's.
+  const ChildEnd end = run_in_child([&] {
+    launch_kernel(&write_one_at, 1, 1, nullptr, values, int64_t{256});
+    cudaDeviceSynchronize();
+  });
+  CHECK(WIFSIGNALED(end.status));
+  CHECK(WTERMSIG(end.status) == SIGSEGV);
+  CHECK(end.said.find("an access at byte 1024 of a device allocation of 1000 bytes at") != std::string::npos);
+  CHECK(cudaFree(data) == cudaSuccess);
+}
+
+TEST_CASE("a write past a device allocation's end but within its rounding is found when it is freed") {
+  void* data = nullptr;
+  REQUIRE(cudaMalloc(&data, 1000) == cudaSuccess);
+  auto* values = static_cast<float*>(data);
+  const ChildEnd end = run_in_child([&] {
+    launch_kernel(&write_one_at, 1, 1, nullptr, values, int64_t{250});
+    cudaFree(data);
+  });
+  CHECK(WIFSIGNALED(end.status));
+  CHECK(WTERMSIG(end.status) == SIGABRT);
+  CHECK(end.said.find("a write at byte 1000 of a device allocation of 1000 bytes at") != std::string::npos);
+  CHECK(cudaFree(data) == cudaSuccess);  // the parent's own bytes past the end are untouched
 }

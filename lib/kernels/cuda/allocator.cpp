@@ -1,6 +1,7 @@
 // The CUDA allocator: one BlockCache per device over cudaMalloc and cudaFree, each block tied to the
 // stream the allocating thread queues on (the compute stream, or the communication stream inside a
-// CommunicationStreamScope).
+// CommunicationStreamScope); caching unless KUSARI_CUDA_CACHE=0 (each array then its own cudaMalloc,
+// freed by cudaFree, as PYTORCH_NO_CUDA_MEMORY_CACHING=1 does for running under compute-sanitizer).
 
 #include <kusari/kernels/cuda/detail/allocator.h>
 
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include <kusari/core/detail/environment_switch.h>
 #include <kusari/kernels/cuda/detail/block_cache.h>
 #include <kusari/kernels/cuda/detail/check.h>
 #include <kusari/kernels/cuda/detail/streams.h>
@@ -135,8 +137,9 @@ class CudaAllocator final : public Allocator {
   BlockCache& cache_of(int index) {
     DeviceCache& d = devices_[static_cast<size_t>(index)];
     std::call_once(d.once, [&] {
+      const bool caching = kusari::detail::environment_switch("KUSARI_CUDA_CACHE", true);
       d.memory = std::make_unique<RuntimeMemory>(index);
-      d.cache = std::make_unique<BlockCache>(*d.memory, Device::cuda(index).to_string());
+      d.cache = std::make_unique<BlockCache>(*d.memory, Device::cuda(index).to_string(), caching);
       d.ready.store(d.cache.get(), std::memory_order_release);
     });
     return *d.cache;

@@ -27,14 +27,31 @@ size_t block_size_for(size_t bytes) { return round_up(std::max<size_t>(bytes, 1)
 
 size_t segment_size_for(size_t block) { return block <= kSmallLimit ? block : round_up(block, kLargeUnit); }
 
-BlockCache::BlockCache(DeviceMemory& memory, std::string device) : memory_(memory), device_(std::move(device)) {}
+BlockCache::BlockCache(DeviceMemory& memory, std::string device, bool caching)
+    : memory_(memory), device_(std::move(device)), caching_(caching) {}
+
+char* BlockCache::allocate_or_throw(size_t bytes, size_t asked) {
+  auto* block = static_cast<char*>(memory_.allocate(bytes));
+  if (!block) {
+    collect_all();
+    release_free_locked();
+    block = static_cast<char*>(memory_.allocate(bytes));
+  }
+  if (!block) {
+    throw DeviceError(cat("allocate on ", device_, ": out of device memory for ", asked, " bytes (", bytes,
+                          caching_ ? " as a segment; " : " uncached; ", stats_.bytes_in_use, " bytes in use, ",
+                          stats_.bytes_cached, " cached)"));
+  }
+  return block;
+}
 
 void* BlockCache::take(size_t bytes, StreamHandle stream) {
-  const size_t rounded = block_size_for(bytes);
+  const size_t rounded = caching_ ? block_size_for(bytes) : std::max<size_t>(bytes, 1);
   const bool large = rounded > kSmallLimit;
   std::lock_guard lock(mutex_);
   collect_completed();
-  const auto fit = free_.lower_bound(std::tuple<StreamHandle, size_t, char*>{stream, rounded, nullptr});
+  const auto fit = caching_ ? free_.lower_bound(std::tuple<StreamHandle, size_t, char*>{stream, rounded, nullptr})
+                            : free_.end();
   char* block = nullptr;
   if (fit != free_.end() && std::get<0>(*fit) == stream && (large || std::get<1>(*fit) <= largest_fit(rounded))) {
     block = std::get<2>(*fit);
@@ -46,18 +63,8 @@ void* BlockCache::take(size_t bytes, StreamHandle stream) {
     split(it, rounded);
     ++stats_.pooled_allocations;
   } else {
-    const size_t segment = segment_size_for(rounded);
-    block = static_cast<char*>(memory_.allocate(segment));
-    if (!block) {
-      collect_all();
-      release_free_locked();
-      block = static_cast<char*>(memory_.allocate(segment));
-    }
-    if (!block) {
-      throw DeviceError(cat("allocate on ", device_, ": out of device memory for ", bytes, " bytes (", segment,
-                            " as a segment; ", stats_.bytes_in_use, " bytes in use, ", stats_.bytes_cached,
-                            " cached)"));
-    }
+    const size_t segment = caching_ ? segment_size_for(rounded) : rounded;
+    block = allocate_or_throw(segment, bytes);
     segments_[block] = segment;
     const auto it = blocks_.emplace(block, Block{segment, stream, block, State::live, {}}).first;
     split(it, rounded);
@@ -88,6 +95,16 @@ void BlockCache::give_back(void* block) {
     throw ValueError(cat("deallocate on ", device_, ": not a live block of this device"));
   }
   Block& b = it->second;
+  if (!caching_) {
+    // Back to the device at once: cudaFree waits for the device's work, other streams' included. The
+    // records go first, so that a release that throws is not repeated.
+    const size_t bytes = b.bytes;
+    blocks_.erase(it);
+    segments_.erase(static_cast<char*>(block));
+    stats_.bytes_in_use -= static_cast<int64_t>(bytes);
+    memory_.release(block, bytes);
+    return;
+  }
   // The events come first: if recording one fails the block stays live (and is leaked), never reused
   // while another stream may still touch it.
   std::vector<EventHandle> events;

@@ -3,26 +3,17 @@
 // KUSARI_CUDNN_BENCHMARK.
 
 #include <atomic>
-#include <cstdlib>
-#include <string>
 
-#include <kusari/core/error.h>
+#include <kusari/core/detail/environment_switch.h>
 #include <kusari/kernels/cuda/runtime.h>
 
 namespace kusari::cuda {
 namespace {
 
-// KUSARI_CUDNN_BENCHMARK: 1 times the candidates, 0 or unset takes cuDNN's heuristics.
-bool benchmark_from_environment() {
-  const char* value = std::getenv("KUSARI_CUDNN_BENCHMARK");
-  if (!value || std::string(value).empty() || std::string(value) == "0") return false;
-  if (std::string(value) == "1") return true;
-  throw ValueError(cat("KUSARI_CUDNN_BENCHMARK: expected 0 or 1, got '", value, "'"));
-}
-
-// The setting, read from the environment on first use (a bad value throws there, and again at the next use).
+// The setting, read from the environment on first use (KUSARI_CUDNN_BENCHMARK: 1 times the candidates, 0
+// or unset takes cuDNN's heuristics; a bad value throws there, and again at the next use).
 std::atomic<bool>& benchmark_flag() {
-  static std::atomic<bool> flag{benchmark_from_environment()};
+  static std::atomic<bool> flag{kusari::detail::environment_switch("KUSARI_CUDNN_BENCHMARK", false)};
   return flag;
 }
 

@@ -9,7 +9,9 @@
 // segment, a multiple of 2 MiB), so that a step's activations of many sizes share memory instead of each
 // size holding its own; small requests take a block of at most a quarter more than they asked. When the device runs out,
 // the cache waits for the blocks still gated by events, returns every wholly free segment and tries once
-// more.
+// more. Without caching (KUSARI_CUDA_CACHE=0), every request is a device allocation of exactly its bytes,
+// returned to the device when freed, so that a memory checker (compute-sanitizer, the host emulation's
+// guard pages) sees each array's own bounds.
 
 #include <cstddef>
 #include <map>
@@ -54,8 +56,9 @@ size_t segment_size_for(size_t block);
 // One device's cached blocks; thread-safe.
 class BlockCache {
  public:
-  // `device` names the device in error messages ("cuda:0").
-  BlockCache(DeviceMemory& memory, std::string device);
+  // `device` names the device in error messages ("cuda:0"); `caching` false gives every request its own
+  // device allocation of exactly its bytes and returns it to the device when freed.
+  BlockCache(DeviceMemory& memory, std::string device, bool caching = true);
   // A block of at least `bytes` for work on `stream`; throws DeviceError naming the request and the
   // cache's counters when the device is out of memory even after its free blocks are returned.
   void* take(size_t bytes, StreamHandle stream);
@@ -100,9 +103,13 @@ class BlockCache {
   void collect_all();
   // Returns every segment that is one free block to the device.
   void release_free_locked();
+  // A device allocation of `bytes` (or throws DeviceError naming the request and the counters), after
+  // returning the free blocks to the device when it has no more at first.
+  char* allocate_or_throw(size_t bytes, size_t asked);
 
   DeviceMemory& memory_;
   std::string device_;
+  bool caching_;
   mutable std::mutex mutex_;
   Blocks blocks_;                                      // every block of every segment, by address
   std::map<char*, size_t> segments_;                   // each segment's bytes, by its first address

@@ -1,13 +1,21 @@
 #pragma once
 // The CUDA backend's host emulation (meson option cuda-emulation): its device's memory, host memory handed
-// out by cudaMalloc (emulation/runtime_api.cpp).
+// out by cudaMalloc (emulation/runtime_api.cpp), each allocation followed by a guard page.
 
 #include <cstddef>
 
 namespace kusari::kernels::cuda::emulation {
 
 // Whether `bytes` from `data` lie in one allocation of the emulated device. The allocations are the
-// caching allocator's segments: a block of it cut short (within its size class's rounding) is not seen.
+// caching allocator's segments: a block of it cut short (within its size class's rounding) is not seen,
+// unless KUSARI_CUDA_CACHE=0 gives every array an allocation of its own.
 bool device_span(const void* data, size_t bytes);
+
+// `bytes` of host memory at cudaMalloc's alignment, their end rounded to it meeting a page the process may
+// not touch (an access there stops it after a line on stderr naming the allocation); nullptr when the
+// host has no more (emulation/guarded_memory.cpp).
+void* guarded_allocate(size_t bytes);
+// Returns the `bytes` guarded_allocate(bytes) gave at `data`.
+void guarded_release(void* data, size_t bytes);
 
 }  // namespace kusari::kernels::cuda::emulation

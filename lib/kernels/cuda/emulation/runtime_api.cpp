@@ -1,6 +1,6 @@
 // The CUDA runtime calls the backend makes, on the host, linked in place of libcudart by the host
 // emulation (meson option cuda-emulation): one device of kEmulatedBytes (whatever the host has) whose
-// memory is the host's, copies and fills queued on their stream as CUDA queues them (streams and events
+// memory is the host's (each allocation followed by a guard page: guarded_memory.cpp), copies and fills queued on their stream as CUDA queues them (streams and events
 // in streams.cpp): a copy from pageable host memory reads it at the call, one into pageable host memory
 // returns once done, pinned memory is read and written when the copy runs.
 
@@ -40,7 +40,8 @@ DeviceMemory& device_memory() {
   return memory;
 }
 
-// `bytes` of host memory at the alignment (exactly as many, so that a sanitizer sees their end), or nullptr.
+// `bytes` of pinned host memory at the alignment (exactly as many, so that a sanitizer sees their end), or
+// nullptr.
 void* aligned(size_t bytes) {
   void* p = nullptr;
   return posix_memalign(&p, kAlignment, bytes) == 0 ? p : nullptr;
@@ -144,7 +145,7 @@ cudaError_t cudaMalloc(void** pointer, size_t bytes) {
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
   if (bytes > kEmulatedBytes - memory.in_use) return fail(cudaErrorMemoryAllocation);
-  *pointer = aligned(bytes);
+  *pointer = kusari::kernels::cuda::emulation::guarded_allocate(bytes);
   if (*pointer == nullptr) return fail(cudaErrorMemoryAllocation);
   memory.sizes[static_cast<const char*>(*pointer)] = bytes;
   memory.in_use += bytes;
@@ -160,8 +161,8 @@ cudaError_t cudaFree(void* pointer) {
   const auto found = memory.sizes.find(static_cast<const char*>(pointer));
   if (found == memory.sizes.end()) return fail(cudaErrorInvalidValue);
   memory.in_use -= found->second;
+  kusari::kernels::cuda::emulation::guarded_release(pointer, found->second);
   memory.sizes.erase(found);
-  std::free(pointer);
   return cudaSuccess;
 }
 
