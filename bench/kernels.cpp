@@ -1,19 +1,17 @@
 // kusari's own memory-bound kernels at ResNet-50's shapes (batch 256 on a GPU, 8 elsewhere, or --batch),
-// each routine called alone: batch normalization's forward and backward (with the ReLU; with the residual
-// and the ReLU), its two channel passes, the elementwise maps of a block's end, max pooling's forward and
-// backward, the global average pooling, and the optimizer's multi-tensor launches over ResNet-50's
-// parameters. In --dtype (default float16), channels-last unless --channels-last 0. Each line ends with
-// the bytes one call must move (its operands read once and its results written once; a backend's own
-// records, such as max pooling's winners, are not counted), the rate that gives, and that rate as a
-// fraction of the device's copy of contiguous memory measured first in the same run (cudaMemcpy on a
-// GPU, the CPU's copy kernel elsewhere): "name: X ms/step, Y samples/s bytes_mb=B gb_s=G copy_fraction=F".
-// bench/torch_kernels_gpu.py is the twin.
+// each routine called alone: a copy into channels-last order, batch normalization's forward and backward
+// (with the ReLU; with the residual and the ReLU), its two channel passes, the elementwise maps of a
+// block's end, max pooling's forward and backward, the global average pooling, and the optimizer's
+// multi-tensor launches over ResNet-50's parameters. In --dtype (default float16), channels-last unless
+// --channels-last 0. Each line ends with the bytes one call must move (its operands read once and its
+// results written once; a backend's own records, such as max pooling's winners, are not counted), the
+// rate that gives, and that rate as a fraction of the device's copy of contiguous memory measured first
+// in the same run (one cudaMemcpy on a GPU, memcpy on the threads on the CPU):
+// "name: X ms/step, Y samples/s bytes_mb=B gb_s=G copy_fraction=F". bench/torch_kernels_gpu.py is the twin.
 
 #include <cstring>
 
-#include <kusari/core/kernel_table.h>
 #include <kusari/kernels/layer_routines.h>
-#include <kusari/kernels/ops/copy.h>
 #include <kusari/kernels/optimizer_routines.h>
 
 #include "train_bench.h"
@@ -57,26 +55,24 @@ double bytes_of(const std::vector<Array>& arrays) {
   return total;
 }
 
-// The device's copy of contiguous memory, the line every other is held against: cudaMemcpy on a GPU
-// (the backend's transfer between two arrays of one device), memcpy on the threads elsewhere.
+// The device's copy of contiguous memory, the line every other is held against: a copy between two
+// arrays of one dtype and layout (one cudaMemcpy on a GPU), memcpy on the threads on the CPU.
 Workload copy_reference(const Setting& s, const Shape& shape) {
   const Array x = activation(s, shape, 1).contiguous(), out = Array::empty(x.shape(), x.dtype(), s.device);
-  if (s.device.type == DeviceType::cuda) {
-    return {"copy_reference", bytes_of({x, out}), [x, out] { kernel_for<kernel_ops::Transfer>(x.device())(x, out); }};
-  }
+  if (s.device.type != DeviceType::cpu) return {"copy_reference", bytes_of({x, out}), [x, out] { out.assign(x); }};
   return {"copy_reference", bytes_of({x, out}), [x, out] {
-            const auto* from = static_cast<const char*>(x.raw_data());
-            auto* to = static_cast<char*>(out.raw_data());
+            const auto* from = static_cast<const char*>(x.host_data());
+            auto* to = static_cast<char*>(out.host_data());
             parallel_for(x.nbytes(), int64_t{1} << 20, [&](int64_t begin, int64_t end) {
               std::memcpy(to + begin, from + begin, static_cast<size_t>(end - begin));
             });
           }};
 }
 
-// kusari's own copy kernel on the same contiguous memory (what a change of dtype or memory order runs).
-Workload copy(const Setting& s, const Shape& shape) {
-  const Array x = activation(s, shape, 19).contiguous();
-  return {"copy", 2 * bytes_of({x}), [=] { x.copy(); }};
+// kusari's own copy kernel between memory orders: a row-major array made channels-last.
+Workload to_channels_last(const Setting& s, const Shape& shape) {
+  const Array x = Array::normal(shape, 0, 1, 19, s.dtype, s.device);
+  return {"to_channels_last", 2 * bytes_of({x}), [=] { in_order(x, MemoryOrder::channels_last); }};
 }
 
 // Training-mode batch normalization's forward with the ReLU fused, plus `residual` added before it
@@ -226,7 +222,7 @@ std::vector<WorkloadMaker> workloads(const Setting& s) {
   const Shape stem{n, 64, 112, 112}, block_end{n, 256, 56, 56}, last{n, 2048, 7, 7};
   std::vector<WorkloadMaker> list{
       [=] { return copy_reference(s, block_end); },
-      [=] { return copy(s, block_end); },
+      [=] { return to_channels_last(s, block_end); },
       [=] { return batch_norm_forward(s, stem, false); },
       [=] { return batch_norm_backward(s, stem, false); },
       [=] { return batch_norm_forward(s, block_end, true); },

@@ -85,6 +85,13 @@ bool poison_blocks() {
   return on;
 }
 
+// KUSARI_CUDA_CACHE (1 or unset caches, 0 does not), read at the first allocation; a bad value is refused
+// there, and again at the next.
+bool caching_from_environment() {
+  static const bool caching = kusari::detail::environment_switch("KUSARI_CUDA_CACHE", true);
+  return caching;
+}
+
 class CudaAllocator final : public Allocator {
  public:
   void* allocate(const Device& device, size_t nbytes) override {
@@ -135,9 +142,9 @@ class CudaAllocator final : public Allocator {
     return total;
   }
   BlockCache& cache_of(int index) {
+    const bool caching = caching_from_environment();
     DeviceCache& d = devices_[static_cast<size_t>(index)];
     std::call_once(d.once, [&] {
-      const bool caching = kusari::detail::environment_switch("KUSARI_CUDA_CACHE", true);
       d.memory = std::make_unique<RuntimeMemory>(index);
       d.cache = std::make_unique<BlockCache>(*d.memory, Device::cuda(index).to_string(), caching);
       d.ready.store(d.cache.get(), std::memory_order_release);

@@ -17,5 +17,8 @@ bool device_span(const void* data, size_t bytes);
 void* guarded_allocate(size_t bytes);
 // Returns the `bytes` guarded_allocate(bytes) gave at `data`.
 void guarded_release(void* data, size_t bytes);
+// Puts the report of an access in a guard page back in front of SIGSEGV's action where a program (a test
+// framework) has set its own since: at each allocation and before each kernel runs.
+void keep_fault_report();
 
 }  // namespace kusari::kernels::cuda::emulation

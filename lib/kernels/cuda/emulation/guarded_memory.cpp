@@ -5,11 +5,13 @@
 // between the allocation's end and that rounding hold a pattern checked when it is freed: a write there
 // ends the process too, naming the allocation and the first byte changed.
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,13 +57,17 @@ size_t round_up(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
 
 // On SIGSEGV: where the faulting address lies in an allocation's guard page, says which allocation and
 // how far past its end; then puts the previous action back, so that the access, made again on return,
-// ends the process as it would have.
+// ends the process as it would have (a SIGSEGV sent by kill or raise is raised again under it).
 void report_fault(int, siginfo_t* info, void*) {
   Guards& g = guards();
-  const auto* address = static_cast<const char*>(info->si_addr);
-  if (g.mutex.try_lock()) {  // a fault inside the table's own code finds it locked: no report then
+  struct sigaction previous {};
+  bool locked = false;
+  for (int attempt = 0; attempt < 1000 && !(locked = g.mutex.try_lock()); ++attempt) sched_yield();
+  if (locked) {  // else another thread holds the table for good (a fault inside its own code): no report
+    previous = g.previous;
+    const auto* address = static_cast<const char*>(info->si_addr);
     auto found = g.by_guard.upper_bound(address);
-    if (found != g.by_guard.begin()) {
+    if (info->si_code > 0 && found != g.by_guard.begin()) {
       --found;
       if (address < found->first + page_bytes()) {
         const Mapping& m = found->second;
@@ -75,36 +81,36 @@ void report_fault(int, siginfo_t* info, void*) {
     }
     g.mutex.unlock();
   }
-  sigaction(SIGSEGV, &g.previous, nullptr);
+  sigaction(SIGSEGV, &previous, nullptr);
+  if (info->si_code <= 0) raise(SIGSEGV);
 }
 
-// Puts report_fault first for SIGSEGV unless it is there, the action it finds kept as the one to put back:
-// at every allocation, since a program (a test framework) may have set its own since the last.
-void install_fault_report() {
+}  // namespace
+
+void keep_fault_report() {
   struct sigaction current {};
   sigaction(SIGSEGV, nullptr, &current);
   if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == report_fault) return;
   struct sigaction action {};
   action.sa_sigaction = report_fault;
-  action.sa_flags = SA_SIGINFO;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;  // on the alternate stack where one is set: a stack overflow too
   sigemptyset(&action.sa_mask);
   const std::lock_guard lock(guards().mutex);
   guards().previous = current;
   sigaction(SIGSEGV, &action, nullptr);
 }
 
-}  // namespace
-
 void* guarded_allocate(size_t bytes) {
-  install_fault_report();
+  keep_fault_report();
   const size_t page = page_bytes(), used = round_up(bytes, kAlignment), data_pages = round_up(used, page);
   const size_t length = data_pages + page;
   void* mapped = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapped == MAP_FAILED) return nullptr;
   char* base = static_cast<char*>(mapped);
   char* guard = base + data_pages;
-  if (mprotect(guard, page, PROT_NONE) != 0) {
-    munmap(base, length);
+  if (mapped == MAP_FAILED || mprotect(guard, page, PROT_NONE) != 0) {
+    std::fprintf(stderr, "kusari (CUDA emulation): mapping %zu bytes for a device allocation failed: %s (each live "
+                 "allocation takes two of the process's vm.max_map_count mappings)\n", length, std::strerror(errno));
+    if (mapped != MAP_FAILED) munmap(base, length);
     return nullptr;
   }
   char* data = guard - used;

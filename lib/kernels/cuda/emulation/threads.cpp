@@ -11,6 +11,7 @@
 // glibc's checked longjmp (_FORTIFY_SOURCE) refuses a jump onto another stack, which each switch is.
 #undef _FORTIFY_SOURCE
 
+#include <kusari/kernels/cuda/detail/emulated_memory.h>
 #include <kusari/kernels/cuda/detail/emulated_streams.h>
 #include <kusari/kernels/cuda/detail/emulated_threads.h>
 
@@ -288,7 +289,10 @@ void run_grid(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> 
     return;
   }
   if (inside_fiber(running)) throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
-  enqueue(stream, [grid, block, thread = std::move(thread)] { run_blocks(grid, block, thread); });
+  enqueue(stream, [grid, block, thread = std::move(thread)] {
+    keep_fault_report();
+    run_blocks(grid, block, thread);
+  });
 }
 
 std::string CallSite::where() const { return cat(file, ":", line, ":", column); }
