@@ -173,10 +173,13 @@ Workload global_average_pool_forward_backward(const Setting& s, const Shape& sha
           }};
 }
 
-// ResNet-50's parameters' shapes.
-std::vector<Shape> resnet50_parameter_shapes() {
-  std::vector<Shape> shapes;
-  for (auto& [path, param] : L::models::ResNet50(1000).namedparams()) shapes.push_back(param.data().shape());
+// ResNet-50's parameters' shapes (the model made once: its 25.6 million initial values take a while).
+const std::vector<Shape>& resnet50_parameter_shapes() {
+  static const std::vector<Shape> shapes = [] {
+    std::vector<Shape> made;
+    for (auto& [path, param] : L::models::ResNet50(1000).namedparams()) made.push_back(param.data().shape());
+    return made;
+  }();
   return shapes;
 }
 
@@ -195,7 +198,7 @@ Workload all_finite(const Setting& s) {
 
 // Widening a half-precision step's gradients into float32 (copy_tensors), skipped for float32.
 Workload widen_gradients(const Setting& s) {
-  const std::vector<Shape> shapes = resnet50_parameter_shapes();
+  const std::vector<Shape>& shapes = resnet50_parameter_shapes();
   const std::vector<Array> grads = parameter_arrays(s, shapes, s.dtype, 200);
   const std::vector<Array> wide = parameter_arrays(s, shapes, Dtype::float32, 300);
   return {"copy_tensors_resnet50_grads", bytes_of(grads) + bytes_of(wide), [=] { ops::copy_tensors(grads, wide); }};
@@ -204,7 +207,7 @@ Workload widen_gradients(const Setting& s) {
 // MomentumSGD's step of every float32 (master) parameter of ResNet-50 in one call (w, v, g read; w, v
 // written).
 Workload momentum_steps(const Setting& s) {
-  const std::vector<Shape> shapes = resnet50_parameter_shapes();
+  const std::vector<Shape>& shapes = resnet50_parameter_shapes();
   MomentumTensors tensors;
   tensors.w = parameter_arrays(s, shapes, Dtype::float32, 400);
   tensors.v = parameter_arrays(s, shapes, Dtype::float32, 500);

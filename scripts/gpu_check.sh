@@ -23,9 +23,9 @@
 #                                  float32 and float16, jia2018 in bfloat16, the others and jia2018's
 #                                  AlexNets in float16: s/iteration, images/s, loss finite); the
 #                                  device matrix on cuda:0 (fashion_mnist and jia2018, every dtype and
-#                                  model against the CPU, snapshots across); and the
-#                                  host suites with every array on cuda:0, four processes at a time
-#                                  (each step's line says how long it took). All within
+#                                  model against the CPU, snapshots across); and the host suites with
+#                                  every array on cuda:0, four processes at a time (each step's line
+#                                  says how long it took). All within
 #                                  GPU_CHECK_SECONDS (default 570; a step that would start later is
 #                                  skipped); GPU_CHECK_SKIP, a bash regular expression, skips the steps
 #                                  it matches (a second call's way past those the first ran).

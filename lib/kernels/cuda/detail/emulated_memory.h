@@ -6,6 +6,9 @@
 
 namespace kusari::kernels::cuda::emulation {
 
+// cudaMalloc's alignment (and cudaHostAlloc's, as the emulation gives it).
+inline constexpr size_t kAllocationAlignment = 256;
+
 // Whether `bytes` from `data` lie in one allocation of the emulated device. The allocations are the
 // caching allocator's segments: a block of it cut short (within its size class's rounding) is not seen,
 // unless KUSARI_CUDA_CACHE=0 gives every array an allocation of its own.

@@ -23,8 +23,6 @@
 namespace kusari::kernels::cuda::emulation {
 namespace {
 
-// cudaMalloc's alignment.
-constexpr size_t kAlignment = 256;
 // What the bytes past an allocation's end, up to the alignment, hold until it is freed.
 constexpr unsigned char kPastEnd = 0xcd;
 
@@ -102,7 +100,7 @@ void keep_fault_report() {
 
 void* guarded_allocate(size_t bytes) {
   keep_fault_report();
-  const size_t page = page_bytes(), used = round_up(bytes, kAlignment), data_pages = round_up(used, page);
+  const size_t page = page_bytes(), used = round_up(bytes, kAllocationAlignment), data_pages = round_up(used, page);
   const size_t length = data_pages + page;
   void* mapped = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   char* base = static_cast<char*>(mapped);
@@ -124,15 +122,15 @@ void* guarded_allocate(size_t bytes) {
 void guarded_release(void* data, size_t bytes) {
   Guards& g = guards();
   Mapping m{};
+  const char* rounded_end = static_cast<const char*>(data) + round_up(bytes, kAllocationAlignment);  // the guard
   {
     const std::lock_guard lock(g.mutex);
-    const auto found = g.by_guard.find(static_cast<const char*>(data) + round_up(bytes, kAlignment));
+    const auto found = g.by_guard.find(rounded_end);
     if (found == g.by_guard.end()) return;
     m = found->second;
     g.by_guard.erase(found);
   }
   const char* end = m.data + m.bytes;
-  const char* rounded_end = m.data + round_up(m.bytes, kAlignment);
   const char* changed =
       std::find_if(end, rounded_end, [](char c) { return static_cast<unsigned char>(c) != kPastEnd; });
   if (changed != rounded_end) {

@@ -1,8 +1,9 @@
 // The CUDA runtime calls the backend makes, on the host, linked in place of libcudart by the host
 // emulation (meson option cuda-emulation): one device of kEmulatedBytes (whatever the host has) whose
-// memory is the host's (each allocation followed by a guard page: guarded_memory.cpp), copies and fills queued on their stream as CUDA queues them (streams and events
-// in streams.cpp): a copy from pageable host memory reads it at the call, one into pageable host memory
-// returns once done, pinned memory is read and written when the copy runs.
+// memory is the host's (each allocation followed by a guard page: guarded_memory.cpp), copies and fills
+// queued on their stream as CUDA queues them (streams and events in streams.cpp): a copy from pageable
+// host memory reads it at the call, one into pageable host memory returns once done, pinned memory is
+// read and written when the copy runs.
 
 #include <cuda_runtime_api.h>
 
@@ -21,8 +22,6 @@ namespace {
 
 // The emulated device's memory.
 constexpr size_t kEmulatedBytes = size_t{16} << 30;
-// cudaMalloc's alignment.
-constexpr size_t kAlignment = 256;
 
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local int current_device = 0;
@@ -44,7 +43,7 @@ DeviceMemory& device_memory() {
 // nullptr.
 void* aligned(size_t bytes) {
   void* p = nullptr;
-  return posix_memalign(&p, kAlignment, bytes) == 0 ? p : nullptr;
+  return posix_memalign(&p, kusari::kernels::cuda::emulation::kAllocationAlignment, bytes) == 0 ? p : nullptr;
 }
 
 // Whether `bytes` from `p` lie in one of `allocations` (each by its first byte and size).
