@@ -48,8 +48,11 @@ inline void parse_or_exit(CLI::App& app, int argc, char** argv) {
   }
 }
 
-// Reads the flags above over `defaults` (parse_or_exit).
-inline Options parse_options(int argc, char** argv, Options defaults = {}) {
+// A program's own flags, added to the common ones.
+using MoreFlags = std::function<void(CLI::App&)>;
+
+// Reads the flags above over `defaults`, and the program's own (`more`) (parse_or_exit).
+inline Options parse_options(int argc, char** argv, Options defaults = {}, const MoreFlags& more = {}) {
   Options options = defaults;
   CLI::App app{"One line per workload: \"name: X ms/step, Y samples/s\"."};
   app.add_option("--threads", options.threads, "the library's thread count")->check(flags::positive_integer())
@@ -73,6 +76,7 @@ inline Options parse_options(int argc, char** argv, Options defaults = {}) {
   app.add_option("--cudnn-benchmark", options.cudnn_benchmark,
                  "GPUs: cuDNN's convolution algorithms chosen by timing, not by its heuristics (kusari programs)")
       ->capture_default_str();
+  if (more) more(app);
   parse_or_exit(app, argc, argv);
   return options;
 }

@@ -21,12 +21,12 @@ namespace kusari::bench {
 // buffers stuck on the smallest subnormal values, and their ~100-cycle arithmetic is not what these
 // programs measure. An error later (no GPU for --device cuda, memory) ends the program with its message
 // and status 1, not an abort.
-inline Options setup(int argc, char** argv, const Options& defaults) {
+inline Options setup(int argc, char** argv, const Options& defaults, const MoreFlags& more = {}) {
   distributed::install_abort_on_uncaught_exception();
   Options options = defaults;
   try {
     options.cudnn_benchmark = cuda::cudnn_benchmark();  // KUSARI_CUDNN_BENCHMARK, the flag's default
-    options = parse_options(argc, argv, options);
+    options = parse_options(argc, argv, options, more);
     dtype_from_name(options.dtype);
     Device::parse(options.device);
   } catch (const Error& e) {

@@ -155,6 +155,28 @@ TEST_CASE("copies of one dtype keep every byte: dense runs as one memcpy, at an 
   }
 }
 
+TEST_CASE("copies that transpose planes of at least a tile go through tiles, partial ones at the edges too") {
+  for (const Dtype from : all_dtypes) {
+    const Array host = sample({3, 40, 7, 9}, from);  // 40 channels, 63 places: two tiles each way, partial
+    const Array device = host.to(gpu);
+    const Array channels_last = in_order(device, MemoryOrder::channels_last);
+    const Array matrix = sample({33, 70}, from);
+    for (const Dtype to : {from, Dtype::float32, Dtype::float16}) {
+      CAPTURE(from);
+      CAPTURE(to);
+      CHECK(same_elements(in_order(device.astype(to), MemoryOrder::channels_last).to(Device::cpu()), host.astype(to)));
+      CHECK(same_elements(in_order(channels_last, MemoryOrder::row_major).astype(to).to(Device::cpu()),
+                          host.astype(to)));
+      CHECK(same_elements(channels_last.astype(to).contiguous().to(Device::cpu()), host.astype(to)));
+      Array converted = Array::empty(host.shape(), to, gpu);  // row-major: converted and transposed at once
+      converted.assign(channels_last);
+      CHECK(same_elements(converted.to(Device::cpu()), host.astype(to)));
+      CHECK(same_elements(matrix.to(gpu).transpose().astype(to).contiguous().to(Device::cpu()),
+                          matrix.transpose().astype(to).contiguous()));
+    }
+  }
+}
+
 TEST_CASE("fill rounds as the CPU does") {
   for (const Dtype dtype : all_dtypes) {
     for (const double value : special_values) {

@@ -1,5 +1,6 @@
 // CUDA copy (with dtype conversion, any strides; a cudaMemcpy where both are one dense run of the same
-// dtype), fill, and transfers: host to device through a ring of pinned staging memory (the host's array
+// dtype; 32 × 32 tiles through shared memory where it transposes planes, such as a change of memory
+// order, so that its stores are as coalesced as its loads), fill, and transfers: host to device through a ring of pinned staging memory (the host's array
 // is free again when the call returns, the device copy runs on, and the host waits only where the ring
 // comes round to a copy not yet done), device to host through two pinned buffers in turn (then raising
 // what the stream's kernels found wrong on the device, detail/device_faults.h), device to device on the
@@ -15,6 +16,7 @@
 #include <kusari/kernels/cuda/detail/device_faults.h>
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/cuda/detail/shared_memory.cuh>
 #include <kusari/kernels/cuda/detail/staging_ring.h>
 #include <kusari/kernels/cuda/detail/streams.h>
 #include <kusari/kernels/ops/copy.h>
@@ -31,31 +33,99 @@ __global__ void copy_elements(KernelLayout<2> layout) {
   }
 }
 
+// A copy that transposes a batch of planes: element (b, r, c) is read at src + b·src_batch + r·src_row + c
+// (columns contiguous) and written at dst + b·dst_batch + c·dst_column + r (rows contiguous).
+struct TransposedPlanes {
+  const char* src;
+  char* dst;
+  int64_t batches, rows, columns;
+  int64_t src_batch, src_row, dst_batch, dst_column;
+};
+
+// The tile a block of the transposing copy moves (kTile × kTile elements), and its threads' rows.
+constexpr int kTile = 32, kTileRows = 8;
+
+// Tile (x, y) of every batch: read a row of the tile per warp (neighbouring columns), kept in shared memory
+// (one padding column, so that a warp's column reads fall in different banks), then written a column of
+// the tile per warp (neighbouring rows): a warp's loads and its stores are each one run of memory.
+template <class S, class D>
+__global__ void copy_transposed_tiles(TransposedPlanes t) {
+  KUSARI_SHARED_ARRAY(D, tile, kTile * (kTile + 1));
+  const int64_t row0 = int64_t{blockIdx.y} * kTile, column0 = int64_t{blockIdx.x} * kTile;
+  for (int64_t b = blockIdx.z; b < t.batches; b += gridDim.z) {
+    const S* src = reinterpret_cast<const S*>(t.src) + b * t.src_batch;
+    D* dst = reinterpret_cast<D*>(t.dst) + b * t.dst_batch;
+    for (unsigned r = threadIdx.y; r < kTile; r += kTileRows) {
+      const int64_t row = row0 + r, column = column0 + threadIdx.x;
+      if (row < t.rows && column < t.columns) tile[r * (kTile + 1) + threadIdx.x] = convert<D>(src[row * t.src_row + column]);
+    }
+    __syncthreads();
+    for (unsigned c = threadIdx.y; c < kTile; c += kTileRows) {
+      const int64_t row = row0 + threadIdx.x, column = column0 + c;
+      if (row < t.rows && column < t.columns) dst[column * t.dst_column + row] = tile[threadIdx.x * (kTile + 1) + c];
+    }
+    __syncthreads();
+  }
+}
+
 template <class T>
 __global__ void fill_elements(KernelLayout<1> layout, T value) {
   KUSARI_FOR_EACH_ELEMENT(i, layout.size) { element<T>(layout, 0, i) = value; }
 }
 
-// Copies src to dst with one cudaMemcpyAsync where they have one dtype and their elements lie at the same
-// places in one dense run of memory each (contiguous arrays, or channels-last ones); returns false,
-// copying nothing, otherwise.
-bool copy_as_bytes(const Array& src, const Array& dst) {
-  if (src.dtype() != dst.dtype() || src.size() == 0) return false;
-  const int index = device_of<2>({&src, &dst}, "copy");
-  const KernelLayout<2> layout = kernel_layout<2>({&src, &dst}, "copy");
+// Copies src to dst (their `layout`, on device `index`) with one cudaMemcpyAsync where they have one dtype
+// and their elements lie at the same places in one dense run of memory each (contiguous arrays, or
+// channels-last ones); returns false, copying nothing, otherwise.
+bool copy_as_bytes(const Array& src, const Array& dst, const KernelLayout<2>& layout, int index) {
+  if (src.dtype() != dst.dtype()) return false;
   if (layout.axes != 1 || layout.strides[0][0] != 1 || layout.strides[1][0] != 1) return false;
-  DeviceGuard guard(index);
   check(cudaMemcpyAsync(layout.bases[1], layout.bases[0], static_cast<size_t>(src.nbytes()), cudaMemcpyDeviceToDevice,
                         current_stream(index)),
         "cudaMemcpyAsync");
   return true;
 }
 
+// The planes of a copy whose operands are each contiguous along a different axis, both at least a tile
+// long, with at most one other axis (the batch): a change of memory order (row-major to channels-last and
+// back) or a matrix's transpose made contiguous; none for any other layout.
+std::optional<TransposedPlanes> transposed_planes(const KernelLayout<2>& layout) {
+  const int columns_axis = layout.axes - 1;  // the source's contiguous axis: the layout's innermost
+  if (layout.axes < 2 || layout.axes > 3 || layout.strides[0][columns_axis] != 1) return std::nullopt;
+  int rows_axis = -1;
+  for (int d = 0; d < columns_axis; ++d) {
+    if (layout.strides[1][d] == 1) rows_axis = d;
+  }
+  if (rows_axis < 0) return std::nullopt;
+  const int batch_axis = layout.axes == 3 ? 3 - rows_axis - columns_axis : -1;
+  const int64_t rows = layout.extents[rows_axis], columns = layout.extents[columns_axis];
+  if (rows < kTile || columns < kTile || (rows + kTile - 1) / kTile > 65535) return std::nullopt;
+  return TransposedPlanes{layout.bases[0], layout.bases[1], batch_axis < 0 ? 1 : layout.extents[batch_axis], rows,
+                          columns, batch_axis < 0 ? 0 : layout.strides[0][batch_axis], layout.strides[0][rows_axis],
+                          batch_axis < 0 ? 0 : layout.strides[1][batch_axis], layout.strides[1][columns_axis]};
+}
+
+// A copy as one cudaMemcpy where it can be, through tiles where it transposes planes, else element by
+// element.
 void copy_kernel(const Array& src, const Array& dst) {
-  if (copy_as_bytes(src, dst)) return;
+  const int index = device_of<2>({&src, &dst}, "copy");
+  if (src.size() == 0) return;
+  DeviceGuard guard(index);
+  const KernelLayout<2> layout = kernel_layout<2>({&src, &dst}, "copy");
+  if (copy_as_bytes(src, dst, layout, index)) return;
+  const std::optional<TransposedPlanes> planes = transposed_planes(layout);
+  const dim3 tiles(planes ? static_cast<unsigned>((planes->columns + kTile - 1) / kTile) : 1,
+                   planes ? static_cast<unsigned>((planes->rows + kTile - 1) / kTile) : 1,
+                   planes ? static_cast<unsigned>(std::min<int64_t>(planes->batches, 65535)) : 1);
   visit_dtype(src.dtype(), [&]<class S>() {
-    visit_dtype(dst.dtype(), [&]<class D>() { launch<2>("copy", {&src, &dst}, copy_elements<S, D>); });
+    visit_dtype(dst.dtype(), [&]<class D>() {
+      if (planes) {
+        launch_kernel(&copy_transposed_tiles<S, D>, tiles, dim3(kTile, kTileRows), current_stream(index), *planes);
+      } else {
+        launch_kernel(&copy_elements<S, D>, blocks_for(layout.size), kThreads, current_stream(index), layout);
+      }
+    });
   });
+  check(cudaGetLastError(), "copy");
 }
 
 // value as T, rounded as the CPU's fill rounds it.

@@ -84,11 +84,12 @@ __global__ void channel_block_sums(ChannelPlan plan, const T* x, const T* y, con
       }
       __syncthreads();
     }
-    if (threadIdx.y == 0 && first >= 0) {
-      for (int lane = 0; lane < V; ++lane) {
-        partial_sums[blockIdx.y * plan.channels + first + lane] = shared_sums[thread * V + lane];
-        partial_products[blockIdx.y * plan.channels + first + lane] = shared_products[thread * V + lane];
-      }
+    // Row 0 of the tree holds the block's channels in order (thread x's lanes at x·V): stored one per
+    // thread, so that neighbouring threads store neighbouring channels.
+    const int64_t block_first = int64_t{blockIdx.x} * blockDim.x * V;
+    for (unsigned k = thread; k < blockDim.x * V && block_first + k < plan.channels; k += blockDim.x * blockDim.y) {
+      partial_sums[blockIdx.y * plan.channels + block_first + k] = shared_sums[k];
+      partial_products[blockIdx.y * plan.channels + block_first + k] = shared_products[k];
     }
     return;
   }

@@ -3,6 +3,8 @@
 // out by cudaMalloc (emulation/runtime_api.cpp), each allocation followed by a guard page.
 
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 namespace kusari::kernels::cuda::emulation {
 
@@ -13,6 +15,9 @@ inline constexpr size_t kAllocationAlignment = 256;
 // caching allocator's segments: a block of it cut short (within its size class's rounding) is not seen,
 // unless KUSARI_CUDA_CACHE=0 gives every array an allocation of its own.
 bool device_span(const void* data, size_t bytes);
+
+// The emulated device's allocations now (each by its first byte and size), by address.
+std::vector<std::pair<const char*, size_t>> device_allocations();
 
 // `bytes` of host memory at cudaMalloc's alignment, their end rounded to it meeting a page the process may
 // not touch (an access there stops it after a line on stderr naming the allocation); nullptr when the

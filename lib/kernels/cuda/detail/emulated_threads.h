@@ -22,11 +22,12 @@ extern thread_local dim3 gridDim;
 
 namespace kusari::kernels::cuda::emulation {
 
-// Queues on `stream` a grid × block launch that runs `thread` once for every thread of it, when the
-// stream's work runs (detail/emulated_streams.h). A launch shape CUDA refuses sets the runtime's last
-// error (cudaErrorInvalidConfiguration) and queues nothing, as a GPU's launch does; a launch from inside
-// a kernel throws DeviceError; a block that deadlocks throws it where the host waits for the stream.
-void run_grid(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread);
+// Queues on `stream` a grid × block launch of `kernel` that runs `thread` once for every thread of it, when
+// the stream's work runs (detail/emulated_streams.h; its traffic recorded under `kernel`:
+// detail/emulated_traffic.h). A launch shape CUDA refuses sets the runtime's last error
+// (cudaErrorInvalidConfiguration) and queues nothing, as a GPU's launch does; a launch from inside a
+// kernel throws DeviceError; a block that deadlocks throws it where the host waits for the stream.
+void run_grid(const void* kernel, dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread);
 
 // Where a kernel's source calls __syncthreads or a shuffle.
 struct CallSite {

@@ -28,7 +28,7 @@ namespace kusari::kernels::cuda {
 template <class... Params, class... Args>
 void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args&&... args) {
 #if defined(KUSARI_CUDA_EMULATION)
-  emulation::run_grid(grid, block, stream, [kernel, params = std::tuple<Params...>(std::forward<Args>(args)...)] {
+  emulation::run_grid(reinterpret_cast<const void*>(kernel), grid, block, stream, [kernel, params = std::tuple<Params...>(std::forward<Args>(args)...)] {
     std::apply(kernel, params);
   });
 #else

@@ -3,6 +3,8 @@
 // kernels over contiguous or channel-dense operands, and the test of whether a layout's operands allow it.
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include <kusari/kernels/cuda/detail/device_elements.cuh>
 
@@ -18,16 +20,39 @@ struct alignas(sizeof(T) * V) Pack {
 template <class T>
 inline constexpr int kPackElements = static_cast<int>(16 / sizeof(T));
 
+#if defined(KUSARI_CUDA_EMULATION)
+// The host emulation moves a pack as one access of a scalar or vector type of its size, as nvcc's one
+// load or store instruction does (a host compiler may move a struct's elements one by one), so that the
+// emulation's traffic record (detail/emulated_traffic.h) sees what a GPU's memory would.
+typedef unsigned char SixteenBytes __attribute__((vector_size(16)));
+template <size_t Bytes>
+using PackBits = std::conditional_t<Bytes == 16, SixteenBytes,
+    std::conditional_t<Bytes == 8, uint64_t, std::conditional_t<Bytes == 4, uint32_t, uint16_t>>>;
+#endif
+
 // The pack of V elements at element `offset` of p (p + offset aligned to the pack).
 template <class T, int V>
 __device__ inline Pack<T, V> load_pack(const T* p, int64_t offset) {
+#if defined(KUSARI_CUDA_EMULATION)
+  const auto bits = *reinterpret_cast<const PackBits<sizeof(Pack<T, V>)>*>(p + offset);
+  Pack<T, V> pack;
+  std::memcpy(&pack, &bits, sizeof pack);
+  return pack;
+#else
   return *reinterpret_cast<const Pack<T, V>*>(p + offset);
+#endif
 }
 
 // Stores a pack at element `offset` of p (p + offset aligned to the pack).
 template <class T, int V>
 __device__ inline void store_pack(T* p, int64_t offset, const Pack<T, V>& pack) {
+#if defined(KUSARI_CUDA_EMULATION)
+  PackBits<sizeof(Pack<T, V>)> bits;
+  std::memcpy(&bits, &pack, sizeof bits);
+  *reinterpret_cast<PackBits<sizeof(Pack<T, V>)>*>(p + offset) = bits;
+#else
   *reinterpret_cast<Pack<T, V>*>(p + offset) = pack;
+#endif
 }
 
 // Whether packs of 16 bytes may start at `address`.

@@ -71,6 +71,12 @@ namespace kusari::kernels::cuda::emulation {
 
 bool device_span(const void* data, size_t bytes) { return within(device_memory().sizes, data, bytes); }
 
+std::vector<std::pair<const char*, size_t>> device_allocations() {
+  DeviceMemory& memory = device_memory();
+  const std::lock_guard lock(memory.mutex);
+  return {memory.sizes.begin(), memory.sizes.end()};
+}
+
 cudaError_t fail(cudaError_t error) {
   last_error = error;
   return error;

@@ -14,6 +14,7 @@
 #include <kusari/kernels/cuda/detail/emulated_memory.h>
 #include <kusari/kernels/cuda/detail/emulated_streams.h>
 #include <kusari/kernels/cuda/detail/emulated_threads.h>
+#include <kusari/kernels/cuda/detail/emulated_traffic.h>
 
 #include <unistd.h>
 
@@ -252,8 +253,8 @@ bool launchable(dim3 grid, dim3 block) {
          grid.x <= 0x7fffffffu && grid.y <= 65535 && grid.z <= 65535;
 }
 
-// Runs every block of the launch, as queued by run_grid.
-void run_blocks(dim3 grid, dim3 block, const std::function<void()>& thread) {
+// Runs every block of the launch, as queued by run_grid (recording its traffic where that is asked for).
+void run_blocks(const void* kernel, dim3 grid, dim3 block, const std::function<void()>& thread) {
   Block& b = running;
   // Fibers an earlier launch left mid-thread (it failed) are entered afresh.
   for (Fiber& f : b.fibers) f.started = f.started && f.state == State::returned;
@@ -264,12 +265,14 @@ void run_blocks(dim3 grid, dim3 block, const std::function<void()>& thread) {
   b.misuse.clear();
   gridDim = grid;
   blockDim = block;
+  traffic_begin_launch(kernel);
   for (unsigned z = 0; z < grid.z; ++z) {
     for (unsigned y = 0; y < grid.y; ++y) {
       for (unsigned x = 0; x < grid.x; ++x) {
         blockIdx = {x, y, z};
         run_block(b, n, b.descending);
         b.descending = !b.descending;
+        traffic_end_block();
         if (b.thrown || !b.misuse.empty()) {
           if (b.thrown) std::rethrow_exception(b.thrown);
           throw DeviceError(cat("CUDA emulation: in block (", x, ", ", y, ", ", z, ") of a grid of (", grid.x, ", ",
@@ -279,19 +282,20 @@ void run_blocks(dim3 grid, dim3 block, const std::function<void()>& thread) {
       }
     }
   }
+  traffic_end_launch();
 }
 
 }  // namespace
 
-void run_grid(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread) {
+void run_grid(const void* kernel, dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread) {
   if (!launchable(grid, block)) {
     fail(cudaErrorInvalidConfiguration);
     return;
   }
   if (inside_fiber(running)) throw DeviceError("CUDA emulation: a kernel launched from inside a kernel");
-  enqueue(stream, [grid, block, thread = std::move(thread)] {
+  enqueue(stream, [kernel, grid, block, thread = std::move(thread)] {
     keep_fault_report();
-    run_blocks(grid, block, thread);
+    run_blocks(kernel, grid, block, thread);
   });
 }
 
