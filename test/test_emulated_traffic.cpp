@@ -26,7 +26,9 @@ __global__ void copy_spread(const float* x, float* y, int stride, int period) {
 // Device memory for n floats, freed with the object.
 struct DeviceFloats {
   float* data = nullptr;
-  explicit DeviceFloats(size_t n) { REQUIRE(cudaMalloc(reinterpret_cast<void**>(&data), n * sizeof(float)) == cudaSuccess); }
+  explicit DeviceFloats(size_t n) {
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&data), n * sizeof(float)) == cudaSuccess);
+  }
   ~DeviceFloats() { cudaFree(data); }
 };
 

@@ -1,10 +1,10 @@
 // CUDA copy (with dtype conversion, any strides; a cudaMemcpy where both are one dense run of the same
 // dtype; 32 × 32 tiles through shared memory where it transposes planes, such as a change of memory
-// order, so that its stores are as coalesced as its loads), fill, and transfers: host to device through a ring of pinned staging memory (the host's array
-// is free again when the call returns, the device copy runs on, and the host waits only where the ring
-// comes round to a copy not yet done), device to host through two pinned buffers in turn (then raising
-// what the stream's kernels found wrong on the device, detail/device_faults.h), device to device on the
-// current streams (detail/streams.h).
+// order, so that its stores are as coalesced as its loads), fill, and transfers: host to device through
+// a ring of pinned staging memory (the host's array is free again when the call returns, the device copy
+// runs on, and the host waits only where the ring comes round to a copy not yet done), device to host
+// through two pinned buffers in turn (then raising what the stream's kernels found wrong on the device,
+// detail/device_faults.h), device to device on the current streams (detail/streams.h).
 
 #include <algorithm>
 #include <cstring>
@@ -57,7 +57,9 @@ __global__ void copy_transposed_tiles(TransposedPlanes t) {
     D* dst = reinterpret_cast<D*>(t.dst) + b * t.dst_batch;
     for (unsigned r = threadIdx.y; r < kTile; r += kTileRows) {
       const int64_t row = row0 + r, column = column0 + threadIdx.x;
-      if (row < t.rows && column < t.columns) tile[r * (kTile + 1) + threadIdx.x] = convert<D>(src[row * t.src_row + column]);
+      if (row < t.rows && column < t.columns) {
+        tile[r * (kTile + 1) + threadIdx.x] = convert<D>(src[row * t.src_row + column]);
+      }
     }
     __syncthreads();
     for (unsigned c = threadIdx.y; c < kTile; c += kTileRows) {

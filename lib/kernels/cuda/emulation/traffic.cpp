@@ -277,19 +277,22 @@ using kusari::kernels::cuda::emulation::note;
 // --param asan-instrumentation-with-call-threshold=0), and before each call that does not return and
 // around a source's dynamic initialization (nothing to do there).
 #define KUSARI_TRAFFIC_HOOK extern "C" __attribute__((visibility("default"), noinline))
-KUSARI_TRAFFIC_HOOK void __asan_load1_noabort(uintptr_t a) { note(a, 1, false, __builtin_return_address(0)); }
-KUSARI_TRAFFIC_HOOK void __asan_load2_noabort(uintptr_t a) { note(a, 2, false, __builtin_return_address(0)); }
-KUSARI_TRAFFIC_HOOK void __asan_load4_noabort(uintptr_t a) { note(a, 4, false, __builtin_return_address(0)); }
-KUSARI_TRAFFIC_HOOK void __asan_load8_noabort(uintptr_t a) { note(a, 8, false, __builtin_return_address(0)); }
-KUSARI_TRAFFIC_HOOK void __asan_load16_noabort(uintptr_t a) { note(a, 16, false, __builtin_return_address(0)); }
+// The load and the store of `size` bytes.
+#define KUSARI_TRAFFIC_HOOKS(size)                                      \
+  KUSARI_TRAFFIC_HOOK void __asan_load##size##_noabort(uintptr_t a) {  \
+    note(a, size, false, __builtin_return_address(0));                 \
+  }                                                                    \
+  KUSARI_TRAFFIC_HOOK void __asan_store##size##_noabort(uintptr_t a) { \
+    note(a, size, true, __builtin_return_address(0));                  \
+  }
+KUSARI_TRAFFIC_HOOKS(1)
+KUSARI_TRAFFIC_HOOKS(2)
+KUSARI_TRAFFIC_HOOKS(4)
+KUSARI_TRAFFIC_HOOKS(8)
+KUSARI_TRAFFIC_HOOKS(16)
 KUSARI_TRAFFIC_HOOK void __asan_loadN_noabort(uintptr_t a, size_t n) {
   note(a, n, false, __builtin_return_address(0));
 }
-KUSARI_TRAFFIC_HOOK void __asan_store1_noabort(uintptr_t a) { note(a, 1, true, __builtin_return_address(0)); }
-KUSARI_TRAFFIC_HOOK void __asan_store2_noabort(uintptr_t a) { note(a, 2, true, __builtin_return_address(0)); }
-KUSARI_TRAFFIC_HOOK void __asan_store4_noabort(uintptr_t a) { note(a, 4, true, __builtin_return_address(0)); }
-KUSARI_TRAFFIC_HOOK void __asan_store8_noabort(uintptr_t a) { note(a, 8, true, __builtin_return_address(0)); }
-KUSARI_TRAFFIC_HOOK void __asan_store16_noabort(uintptr_t a) { note(a, 16, true, __builtin_return_address(0)); }
 KUSARI_TRAFFIC_HOOK void __asan_storeN_noabort(uintptr_t a, size_t n) {
   note(a, n, true, __builtin_return_address(0));
 }
