@@ -109,7 +109,7 @@ def main():
               f"{megabytes(stores['bytes'])} | {percent(coalescing(stores))} | {megabytes(distinct)} | "
               f"{'–' if reread is None else f'{reread:.2f}'} |")
         for kind, tally in (("loads", loads), ("stores", stores)):
-            busy = tally["sectors"] >= 0.01 * run_sectors
+            busy = tally["sectors"] > 0 and tally["sectors"] >= 0.01 * run_sectors
             if args.require is not None and busy and coalescing(tally) < args.require:
                 failing.append(f"{name}'s {kind} ({percent(coalescing(tally))})")
 

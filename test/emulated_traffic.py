@@ -14,11 +14,12 @@ import sys
 import tempfile
 
 kernels, report_script = sys.argv[1:3]
-WORKLOADS = ["bn_relu_forward", "bn_relu_backward", "bn_add_relu_forward", "bn_add_relu_backward", "channel_sums",
+WORKLOADS = ["to_channels_last", "bn_relu_forward", "bn_relu_backward", "bn_add_relu_forward", "bn_add_relu_backward", "channel_sums",
              "channel_affine_relu", "add", "add_relu", "relu_grad", "relu", "max_pool_forward", "max_pool_backward",
              "global_average_pool_forward", "global_average_pool_forward_backward"]
-# Kernels these workloads must launch (the packed maps, the channel passes, pooling, the reduction).
-EXPECTED = ["map_packs<float16_t, float16_t, elementwise::AddRelu<float>, 8, 2ul>", "channel_block_sums<float16_t, 8>",
+# Kernels these workloads must launch (the tiled copy, the packed maps, the channel passes, pooling, the
+# reduction).
+EXPECTED = ["copy_transposed_tiles<float16_t, float16_t>", "map_packs<float16_t, float16_t, elementwise::AddRelu<float>, 8, 2ul>", "channel_block_sums<float16_t, 8>",
             "channel_affine_loads<float16_t, 8>", "max_forward<float16_t, FastDivider>",
             "max_scatter<float16_t, FastDivider>", "reduce_each_by_thread<float16_t, float16_t>"]
 

@@ -173,6 +173,10 @@ TEST_CASE("copies that transpose planes of at least a tile go through tiles, par
       CHECK(same_elements(converted.to(Device::cpu()), host.astype(to)));
       CHECK(same_elements(matrix.to(gpu).transpose().astype(to).contiguous().to(Device::cpu()),
                           matrix.transpose().astype(to).contiguous()));
+      // Axes reversed: the planes' batch axis between their rows and columns.
+      const Array cube = sample({40, 3, 50}, from);
+      CHECK(same_elements(cube.to(gpu).transpose().astype(to).contiguous().to(Device::cpu()),
+                          cube.transpose().astype(to).contiguous()));
     }
   }
 }

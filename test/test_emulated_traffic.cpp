@@ -23,6 +23,12 @@ __global__ void copy_spread(const float* x, float* y, int stride, int period) {
   y[i] = x[i * stride % period];
 }
 
+// Thread i adds x[i] to y[i] in place.
+__global__ void add_in_place(const float* x, float* y) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  y[i] += x[i];
+}
+
 // Device memory for n floats, freed with the object.
 struct DeviceFloats {
   float* data = nullptr;
@@ -85,6 +91,18 @@ TEST_CASE("a warp's loads and stores at one instruction are one request moving t
     const emulation::KernelTraffic t = traffic_of_copy(x.data, y.data, 0, 1);
     check_tally(t.loads, 128, 4, 512, 4, 4, 1);
   }
+}
+
+TEST_CASE("a store after a load of the same address is recorded too") {
+  DeviceFloats x(128), y(128);
+  emulation::clear_recorded_traffic();
+  emulation::record_traffic(true);
+  launch_kernel(&add_in_place, 2, 64, nullptr, x.data, y.data);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  emulation::record_traffic(false);
+  const emulation::KernelTraffic t = emulation::recorded_traffic().at(0);
+  check_tally(t.loads, 256, 8, 1024, 32, 32, 32);
+  check_tally(t.stores, 128, 4, 512, 16, 16, 16);
 }
 
 TEST_CASE("host memory, and launches while recording is off, are not device traffic") {

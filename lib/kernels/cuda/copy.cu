@@ -100,7 +100,10 @@ std::optional<TransposedPlanes> transposed_planes(const KernelLayout<2>& layout)
   if (rows_axis < 0) return std::nullopt;
   const int batch_axis = layout.axes == 3 ? 3 - rows_axis - columns_axis : -1;
   const int64_t rows = layout.extents[rows_axis], columns = layout.extents[columns_axis];
-  if (rows < kTile || columns < kTile || (rows + kTile - 1) / kTile > 65535) return std::nullopt;
+  if (rows < kTile || columns < kTile || (rows + kTile - 1) / kTile > 65535 ||
+      (columns + kTile - 1) / kTile > 0x7fffffff) {
+    return std::nullopt;
+  }
   return TransposedPlanes{layout.bases[0], layout.bases[1], batch_axis < 0 ? 1 : layout.extents[batch_axis], rows,
                           columns, batch_axis < 0 ? 0 : layout.strides[0][batch_axis], layout.strides[0][rows_axis],
                           batch_axis < 0 ? 0 : layout.strides[1][batch_axis], layout.strides[1][columns_axis]};

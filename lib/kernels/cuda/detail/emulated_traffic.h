@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA backend's host emulation (meson option cuda-emulation): the device-memory traffic of its
 // kernels, as a GPU's memory system would see it. The kernel sources are compiled with calls before each
-// load and store (GCC's -fsanitize=kernel-address with outline calls: the emulation's own hooks, not a
-// sanitizer); while a recorded launch runs, each access of device memory is put with the accesses of the
+// load and store (GCC's -fsanitize=thread calls: the emulation's own hooks, not a sanitizer; GCC's
+// vectorizer off, so that each access is as wide as the source's); while a recorded launch runs, each access of device memory is put with the accesses of the
 // same instruction (the same call site and the same occurrence of it in each thread) by the other lanes
 // of its warp: one request, which moves every 32-byte sector its lanes touch. A kernel whose lanes touch
 // scattered sectors moves more sectors than the bytes it asks for fill, which no speed on a GPU makes up
@@ -54,9 +54,10 @@ std::vector<KernelTraffic> recorded_traffic();
 void clear_recorded_traffic();
 
 // Called by the emulation's threads: a launch of `kernel` begins (recorded if recording is on), one of its
-// blocks has ended, the launch has ended.
+// blocks has ended, the launch has ended (its tallies added to the process's), it failed (not counted).
 void traffic_begin_launch(const void* kernel);
 void traffic_end_block();
 void traffic_end_launch();
+void traffic_abandon_launch();
 
 }  // namespace kusari::kernels::cuda::emulation

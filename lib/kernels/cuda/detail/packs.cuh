@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include <kusari/kernels/cuda/detail/device_elements.cuh>
 
@@ -24,17 +23,33 @@ inline constexpr int kPackElements = static_cast<int>(16 / sizeof(T));
 // The host emulation moves a pack as one access of a scalar or vector type of its size, as nvcc's one
 // load or store instruction does (a host compiler may move a struct's elements one by one), so that the
 // emulation's traffic record (detail/emulated_traffic.h) sees what a GPU's memory would.
-typedef unsigned char SixteenBytes __attribute__((vector_size(16)));
+// PackBits<B>::type: B bytes in one access, allowed to alias the elements it moves (B is 2, 4, 8 or 16).
 template <size_t Bytes>
-using PackBits = std::conditional_t<Bytes == 16, SixteenBytes,
-    std::conditional_t<Bytes == 8, uint64_t, std::conditional_t<Bytes == 4, uint32_t, uint16_t>>>;
+struct PackBits;
+template <>
+struct PackBits<16> {
+  typedef unsigned char type __attribute__((vector_size(16), may_alias));
+};
+template <>
+struct PackBits<8> {
+  typedef uint64_t type __attribute__((may_alias));
+};
+template <>
+struct PackBits<4> {
+  typedef uint32_t type __attribute__((may_alias));
+};
+template <>
+struct PackBits<2> {
+  typedef uint16_t type __attribute__((may_alias));
+};
 #endif
 
 // The pack of V elements at element `offset` of p (p + offset aligned to the pack).
 template <class T, int V>
 __device__ inline Pack<T, V> load_pack(const T* p, int64_t offset) {
 #if defined(KUSARI_CUDA_EMULATION)
-  const auto bits = *reinterpret_cast<const PackBits<sizeof(Pack<T, V>)>*>(p + offset);
+  using Bits = typename PackBits<sizeof(Pack<T, V>)>::type;
+  const Bits bits = *reinterpret_cast<const Bits*>(p + offset);
   Pack<T, V> pack;
   std::memcpy(&pack, &bits, sizeof pack);
   return pack;
@@ -47,9 +62,10 @@ __device__ inline Pack<T, V> load_pack(const T* p, int64_t offset) {
 template <class T, int V>
 __device__ inline void store_pack(T* p, int64_t offset, const Pack<T, V>& pack) {
 #if defined(KUSARI_CUDA_EMULATION)
-  PackBits<sizeof(Pack<T, V>)> bits;
+  using Bits = typename PackBits<sizeof(Pack<T, V>)>::type;
+  Bits bits;
   std::memcpy(&bits, &pack, sizeof bits);
-  *reinterpret_cast<PackBits<sizeof(Pack<T, V>)>*>(p + offset) = bits;
+  *reinterpret_cast<Bits*>(p + offset) = bits;
 #else
   *reinterpret_cast<Pack<T, V>*>(p + offset) = pack;
 #endif

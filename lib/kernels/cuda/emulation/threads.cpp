@@ -274,6 +274,7 @@ void run_blocks(const void* kernel, dim3 grid, dim3 block, const std::function<v
         b.descending = !b.descending;
         traffic_end_block();
         if (b.thrown || !b.misuse.empty()) {
+          traffic_abandon_launch();
           if (b.thrown) std::rethrow_exception(b.thrown);
           throw DeviceError(cat("CUDA emulation: in block (", x, ", ", y, ", ", z, ") of a grid of (", grid.x, ", ",
                                 grid.y, ", ", grid.z, ") blocks of (", block.x, ", ", block.y, ", ", block.z,

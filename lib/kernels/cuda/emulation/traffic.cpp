@@ -1,6 +1,6 @@
 // The device-memory traffic of the emulated kernels (detail/emulated_traffic.h): the hooks the kernel
-// sources' loads and stores call (GCC's outline -fsanitize=kernel-address calls, defined here rather than
-// by a sanitizer's runtime), the requests they make warp by warp, and the report KUSARI_EMULATED_TRAFFIC
+// sources' loads and stores call (GCC's -fsanitize=thread calls, defined here rather than by a
+// sanitizer's runtime), the requests they make warp by warp, and the report KUSARI_EMULATED_TRAFFIC
 // asks for. A launch runs on one OS thread, block after block, so each OS thread records its own launch and
 // adds it to the process's tallies when it ends.
 
@@ -134,8 +134,10 @@ void note(uintptr_t address, size_t bytes, bool store, const void* site) {
   LaunchRecord* launch = running_launch.get();
   if (launch == nullptr || inside_hook) return;
   inside_hook = true;
+  struct Leave {
+    ~Leave() { inside_hook = false; }
+  } leave;
   launch->note(address, bytes, store, site);
-  inside_hook = false;
 }
 
 // "{"object": "...", "offset": N}": where `address` lies, for addr2line (`minus` taken off a return
@@ -233,7 +235,6 @@ void clear_recorded_traffic() {
 
 void traffic_begin_launch(const void* kernel) {
   read_environment();
-  running_launch.reset();  // a launch that failed before its end is not counted
   if (!recorded().on) return;
   auto launch = std::make_unique<LaunchRecord>();
   launch->kernel = kernel;
@@ -242,6 +243,8 @@ void traffic_begin_launch(const void* kernel) {
   }
   running_launch = std::move(launch);
 }
+
+void traffic_abandon_launch() { running_launch.reset(); }
 
 void traffic_end_block() {
   if (running_launch) running_launch->end_block();
@@ -273,29 +276,56 @@ void traffic_end_launch() {
 
 using kusari::kernels::cuda::emulation::note;
 
-// The calls GCC's -fsanitize=kernel-address puts before each load and store of the kernel sources (with
-// --param asan-instrumentation-with-call-threshold=0), and before each call that does not return and
-// around a source's dynamic initialization (nothing to do there).
+// The calls GCC's -fsanitize=thread puts before each load and store of the kernel sources (every one: a
+// store after a load of the same address too, which its address sanitizer's calls leave out), in place of
+// their atomic operations (done here, as they would have been), and where an object's construction
+// begins (nothing to do; with --param tsan-instrument-func-entry-exit=0 none at each function). A call
+// the sources come to make that is not here fails the link, naming it: add it here.
 #define KUSARI_TRAFFIC_HOOK extern "C" __attribute__((visibility("default"), noinline))
 // The load and the store of `size` bytes.
-#define KUSARI_TRAFFIC_HOOKS(size)                                      \
-  KUSARI_TRAFFIC_HOOK void __asan_load##size##_noabort(uintptr_t a) {  \
-    note(a, size, false, __builtin_return_address(0));                 \
-  }                                                                    \
-  KUSARI_TRAFFIC_HOOK void __asan_store##size##_noabort(uintptr_t a) { \
-    note(a, size, true, __builtin_return_address(0));                  \
+#define KUSARI_TRAFFIC_HOOKS(size)                                                  \
+  KUSARI_TRAFFIC_HOOK void __tsan_read##size(void* a) {                            \
+    note(reinterpret_cast<uintptr_t>(a), size, false, __builtin_return_address(0)); \
+  }                                                                                \
+  KUSARI_TRAFFIC_HOOK void __tsan_write##size(void* a) {                           \
+    note(reinterpret_cast<uintptr_t>(a), size, true, __builtin_return_address(0));  \
   }
 KUSARI_TRAFFIC_HOOKS(1)
 KUSARI_TRAFFIC_HOOKS(2)
 KUSARI_TRAFFIC_HOOKS(4)
 KUSARI_TRAFFIC_HOOKS(8)
 KUSARI_TRAFFIC_HOOKS(16)
-KUSARI_TRAFFIC_HOOK void __asan_loadN_noabort(uintptr_t a, size_t n) {
-  note(a, n, false, __builtin_return_address(0));
+KUSARI_TRAFFIC_HOOK void __tsan_read_range(void* a, size_t n) {
+  note(reinterpret_cast<uintptr_t>(a), n, false, __builtin_return_address(0));
 }
-KUSARI_TRAFFIC_HOOK void __asan_storeN_noabort(uintptr_t a, size_t n) {
-  note(a, n, true, __builtin_return_address(0));
+KUSARI_TRAFFIC_HOOK void __tsan_write_range(void* a, size_t n) {
+  note(reinterpret_cast<uintptr_t>(a), n, true, __builtin_return_address(0));
 }
-KUSARI_TRAFFIC_HOOK void __asan_handle_no_return() {}
-KUSARI_TRAFFIC_HOOK void __asan_before_dynamic_init(const char*) {}
-KUSARI_TRAFFIC_HOOK void __asan_after_dynamic_init() {}
+// The atomic load, store and fetch-and-add of an integer of `bits` (`order`: GCC's memory orders); a
+// fetch-and-add counts as a store.
+#define KUSARI_TRAFFIC_ATOMICS(bits)                                                                         \
+  KUSARI_TRAFFIC_HOOK int##bits##_t __tsan_atomic##bits##_load(const volatile int##bits##_t* a, int order) { \
+    note(reinterpret_cast<uintptr_t>(a), bits / 8, false, __builtin_return_address(0));                      \
+    return __atomic_load_n(a, order);                                                                        \
+  }                                                                                                          \
+  KUSARI_TRAFFIC_HOOK void __tsan_atomic##bits##_store(volatile int##bits##_t* a, int##bits##_t v, int order) { \
+    note(reinterpret_cast<uintptr_t>(a), bits / 8, true, __builtin_return_address(0));                       \
+    __atomic_store_n(a, v, order);                                                                           \
+  }                                                                                                          \
+  KUSARI_TRAFFIC_HOOK int##bits##_t __tsan_atomic##bits##_fetch_add(volatile int##bits##_t* a, int##bits##_t v, \
+                                                                   int order) {                             \
+    note(reinterpret_cast<uintptr_t>(a), bits / 8, true, __builtin_return_address(0));                       \
+    return __atomic_fetch_add(a, v, order);                                                                  \
+  }
+KUSARI_TRAFFIC_ATOMICS(8)
+KUSARI_TRAFFIC_ATOMICS(32)
+KUSARI_TRAFFIC_ATOMICS(64)
+// atomicCAS's compare-and-exchange of a 32-bit word (a store).
+KUSARI_TRAFFIC_HOOK int __tsan_atomic32_compare_exchange_strong(volatile int32_t* a, int32_t* expected,
+                                                                int32_t desired, int order, int failure_order) {
+  note(reinterpret_cast<uintptr_t>(a), 4, true, __builtin_return_address(0));
+  return __atomic_compare_exchange_n(a, expected, desired, false, order, failure_order);
+}
+KUSARI_TRAFFIC_HOOK void __tsan_atomic_thread_fence(int order) { __atomic_thread_fence(order); }
+KUSARI_TRAFFIC_HOOK void __tsan_vptr_update(void**, void*) {}
+KUSARI_TRAFFIC_HOOK void __tsan_init() {}
