@@ -155,7 +155,7 @@ TEST_CASE("copies of one dtype keep every byte: dense runs as one memcpy, at an 
   }
 }
 
-TEST_CASE("copies that transpose planes of at least a tile go through tiles, partial ones at the edges too") {
+TEST_CASE("copies that transpose planes go through tiles, partial ones at the edges too") {
   for (const Dtype from : all_dtypes) {
     const Array host = sample({3, 40, 7, 9}, from);  // 40 channels, 63 places: two tiles each way, partial
     const Array device = host.to(gpu);
@@ -173,6 +173,10 @@ TEST_CASE("copies that transpose planes of at least a tile go through tiles, par
       CHECK(same_elements(converted.to(Device::cpu()), host.astype(to)));
       CHECK(same_elements(matrix.to(gpu).transpose().astype(to).contiguous().to(Device::cpu()),
                           matrix.transpose().astype(to).contiguous()));
+      // A 3 x 3 filter made channels-last: planes of 9 places by 20 input channels.
+      const Array filter = sample({6, 20, 3, 3}, from);
+      CHECK(same_elements(in_order(filter.to(gpu), MemoryOrder::channels_last).astype(to).to(Device::cpu()),
+                          filter.astype(to)));
       // Axes reversed: the planes' batch axis between their rows and columns.
       const Array cube = sample({40, 3, 50}, from);
       CHECK(same_elements(cube.to(gpu).transpose().astype(to).contiguous().to(Device::cpu()),

@@ -87,9 +87,15 @@ bool copy_as_bytes(const Array& src, const Array& dst, const KernelLayout<2>& la
   return true;
 }
 
-// The planes of a copy whose operands are each contiguous along a different axis, both at least a tile
-// long, with at most one other axis (the batch): a change of memory order (row-major to channels-last and
-// back) or a matrix's transpose made contiguous; none for any other layout.
+// The shortest extent of planes the tiles take: a 3 × 3 filter's 9 places and up (a tile of 9 columns
+// still stores whole runs of its rows, where the elementwise copy would store each element to a sector of
+// its own); an image's 3 channels go element by element.
+constexpr int64_t kShortestTiledExtent = 8;
+
+// The planes of a copy whose operands are each contiguous along a different axis, both at least
+// kShortestTiledExtent long, with at most one other axis (the batch): a change of memory order (row-major
+// to channels-last and back, of activations and of filters) or a matrix's transpose made contiguous; none
+// for any other layout.
 std::optional<TransposedPlanes> transposed_planes(const KernelLayout<2>& layout) {
   const int columns_axis = layout.axes - 1;  // the source's contiguous axis: the layout's innermost
   if (layout.axes < 2 || layout.axes > 3 || layout.strides[0][columns_axis] != 1) return std::nullopt;
@@ -100,7 +106,7 @@ std::optional<TransposedPlanes> transposed_planes(const KernelLayout<2>& layout)
   if (rows_axis < 0) return std::nullopt;
   const int batch_axis = layout.axes == 3 ? 3 - rows_axis - columns_axis : -1;
   const int64_t rows = layout.extents[rows_axis], columns = layout.extents[columns_axis];
-  if (rows < kTile || columns < kTile || (rows + kTile - 1) / kTile > 65535 ||
+  if (rows < kShortestTiledExtent || columns < kShortestTiledExtent || (rows + kTile - 1) / kTile > 65535 ||
       (columns + kTile - 1) / kTile > 0x7fffffff) {
     return std::nullopt;
   }
