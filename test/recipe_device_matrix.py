@@ -15,7 +15,10 @@ device's first snapshot resumes on the CPU and the CPU's on the device, each to 
 last entry; and the first recipe once more with 4 KiB gradient buckets, double-buffered (buckets packed
 on the device). The imagenet preset's models go through jia2018 (the recipe that offers all three) on
 tiny RGB JPEGs at --crop-size 64: ResNet-50, AlexNet-BN and AlexNet-pool5-BN in every dtype, with one
-snapshot a run (their 4096-wide layers make a snapshot 200 MB). Every run on the device reports the device's peak memory. MPIEXEC "-" runs one
+snapshot a run (their 4096-wide layers make a snapshot 200 MB), and ResNet-50 in float32 once more on the
+CPU with its images channels-last (--memory-order), within float32's tolerance of the row-major run; every
+start-up line names the images' memory order (channels-last on a GPU in half precision for RGB images).
+Every run on the device reports the device's peak memory. MPIEXEC "-" runs one
 process without mpiexec (the GPU machine has none).
 --models and --dtypes (comma-separated) train only those models and dtypes, and leave out the imagenet
 preset (and the bucket case unless they keep the MLP in float32), for a slow device (the host emulation of
@@ -79,14 +82,19 @@ def run(recipe, data, out, on, *extra):
     assert result.returncode == 0, f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
     if on != "cpu":
         assert f"{on} peak memory: " in result.stdout, f"{' '.join(command)}: no peak memory line\n{result.stdout}"
+    # --memory-order auto: channels-last on a GPU in half precision, for RGB images (the imagenet preset's).
+    half, rgb = "float16" in extra or "bfloat16" in extra, "imagenet" in extra
+    auto_channels_last = on.startswith("cuda") and half and rgb
+    images = "channels_last" if "channels_last" in extra or auto_channels_last else "row_major"
+    assert f"images {images}" in result.stdout, f"{' '.join(command)}: expected images {images}\n{result.stdout}"
     with open(os.path.join(out, "log")) as f:
         return [{k: v for k, v in entry.items() if k not in TIMINGS} for entry in json.load(f)]
 
 
-def differences(cpu, other, dtype, model):
-    """The entries and keys whose values differ beyond the dtype's tolerance on DEVICE (relative, at least 1
-    in scale); `model` names the model (the MLP has no running statistics)."""
-    tolerance = tolerance_of(dtype)
+def differences(cpu, other, dtype, model, tolerance=None):
+    """The entries and keys whose values differ beyond the dtype's tolerance on DEVICE, or `tolerance`
+    (relative, at least 1 in scale); `model` names the model (the MLP has no running statistics)."""
+    tolerance = tolerance_of(dtype) if tolerance is None else tolerance
     if len(cpu) != len(other):
         return [f"{len(cpu)} entries against {len(other)}"]
     found = []
@@ -185,7 +193,16 @@ def main():
                              os.path.join(images, "val.txt"), "--root", images, "--crop-size", "64", "--classes",
                              "10", "--batchsize", "4", "--eval-batchsize", "1", "--frequency", "2", "--model", model,
                              "--dtype", dtype]
-                    both_devices(jia[0], data, work, case, f"imagenet_{model}_{dtype}", dtype, model, flags, failures)
+                    on_cpu, _ = both_devices(jia[0], data, work, case, f"imagenet_{model}_{dtype}", dtype, model,
+                                             flags, failures)
+                    if model == "resnet50" and dtype == "float32":
+                        # Its images channels-last on the CPU: the same training within float32's tolerance.
+                        reordered = run(jia[0], data, os.path.join(work, "imagenet_resnet50_channels_last"), "cpu",
+                                        *flags, "--memory-order", "channels_last")
+                        found = differences(on_cpu, reordered, dtype, model, TOLERANCE[dtype])
+                        failures += [f"{case} with --memory-order channels_last: {d}" for d in found]
+                        print(f"{case}: row-major and channels-last images "
+                              f"{'equal' if not found else 'DIFFERENT'}", flush=True)
         # Small buckets packed on the device, double-buffered: still the CPU's numbers (the MLP in float32).
         if "mlp" in MODELS and "float32" in DTYPES:
             both_devices(recipes[0], data, work, f"{os.path.basename(recipes[0])} with 4 KiB buckets, double-buffered",

@@ -25,6 +25,7 @@ BAD = [
     (["--epoch", "abc"], ["--epoch", "number > 0", "abc"]),
     (["--bogus", "1"], ["--bogus"]),
     (["--dtype", "int8"], ["--dtype", "float16", "int8"]),
+    (["--memory-order", "nhwc"], ["--memory-order", "channels_last", "nhwc"]),
     (["--progress", "spinner"], ["--progress", "bar|lines|off", "'spinner'"]),
     (["--progress-interval", "0"], ["--progress-interval", "integer >= 1", "'0'"]),
     (["--device", "cuda:0"], ["--device cuda:0", "no CUDA device"]),
@@ -52,7 +53,8 @@ for recipe in recipes:
     text = check([recipe, "--help"], 0, ["--batchsize", "--epoch", "--resume", "--autoload", "--frequency",
                                           "--seed", "--threads", "--device", "--dtype", "--wire-dtype",
                                           "--communicator", "--preset", "--train", "--val", "--root",
-                                          "--dataset", "--model", "--bn-batch", "--cudnn-benchmark"])
+                                          "--dataset", "--model", "--bn-batch", "--cudnn-benchmark",
+                                          "--memory-order"])
     assert "=" in text, text  # defaults are shown
     groups = ["Run:", "Data:", "Model:", "Device:", "Distributed:", "Output:", "Optimizer:", "Environment:"]
     missing = [group for group in groups if group not in text]

@@ -163,6 +163,41 @@ TEST_CASE("trained on a device, the loss stays there every iteration and the log
   for (size_t i = 0; i < 3; ++i) CHECK(on_loopback.second[i].at("main/loss") == on_cpu.second[i].at("main/loss"));
 }
 
+namespace {
+
+// A predictor of 3 classes from (N, C, H, W) images that notes the memory order and dtype it was given:
+// the images flattened, times a fixed (C·H·W, 3) matrix.
+class OrderProbe : public L::Cloneable<OrderProbe, L::Link> {
+ public:
+  using L::Link::forward;
+  explicit OrderProbe(int64_t features) { add_param("W", Array::uniform({3, features}, -0.5, 0.5, 11)); }
+  Variable forward(const Variable& x) override {
+    seen_order = memory_order_of(x.data());
+    seen_dtype = x.dtype();
+    return F::linear(F::reshape(x, {x.shape()[0], -1}), F::cast(param("W"), x.dtype()));
+  }
+  MemoryOrder seen_order = MemoryOrder::row_major;
+  Dtype seen_dtype = Dtype::float32;
+};
+
+}  // namespace
+
+TEST_CASE("classification_loss puts image batches in its memory order and dtype before the model, same loss") {
+  const Array x = Array::uniform({4, 3, 5, 6}, -1, 1, 3), t = Array::from_vector<int32_t>({0, 2, 1, 2}, {4});
+  auto probe = std::make_shared<OrderProbe>(3 * 5 * 6);
+  const double row_major = T::classification_loss(probe)({x, t}).data().item<double>();
+  CHECK(probe->seen_order == MemoryOrder::row_major);
+  for (const Dtype dtype : {Dtype::float32, Dtype::bfloat16}) {
+    CAPTURE(dtype);
+    const T::LossFunction loss =
+        T::classification_loss(probe, {.compute_dtype = dtype, .memory_order = MemoryOrder::channels_last});
+    const double channels_last = loss({x, t}).data().item<double>();
+    CHECK(probe->seen_order == MemoryOrder::channels_last);
+    CHECK(probe->seen_dtype == dtype);
+    CHECK(channels_last == doctest::Approx(row_major).epsilon(dtype == Dtype::float32 ? 1e-6 : 2e-2));
+  }
+}
+
 TEST_CASE("serialize_strings and serialize_vector round-trip lists, empty ones included") {
   TempDir dir;
   std::vector<std::string> names{"main/loss", "", "validation/main/accuracy"}, none;

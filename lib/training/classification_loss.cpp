@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include <kusari/core/memory_order.h>
 #include <kusari/functions/cast.h>
 #include <kusari/functions/evaluation.h>
 #include <kusari/functions/loss.h>
@@ -11,13 +12,25 @@ namespace kusari::training {
 
 namespace F = kusari::functions;
 
+namespace {
+
+// x in the compute dtype and, for an image batch, the memory order: one copy where both change.
+Array model_input(const Array& x, const ClassificationLossOptions& options) {
+  const bool reorder = x.ndim() == 4 && options.memory_order == MemoryOrder::channels_last && !is_channels_last(x);
+  if (!reorder) return x.dtype() == options.compute_dtype ? x : x.astype(options.compute_dtype);
+  Array out = empty_in_order(x.shape(), MemoryOrder::channels_last, options.compute_dtype, x.device());
+  out.assign(x);
+  return out;
+}
+
+}  // namespace
+
 LossFunction classification_loss(std::shared_ptr<links::Link> predictor, ClassificationLossOptions options) {
   if (!predictor) throw ValueError("classification_loss: expected a predictor, got null");
   const std::string top_k_key = "main/accuracy_top" + std::to_string(options.top_k);
   return [predictor = std::move(predictor), options, top_k_key](const std::vector<Array>& batch) {
     require_input_and_target(batch);
-    const Array& x = batch[0];
-    const Variable input(x.dtype() == options.compute_dtype ? x : x.astype(options.compute_dtype), false);
+    const Variable input(model_input(batch[0], options), false);
     const Variable t(batch[1], false);
     Variable y = predictor->forward(input);
     if (y.dtype() != Dtype::float32) y = F::cast(y, Dtype::float32);

@@ -39,6 +39,7 @@ struct Settings {
   std::string device = "cpu";        // cpu, cuda (the rank's local index), cuda:N or loopback:N
   std::string dtype = "float32";     // compute dtype (float32 master weights for half)
   bool cudnn_benchmark = false;      // cuDNN's convolution algorithms by timing (KUSARI_CUDNN_BENCHMARK's default)
+  std::string memory_order = "auto";  // images before the model: auto, channels_last or row_major
   std::string wire_dtype = "float32";  // what gradients travel as
   std::string communicator = "hybrid"; // the all-reduce algorithm
   int64_t colors = 4;                // multi_color: rings at once
