@@ -195,6 +195,10 @@ TEST_CASE("classification_loss puts image batches in its memory order and dtype 
     CHECK(probe->seen_order == MemoryOrder::channels_last);
     CHECK(probe->seen_dtype == dtype);
     CHECK(channels_last == doctest::Approx(row_major).epsilon(dtype == Dtype::float32 ? 1e-6 : 2e-2));
+    // A batch already channels-last keeps the order through the cast.
+    loss({in_order(x, MemoryOrder::channels_last), t});
+    CHECK(probe->seen_order == MemoryOrder::channels_last);
+    CHECK(probe->seen_dtype == dtype);
   }
 }
 

@@ -14,10 +14,12 @@ namespace F = kusari::functions;
 
 namespace {
 
-// x in the compute dtype and, for an image batch, the memory order: one copy where both change.
+// x in the compute dtype and, for an image batch, the memory order: x itself where it is both, else one
+// copy (a cast alone would give a row-major result).
 Array model_input(const Array& x, const ClassificationLossOptions& options) {
-  const bool reorder = x.ndim() == 4 && options.memory_order == MemoryOrder::channels_last && !is_channels_last(x);
-  if (!reorder) return x.dtype() == options.compute_dtype ? x : x.astype(options.compute_dtype);
+  const bool channels_last = x.ndim() == 4 && options.memory_order == MemoryOrder::channels_last;
+  if (x.dtype() == options.compute_dtype && (!channels_last || is_channels_last(x))) return x;
+  if (!channels_last) return x.astype(options.compute_dtype);
   Array out = empty_in_order(x.shape(), MemoryOrder::channels_last, options.compute_dtype, x.device());
   out.assign(x);
   return out;
