@@ -2,7 +2,9 @@
 // loops follow (reduction_functions.h). A reduction of many output elements over few reduced ones (a
 // global average pooling's 7 x 7 windows) gives each output one thread, which walks its elements in
 // order (axis_walk.h: no division), so that neighbouring threads read neighbouring memory where the
-// kept axes are innermost (channels-last); any other gives each output one block, whose threads take
+// kept axes are innermost (channels-last); where instead each output's few elements are a run of their
+// own (row-major), a block stages its rows' elements in shared memory first, read in order from there;
+// any other gives each output one block, whose threads take
 // every blockDim-th reduced element and combine their partial results in shared memory, or, for few
 // outputs of many elements (a whole-array sum), several blocks, each a run of them, whose results
 // are combined in order after. Unit axes are dropped and neighbours merged; x and out may have any strides.
@@ -189,6 +191,45 @@ __global__ void reduce_each_by_thread(ReduceLayout layout, ReduceOp op) {
   }
 }
 
+// The elements reduce_rows_staged puts in shared memory at a time, and the longest rows it takes (a
+// stage then holds at least 32 rows, so that a stage's sums keep a warp's lanes busy).
+inline constexpr int64_t kStagedElements = 2048;
+inline constexpr int64_t kLongestStagedRow = kStagedElements / 32;
+
+// Whether the reduction is of the rows of a dense (outputs, reduced) array, its reduced elements innermost
+// and short (a row-major global average pooling's 7 x 7 planes): reduce_rows_staged's case.
+bool dense_short_rows(const ReduceLayout& layout) {
+  return layout.reduced_axes == 1 && layout.reduced_strides[0] == 1 && layout.kept_axes == 1 &&
+         layout.kept_strides[0] == layout.reduced_count && layout.reduced_count <= kLongestStagedRow;
+}
+
+// reduce_each_by_thread for dense_short_rows: block b takes blockDim rows from b·blockDim, loads their
+// elements into shared memory kStagedElements at a time (neighbouring threads, neighbouring elements),
+// and each thread combines its row's elements from there in order; the same result as one thread
+// walking its row in memory, whose neighbouring lanes would each read a sector of their own.
+template <class T, class D>
+__global__ void reduce_rows_staged(ReduceLayout layout, ReduceOp op) {
+  using A = Accumulator<T>;
+  KUSARI_SHARED_ARRAY(T, staged, kStagedElements);
+  const T* x = reinterpret_cast<const T*>(layout.x);
+  const int64_t length = layout.reduced_count, block_rows = blockDim.x;
+  for (int64_t first = blockIdx.x * block_rows; first < layout.kept_count; first += gridDim.x * block_rows) {
+    const int64_t rows = layout.kept_count - first < block_rows ? layout.kept_count - first : block_rows;
+    const int64_t begin = first * length, end = begin + rows * length;  // the block's elements
+    const int64_t row_begin = (first + threadIdx.x) * length, row_end = row_begin + length;
+    A acc = reduce_init<A>(op);
+    for (int64_t stage = begin; stage < end; stage += kStagedElements) {
+      const int64_t stage_end = end - stage < kStagedElements ? end : stage + kStagedElements;
+      for (int64_t i = stage + threadIdx.x; i < stage_end; i += blockDim.x) staged[i - stage] = x[i];
+      __syncthreads();
+      const int64_t from = row_begin > stage ? row_begin : stage, to = row_end < stage_end ? row_end : stage_end;
+      for (int64_t i = from; i < to; ++i) acc = reduce_combine<A>(op, acc, static_cast<A>(load(staged[i - stage])));
+      __syncthreads();
+    }
+    if (threadIdx.x < rows) output_at<D>(layout, first + threadIdx.x) = store<D>(acc);
+  }
+}
+
 // Argmax or argmin over one axis, into int64.
 template <class T>
 __global__ void arg_reduce_elements(ReduceLayout layout, bool want_max) {
@@ -248,7 +289,9 @@ void reduce_kernel(ReduceOp op, const Array& x, const std::vector<int64_t>& axes
           layout.reduced_count <= kMostPerThread && layout.kept_count >= kFewestThreadOutputs;
       const int64_t parts = by_thread ? 1 : parts_for(layout);
       visit_dtype(out.dtype(), [&]<class D>() {
-        if (by_thread) {
+        if (by_thread && dense_short_rows(layout)) {
+          launch_kernel(&reduce_rows_staged<T, D>, blocks_for(layout.kept_count), kThreads, stream, layout, op);
+        } else if (by_thread) {
           launch_kernel(&reduce_each_by_thread<T, D>, blocks_for(layout.kept_count), kThreads, stream, layout, op);
         } else if (parts > 1) {
           // 8-byte partial results (Accumulator<T>: double or int64) in the device's cache.
