@@ -59,6 +59,10 @@ TEST_CASE("channels-last strides, detection and copies") {
   CHECK(is_channels_last(random({2, 1, 4, 5}, 3)));
   CHECK(memory_order_of(random({2, 1, 4, 5}, 3)) == MemoryOrder::row_major);
   CHECK(memory_order_of(empty_in_order({2, 3, 1, 1}, MemoryOrder::channels_last)) == MemoryOrder::row_major);
+  CHECK(memory_order_of(empty_in_order({2, 1, 1, 1}, MemoryOrder::channels_last)) == MemoryOrder::row_major);
+  // One channel says its order by axis 1's stride: 1 in channels-last, the plane's size in row-major.
+  CHECK(memory_order_of(empty_in_order({2, 1, 4, 5}, MemoryOrder::channels_last)) == MemoryOrder::channels_last);
+  CHECK(memory_order_of(random({2, 4, 5, 1}, 2).transpose({0, 3, 1, 2})) == MemoryOrder::channels_last);
   // Two axes: row-major arrays have channel rows; fewer axes are never channels-last.
   CHECK(has_channel_rows(random({4, 3}, 4)));
   CHECK_FALSE(has_channel_rows(random({4, 3}, 4).transpose()));
@@ -66,6 +70,30 @@ TEST_CASE("channels-last strides, detection and copies") {
   CHECK(channels_last_strides({4, 3}) == Strides{3, 1});
   // Five axes: the channels innermost, then the last axis, ..., the batch outermost.
   CHECK(channels_last_strides({2, 3, 4, 5, 6}) == Strides{360, 1, 90, 18, 3});
+}
+
+TEST_CASE("one channel changes its memory order without a copy and keeps it through elementwise maps") {
+  const Array x = random({2, 1, 4, 5}, 30);
+  const Array marked = channels_last(x);
+  CHECK(marked.storage() == x.storage());
+  CHECK(marked.strides() == Strides{20, 1, 5, 1});
+  CHECK(memory_order_of(marked) == MemoryOrder::channels_last);
+  CHECK(has_channel_rows(marked));
+  CHECK(channels_last(marked).strides() == marked.strides());
+  const Array back = in_order(marked, MemoryOrder::row_major);
+  CHECK(back.storage() == x.storage());
+  CHECK(back.strides() == x.strides());
+  CHECK(memory_order_of(back) == MemoryOrder::row_major);
+  CHECK(memory_order_of(ops::relu(marked)) == MemoryOrder::channels_last);
+  CHECK(memory_order_of(ops::add(marked, x)) == MemoryOrder::channels_last);
+  CHECK(memory_order_of(ops::add(x, marked)) == MemoryOrder::row_major);
+  CHECK(ops::relu(marked).to_vector<double>() == ops::relu(x).to_vector<double>());
+  // A convolution of the marked image equals the row-major one's.
+  const Array w = random({4, 1, 3, 3}, 31);
+  const Variable y = F::convolution_2d(Variable(x), Variable(w), {.pad = 1});
+  const Variable y_marked = F::convolution_2d(Variable(marked), Variable(w), {.pad = 1});
+  CHECK(memory_order_of(y_marked.data()) == MemoryOrder::channels_last);
+  expect_close(y_marked.data(), y.data(), 1e-12, 1e-12);
 }
 
 TEST_CASE("elementwise results keep the memory order of their first operand of the result's shape") {

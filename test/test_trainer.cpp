@@ -174,10 +174,12 @@ class OrderProbe : public L::Cloneable<OrderProbe, L::Link> {
   Variable forward(const Variable& x) override {
     seen_order = memory_order_of(x.data());
     seen_dtype = x.dtype();
+    seen_storage = x.data().storage().get();
     return F::linear(F::reshape(x, {x.shape()[0], -1}), F::cast(param("W"), x.dtype()));
   }
   MemoryOrder seen_order = MemoryOrder::row_major;
   Dtype seen_dtype = Dtype::float32;
+  const Storage* seen_storage = nullptr;
 };
 
 }  // namespace
@@ -200,6 +202,20 @@ TEST_CASE("classification_loss puts image batches in its memory order and dtype 
     CHECK(probe->seen_order == MemoryOrder::channels_last);
     CHECK(probe->seen_dtype == dtype);
   }
+}
+
+TEST_CASE("classification_loss says a one-channel batch is channels-last without copying its bytes") {
+  // One channel is dense in both orders: the model is given the batch's own bytes, marked channels-last
+  // (axis 1's stride 1), so that its first convolution writes channels-last as it would for RGB images.
+  const Array x = Array::uniform({4, 1, 5, 6}, -1, 1, 5), t = Array::from_vector<int32_t>({1, 0, 2, 2}, {4});
+  auto probe = std::make_shared<OrderProbe>(5 * 6);
+  const double row_major = T::classification_loss(probe)({x, t}).data().item<double>();
+  CHECK(probe->seen_order == MemoryOrder::row_major);
+  const double channels_last =
+      T::classification_loss(probe, {.memory_order = MemoryOrder::channels_last})({x, t}).data().item<double>();
+  CHECK(probe->seen_order == MemoryOrder::channels_last);
+  CHECK(probe->seen_storage == x.storage().get());
+  CHECK(channels_last == row_major);
 }
 
 TEST_CASE("serialize_strings and serialize_vector round-trip lists, empty ones included") {

@@ -18,6 +18,19 @@ Strides channels_last_strides(const Shape& shape) {
   return strides;
 }
 
+namespace {
+
+// True when `array` has one channel, axis 1's stride is 1 and its planes have more than one element: the
+// stride channels-last gives that axis, where row-major gives it the plane's size.
+bool marked_channels_last(const Array& array) {
+  if (array.ndim() < 3 || array.shape()[1] != 1 || array.strides()[1] != 1) return false;
+  int64_t plane = 1;
+  for (int64_t axis = 2; axis < array.ndim(); ++axis) plane *= array.shape()[axis];
+  return plane > 1;
+}
+
+}  // namespace
+
 bool is_channels_last(const Array& array) {
   if (array.ndim() < 2) return false;
   const Strides expected = channels_last_strides(array.shape());
@@ -29,7 +42,8 @@ bool is_channels_last(const Array& array) {
 }
 
 MemoryOrder memory_order_of(const Array& array) {
-  return is_channels_last(array) && !array.is_contiguous() ? MemoryOrder::channels_last : MemoryOrder::row_major;
+  const bool channels_last = is_channels_last(array) && (!array.is_contiguous() || marked_channels_last(array));
+  return channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major;
 }
 
 bool has_channel_rows(const Array& array) {
@@ -46,11 +60,16 @@ Array empty_in_order(const Shape& shape, MemoryOrder order, Dtype dtype, Device 
 }
 
 Array in_order(const Array& array, MemoryOrder order) {
-  if (order == MemoryOrder::row_major) return array.contiguous();
-  if (is_channels_last(array)) return array;
-  Array out = empty_in_order(array.shape(), order, array.dtype(), array.device());
-  out.assign(array);
-  return out;
+  const bool row_major = order == MemoryOrder::row_major;
+  if (row_major ? !array.is_contiguous() : !is_channels_last(array)) {
+    Array out = empty_in_order(array.shape(), order, array.dtype(), array.device());
+    out.assign(array);
+    return out;
+  }
+  if (memory_order_of(array) == order) return array;
+  // Dense in both orders (one channel) but said in the other: the same bytes with the asked order's strides.
+  const Strides strides = row_major ? contiguous_strides(array.shape()) : channels_last_strides(array.shape());
+  return Array::from_storage(array.storage(), array.shape(), strides, array.offset(), array.dtype());
 }
 
 }  // namespace kusari

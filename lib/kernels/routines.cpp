@@ -43,8 +43,7 @@ Array empty_result(const Shape& shape, Dtype dtype, const Device& device,
                    std::initializer_list<const Array*> operands) {
   for (const Array* a : operands) {
     if (a->shape() != shape) continue;
-    if (a->is_contiguous()) return Array::empty(shape, dtype, device);
-    if (is_channels_last(*a)) return empty_in_order(shape, MemoryOrder::channels_last, dtype, device);
+    if (a->is_contiguous() || is_channels_last(*a)) return empty_in_order(shape, memory_order_of(*a), dtype, device);
   }
   return Array::empty(shape, dtype, device);
 }

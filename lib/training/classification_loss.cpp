@@ -14,12 +14,13 @@ namespace F = kusari::functions;
 
 namespace {
 
-// x in the compute dtype and, for an image batch, the memory order: x itself where it is both, else one
-// copy (a cast alone would give a row-major result).
+// x in the compute dtype and, for an image batch, the memory order: x itself where it is both (a view of
+// its bytes where one channel makes it dense in both orders), else one copy (a cast alone would give a
+// row-major result).
 Array model_input(const Array& x, const ClassificationLossOptions& options) {
   const bool channels_last = x.ndim() == 4 && options.memory_order == MemoryOrder::channels_last;
-  if (x.dtype() == options.compute_dtype && (!channels_last || is_channels_last(x))) return x;
   if (!channels_last) return x.astype(options.compute_dtype);
+  if (x.dtype() == options.compute_dtype) return in_order(x, MemoryOrder::channels_last);
   Array out = empty_in_order(x.shape(), MemoryOrder::channels_last, options.compute_dtype, x.device());
   out.assign(x);
   return out;

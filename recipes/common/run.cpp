@@ -62,13 +62,12 @@ Device training_device(const Settings& s, const distributed::Communicator& comm)
   return device;
 }
 
-// The memory order image batches of `channels` go to the model in: --memory-order's (auto: channels-last
-// on a GPU in half precision); images of one channel are row-major in both, and the network then runs
-// row-major.
-MemoryOrder image_order(const Settings& s, int64_t channels) {
+// The memory order image batches go to the model in: --memory-order's (auto: channels-last on a GPU in
+// half precision).
+MemoryOrder image_order(const Settings& s) {
   const bool on_gpu = s.device.rfind("cuda", 0) == 0, half = s.dtype == "float16" || s.dtype == "bfloat16";
   const bool channels_last = s.memory_order == "auto" ? on_gpu && half : s.memory_order == "channels_last";
-  return channels_last && channels > 1 ? MemoryOrder::channels_last : MemoryOrder::row_major;
+  return channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major;
 }
 
 // Half precision: parameters in the compute dtype with float32 master weights, and the loss scale.
@@ -112,7 +111,7 @@ void print_plan(const Settings& s, const distributed::Communicator& comm, const 
             << "\nbatch: " << s.batchsize << " in all, " << s.batchsize / comm.size() << " per rank"
             << (s.bn_batch > 0 ? ", batch normalization over groups of " + std::to_string(s.bn_batch) : "")
             << "; dtype " << s.dtype << ", images "
-            << (image_order(s, data.channels) == MemoryOrder::channels_last ? "channels_last" : "row_major")
+            << (image_order(s) == MemoryOrder::channels_last ? "channels_last" : "row_major")
             << (s.device.rfind("cuda", 0) == 0 ? s.cudnn_benchmark ? "; cuDNN algorithms: timed (--cudnn-benchmark)"
                                                                    : "; cuDNN algorithms: heuristics"
                                                : "")
@@ -199,7 +198,7 @@ void train(Recipe& recipe, const CommandLine& line) {
   }
   const T::LossFunction loss =
       T::classification_loss(model, {.compute_dtype = dtype_from_name(s.dtype),
-                                     .memory_order = image_order(s, data.channels),
+                                     .memory_order = image_order(s),
                                      .label_smoothing = s.label_smoothing});
   const auto evaluator = T::create_multi_node_evaluator(
       std::make_shared<T::Evaluator>(data.val_iter, loss, model, T::EvaluatorOptions{.device = device}), comm);

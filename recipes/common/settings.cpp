@@ -89,7 +89,7 @@ void add_device_flags(CLI::App& app, Settings& s) {
   add_value(app, "--memory-order", s.memory_order,
             "the memory order of image batches before the model: channels_last (NHWC), row_major (NCHW), or auto "
             "(channels_last on a GPU in float16 and bfloat16, where cuDNN's fastest kernels take NHWC; row_major "
-            "otherwise); images of one channel are the same bytes in both and go row-major",
+            "otherwise)",
             one_of({"auto", "channels_last", "row_major"}));
   app.add_option("--loss-scale", s.loss_scale, "none, dynamic, or a fixed loss scale")->capture_default_str();
   add_value(app, "--loss-scale-initial", s.loss_scale_initial, "dynamic loss scaling: the first scale",
