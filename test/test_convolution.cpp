@@ -260,6 +260,31 @@ TEST_CASE("convolution forward in float32, float16 and bfloat16") {
       {x, random({2, 4, 3, 3}, 25)});
 }
 
+TEST_CASE("a one-channel image marked channels-last convolves as its row-major bytes do, filter gradient row-major") {
+  // Grey images are the same bytes in both orders, told apart by the channel axis's stride
+  // (core/memory_order.h): the marked one runs the channels-last passes where a device has them.
+  for (const Dtype dtype : {Dtype::float32, Dtype::float16}) {
+    INFO(dtype_name(dtype));
+    const Array x = random({2, 1, 6, 5}, 40, dtype), w = random({4, 1, 3, 3}, 41, dtype);
+    const Array marked = in_order(x, MemoryOrder::channels_last);
+    REQUIRE(memory_order_of(marked) == MemoryOrder::channels_last);
+    const Convolution2DParams p{.pad = 1};
+    const Variable w_row_major(w), w_marked(w);
+    Variable y = F::convolution_2d(Variable(x, false), w_row_major, p);
+    Variable y_marked = F::convolution_2d(Variable(marked, false), w_marked, p);
+    CHECK(memory_order_of(y_marked.data()) == MemoryOrder::channels_last);
+    const double tol = dtype == Dtype::float32 ? 1e-5 : 1e-2;
+    expect_close(y_marked.data(), y.data(), tol, tol);
+    const Array gy = random(y.shape(), 42, dtype);
+    y.set_grad(gy);
+    y.backward();
+    y_marked.set_grad(gy);
+    y_marked.backward();
+    CHECK(w_marked.grad().strides() == contiguous_strides(w.shape()));  // the contract's row-major gradient
+    expect_close(w_marked.grad(), w_row_major.grad(), tol, tol);
+  }
+}
+
 TEST_CASE("float32 convolutions and their data and filter gradients match float64 in every geometry") {
   // float32 runs in oneDNN and float64 by im2col and GEMM; deconvolution_2d is the data gradient with a bias.
   auto expect_float32_matches = [](const std::function<Variable(const std::vector<Variable>&)>& f,

@@ -63,6 +63,13 @@ TEST_CASE("row-major float32, float64, strided views, tiny channels and batches 
   CHECK_FALSE(batch_norm_fusion(Array::zeros({16, 8}, Dtype::float32), false, false));
   CHECK_FALSE(batch_norm_fusion(Array::zeros({4, 8, 3, 3}, Dtype::float64), false, false));
   CHECK_FALSE(batch_norm_fusion(channels_last({4, 8, 3, 3}, Dtype::float64), false, false));
+  // One channel marked channels-last is the row-major planes' bytes: float32 takes the passes, half
+  // precision cuDNN's spatial kernels.
+  CHECK_FALSE(batch_norm_fusion(channels_last({4, 1, 3, 3}, Dtype::float32), false, false));
+  const auto grey = batch_norm_fusion(channels_last({4, 1, 3, 3}, Dtype::float16), false, false);
+  REQUIRE(grey);
+  CHECK_FALSE(grey->channels_last);
+  CHECK_FALSE(grey->persistent);
   const Array strided = Array::zeros({8, 4, 3, 3}, Dtype::float16).transpose({1, 0, 2, 3});
   CHECK_FALSE(batch_norm_fusion(strided, false, false));
   CHECK_FALSE(batch_norm_fusion(Array::zeros({1, 8, 1, 1}, Dtype::float16), false, false));

@@ -137,6 +137,10 @@ TEST_CASE("channels-last images run channels-last on cuDNN but in float64 (no fi
     CHECK(dnn_pass_order(channels_last) == (nhwc ? MemoryOrder::channels_last : MemoryOrder::row_major));
     CHECK(dnn_pass_order(row_major) == MemoryOrder::row_major);
   }
+  // One channel says its order by its channel axis's stride (the first convolution of grey images).
+  const Array grey = Array::zeros({2, 1, 4, 5}, Dtype::float16);
+  CHECK(dnn_pass_order(grey) == MemoryOrder::row_major);
+  CHECK(dnn_pass_order(in_order(grey, MemoryOrder::channels_last)) == MemoryOrder::channels_last);
 }
 
 TEST_CASE("cudnn_benchmark starts as KUSARI_CUDNN_BENCHMARK says, and another value is refused, naming it") {

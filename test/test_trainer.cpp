@@ -216,6 +216,12 @@ TEST_CASE("classification_loss says a one-channel batch is channels-last without
   CHECK(probe->seen_order == MemoryOrder::channels_last);
   CHECK(probe->seen_storage == x.storage().get());
   CHECK(channels_last == row_major);
+  // Converted to another dtype in the same copy, the copy is marked too.
+  T::classification_loss(probe, {.compute_dtype = Dtype::bfloat16, .memory_order = MemoryOrder::channels_last})(
+      {x, t});
+  CHECK(probe->seen_order == MemoryOrder::channels_last);
+  CHECK(probe->seen_dtype == Dtype::bfloat16);
+  CHECK(probe->seen_storage != x.storage().get());
 }
 
 TEST_CASE("serialize_strings and serialize_vector round-trip lists, empty ones included") {

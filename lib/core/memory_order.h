@@ -18,7 +18,7 @@ KUSARI_API Strides channels_last_strides(const Shape& shape);
 // 1 may have any stride); a 2-axis row-major array and an array of one channel are dense in both orders.
 KUSARI_API bool is_channels_last(const Array& array);
 // True when the channels (axis 1) of `array` are its innermost axis, so that its memory is rows of C
-// values: a row-major array of 2 axes, or a channels-last one that is not also row-major.
+// values: a row-major array of 2 axes, or one memory_order_of says is channels-last.
 KUSARI_API bool has_channel_rows(const Array& array);
 // channels_last when `array` is channels-last but not row-major, or one channel whose axis 1 has the
 // stride channels-last gives it (1, where row-major gives the plane's size); row_major otherwise.

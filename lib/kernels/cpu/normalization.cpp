@@ -249,13 +249,17 @@ void row_affine(const Array& x, const Array& a, const Array& y, const Array& b, 
   });
 }
 
+// True when the row kernels take x: its memory is rows of its channels, and not one channel of planes
+// (the row-major planes' bytes, which the plane kernels sum as they always have).
+bool takes_rows(const Array& x) { return has_channel_rows(x) && (x.ndim() <= 2 || x.shape()[1] > 1); }
+
 // ChannelSums of one group (the whole batch).
 void group_sums(const Array& x, const Array& y, const ChannelGate& gate, const Array& sums, const Array& products) {
   const ChannelLayout layout(x);
   double* sum_out = sums.data<double>();
   double* product_out = products.data<double>();
   visit_floating_dtype(x.dtype(), "channel_sums kernel", [&]<class T>() {
-    if (has_channel_rows(x)) return row_sums<T>(x, y, gate, sum_out, product_out);
+    if (takes_rows(x)) return row_sums<T>(x, y, gate, sum_out, product_out);
     const T* xs = static_cast<const T*>(x.raw_data());
     const T* ys = static_cast<const T*>(y.raw_data());
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, layout.batch * layout.plane));
@@ -287,7 +291,7 @@ void group_affine(const Array& x, const Array& a, const Array& y, const Array& b
   const double* ds = d.data<double>();
   visit_floating_dtype(x.dtype(), "channel_affine kernel", [&]<class T>() {
     using C = compute_type_t<T>;
-    if (has_channel_rows(x)) {
+    if (takes_rows(x)) {
       return with_flag(gate.input.defined(), [&](auto gated) {
         with_flag(y.defined(), [&](auto two_operands) {
           with_flag(relu, [&](auto rectified) {

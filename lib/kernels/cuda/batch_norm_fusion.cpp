@@ -14,7 +14,8 @@ std::optional<BatchNormFusion> batch_norm_fusion(const Array& x, bool residual, 
   if (x.size() == 0 || x.size() / channels < 2) return std::nullopt;
   if (x.size() >= kMostDnnElements || x.shape()[0] > kMostDnnBatch) return std::nullopt;
   BatchNormFusion f;
-  f.channels_last = x.ndim() == 4 && memory_order_of(x) == MemoryOrder::channels_last;
+  // One channel is the row-major planes' bytes in either order: described as those.
+  f.channels_last = x.ndim() == 4 && channels > 1 && memory_order_of(x) == MemoryOrder::channels_last;
   if (!f.channels_last && !x.is_contiguous()) return std::nullopt;
   // cuDNN's semi-persistent NHWC kernels take float16, bfloat16 and float32 (instances of each, the
   // fused ReLU's and residual's included); row-major float32 keeps the passes, as cuDNN's spatial

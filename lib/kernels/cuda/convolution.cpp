@@ -305,7 +305,7 @@ Array conv2d_backward_filter(const Array& x, const Array& gy, const Conv2dGeomet
     run_pass(ConvolutionPass::backward_filter, extended(x, image, order), gw, extended(gy, output, order), g,
              order == MemoryOrder::channels_last);
   }
-  return gw.contiguous();  // the contract's row-major filter gradient
+  return in_order(gw, MemoryOrder::row_major);  // the contract's row-major filter gradient
 }
 
 }  // namespace
