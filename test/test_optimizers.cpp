@@ -889,7 +889,7 @@ TEST_CASE("all_finite: one call over arrays of every floating dtype finds one in
                            {"all_finite", "array 1", "undefined"});
 }
 
-TEST_CASE("copy_tensors converts every pair as astype does, in one call for any mix of dtypes; mismatches refused") {
+TEST_CASE("copy_tensors converts (and divides) every pair as astype (and /) do, in one call for any mix of dtypes") {
   const std::vector<Dtype> floating = {Dtype::float64, Dtype::float32, Dtype::float16, Dtype::bfloat16};
   std::vector<Array> sources, destinations, expected;
   uint64_t seed = 40;
@@ -913,6 +913,25 @@ TEST_CASE("copy_tensors converts every pair as astype does, in one call for any 
     CHECK(destinations[k].dtype() == expected[k].dtype());
     CHECK(destinations[k].to_vector<double>() == expected[k].to_vector<double>());
   }
+  // Divided on the way (a loss scale's unscaling) as `destination / divisor` divides, to the bit: a power
+  // of two (exact but where the quotient is subnormal; infinite as a float16, so that inf / inf gives
+  // NaN there) and a divisor no dtype holds exactly.
+  const auto same = [](const Array& a, const Array& b) {
+    const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i] != y[i] && !(std::isnan(x[i]) && std::isnan(y[i]))) return false;
+    }
+    return true;
+  };
+  for (const double divisor : {65536.0, 0.3}) {
+    CAPTURE(divisor);
+    ops::copy_tensors(sources, destinations, divisor);
+    for (size_t k = 0; k < sources.size(); ++k) {
+      CAPTURE(k);
+      CHECK(same(destinations[k], expected[k] / divisor));
+    }
+  }
   ops::copy_tensors({}, {});
   const Array a = Array::zeros({3}), b = Array::zeros({4});
   expect_error<ShapeError>([&] { ops::copy_tensors({a}, {}); },
@@ -922,4 +941,6 @@ TEST_CASE("copy_tensors converts every pair as astype does, in one call for any 
   expect_error<DtypeError>([&] { ops::copy_tensors({a}, {a.astype(Dtype::int32)}); },
                            {"copy_tensors", "int32", "pair 0"});
   expect_error<ValueError>([&] { ops::copy_tensors({a}, {Array()}); }, {"copy_tensors", "pair 0", "undefined"});
+  expect_error<ValueError>([&] { ops::copy_tensors({a}, {a.copy()}, 0); }, {"copy_tensors", "non-zero divisor", "got 0"});
+  expect_error<ValueError>([&] { ops::copy_tensors({a}, {a.copy()}, std::nan("")); }, {"copy_tensors", "got nan"});
 }

@@ -4,6 +4,7 @@
 #include <kusari/kernels/optimizer_routines.h>
 
 #include <atomic>
+#include <cmath>
 
 #include <kusari/core/kernel_table.h>
 #include <kusari/core/parallel.h>
@@ -85,8 +86,11 @@ Array all_finite(const std::vector<Array>& arrays) {
   return out;
 }
 
-void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations) {
+void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations, double divisor) {
   const char* op = "copy_tensors";
+  if (!std::isfinite(divisor) || divisor == 0) {
+    throw ValueError(cat(op, ": expected a finite non-zero divisor, got ", divisor));
+  }
   if (sources.size() != destinations.size()) {
     throw ShapeError(cat(op, ": expected as many destinations as sources (", sources.size(), "), got ",
                          destinations.size()));
@@ -106,7 +110,7 @@ void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& d
     detail::require_same_device(sources.front(), from, op);
     detail::require_same_device(sources.front(), to, op);
   }
-  kernel_for<kernel_ops::CopyTensors>(sources.front().device())(sources, destinations);
+  kernel_for<kernel_ops::CopyTensors>(sources.front().device())(sources, destinations, divisor);
 }
 
 namespace detail {
@@ -133,8 +137,12 @@ void squared_norms_one_by_one(const std::vector<Array>& arrays, const Array& out
   }
 }
 
-void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& destinations) {
-  for (size_t k = 0; k < sources.size(); ++k) destinations[k].assign(sources[k]);
+void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& destinations,
+                             double divisor) {
+  for (size_t k = 0; k < sources.size(); ++k) {
+    destinations[k].assign(sources[k]);
+    if (divisor != 1) destinations[k].assign(destinations[k] / divisor);
+  }
 }
 
 void all_finite_scan(const std::vector<Array>& arrays, const Array& out) {

@@ -19,17 +19,19 @@ KUSARI_API Array squared_norms(const std::vector<Array>& arrays);
 // AllFinite; the CPU's, a true one, where there are no floating arrays): integer and bool arrays are
 // finite; throws DeviceError naming two arrays on different devices.
 KUSARI_API Array all_finite(const std::vector<Array>& arrays);
-// destinations[k] = sources[k] converted, for every k, no destination overlapping a source
-// (kernel_ops::CopyTensors); throws ShapeError, DtypeError or DeviceError naming the first pair that
-// does not fit.
-KUSARI_API void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations);
+// destinations[k] = sources[k] converted (and divided by `divisor`, a finite non-zero number, unless it is
+// 1), for every k, no destination overlapping a source (kernel_ops::CopyTensors); throws ShapeError,
+// DtypeError or DeviceError naming the first pair that does not fit, ValueError for another divisor.
+KUSARI_API void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations,
+                             double divisor = 1);
 
 namespace detail {
 // The kernels as the per-tensor routines compute them, tensor by tensor (the CPU's MomentumSteps and
 // SquaredNorms, to the bit what a parameter's own update computes).
 void momentum_steps_one_by_one(const MomentumTensors& tensors);
 void squared_norms_one_by_one(const std::vector<Array>& arrays, const Array& out);
-void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& destinations);
+void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& destinations,
+                             double divisor);
 // The CPU's AllFinite: each array's bits scanned for an exponent of all ones.
 void all_finite_scan(const std::vector<Array>& arrays, const Array& out);
 }  // namespace detail

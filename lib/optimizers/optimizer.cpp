@@ -9,6 +9,7 @@
 
 #include <kusari/autograd/backprop_mode.h>
 #include <kusari/core/timeline.h>
+#include <kusari/kernels/optimizer_routines.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/optimizers/numerics.h>
 
@@ -57,6 +58,25 @@ void update_parameters(const std::vector<GradientEntry>& entries) {
     group->grads.push_back(e.grad);
   }
   for (const Group& g : groups) UpdateRule::update_together(g.rules, g.params, g.grads);
+}
+
+// ops::copy_tensors of pairs on several devices: one call a device, each pair's source and destination on
+// one device.
+void copy_tensors_by_device(const std::vector<Array>& sources, const std::vector<Array>& destinations,
+                            double divisor) {
+  std::vector<Device> devices;
+  for (const Array& a : sources) {
+    if (std::find(devices.begin(), devices.end(), a.device()) == devices.end()) devices.push_back(a.device());
+  }
+  for (const Device& device : devices) {
+    std::vector<Array> from, to;
+    for (size_t k = 0; k < sources.size(); ++k) {
+      if (sources[k].device() != device) continue;
+      from.push_back(sources[k]);
+      to.push_back(destinations[k]);
+    }
+    ops::copy_tensors(from, to, divisor);
+  }
 }
 }  // namespace
 
@@ -151,12 +171,19 @@ std::vector<GradientEntry> Optimizer::gather_gradients(double scale) {
       e.param.set_grad(e.grad);
     }
   }
+  // Half gradients that the loss scale or a float32 update needs in float32 are widened, and unscaled on
+  // the way, together (one multi-tensor launch a device); the others are unscaled in place.
+  std::vector<Array> halves, widened;
   for (GradientEntry& e : entries) {
     if (is_half_precision(e.grad.dtype()) && (loss_scaler_ || e.rule->fp32_update())) {
-      e.grad = e.grad.astype(Dtype::float32, true);
+      halves.push_back(e.grad);
+      e.grad = Array::empty(e.grad.shape(), Dtype::float32, e.grad.device());
+      widened.push_back(e.grad);
+    } else if (scale != 1) {
+      e.grad.assign(e.grad / scale);
     }
-    if (scale != 1) e.grad.assign(e.grad / scale);
   }
+  copy_tensors_by_device(halves, widened, scale);
   return entries;
 }
 

@@ -1,7 +1,7 @@
 // CUDA multi-tensor optimizer kernels: the momentum step of every parameter of a group in one launch,
 // the squared norms of many arrays in two (per-block sums, then each array's blocks added in order:
-// the same bits on every run), the conversions of many pairs of arrays in one launch per pair of
-// dtypes, and whether many arrays are all finite in one launch per dtype. Each block takes one chunk of one tensor; the table of tensors and chunks goes to the device
+// the same bits on every run), the conversions of many pairs of arrays (a loss scale divided out on the
+// way) in one launch per pair of dtypes, and whether many arrays are all finite in one launch per dtype. Each block takes one chunk of one tensor; the table of tensors and chunks goes to the device
 // with the launch (an asynchronous copy, no synchronization).
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <kusari/kernels/cuda/detail/launch.cuh>
 #include <kusari/kernels/cuda/detail/registration.h>
 #include <kusari/kernels/cuda/detail/shared_memory.cuh>
+#include <kusari/kernels/detail/elementwise_functions.h>
 #include <kusari/kernels/ops/optimizer.h>
 #include <kusari/kernels/optimizer_routines.h>
 
@@ -243,16 +244,22 @@ void squared_norms_kernel(const std::vector<Array>& arrays, const Array& out) {
   check(cudaGetLastError(), "squared_norms kernel");
 }
 
-// Block b converts its chunk of pair chunk.tensor: targets[k][i] = sources[k][i].
+// Block b converts its chunk of pair chunk.tensor: targets[k][i] = sources[k][i], divided by `divisor`
+// (a D, divided in D's compute type) where `divide`.
 template <class S, class D>
-__global__ void convert_chunks(const void* const* sources, void* const* targets, const TensorChunk* chunks) {
+__global__ void convert_chunks(const void* const* sources, void* const* targets, const TensorChunk* chunks,
+                               bool divide, D divisor) {
   const TensorChunk chunk = chunks[blockIdx.x];
   const S* from = static_cast<const S*>(sources[chunk.tensor]);
   D* to = static_cast<D*>(targets[chunk.tensor]);
-  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) to[i] = convert<D>(from[i]);
+  const device_compute_t<D> by = load(divisor);
+  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
+    const D value = convert<D>(from[i]);
+    to[i] = divide ? store<D>(elementwise::Div<device_compute_t<D>>{}(load(value), by)) : value;
+  }
 }
 
-void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Array>& destinations) {
+void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Array>& destinations, double divisor) {
   const Device device = sources.front().device();
   const int index = device.index;
   require_device(device, "copy_tensors kernel");
@@ -262,7 +269,7 @@ void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Ar
     if (sources[k].is_contiguous() && destinations[k].is_contiguous()) {
       by_dtypes[{sources[k].dtype(), destinations[k].dtype()}].push_back(k);
     } else {
-      destinations[k].assign(sources[k]);
+      ops::detail::copy_tensors_one_by_one({sources[k]}, {destinations[k]}, divisor);
     }
   }
   DeviceGuard guard(index);
@@ -283,9 +290,8 @@ void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Ar
     visit_floating_dtype(dtypes.first, "copy_tensors kernel", [&]<class S>() {
       visit_floating_dtype(dtypes.second, "copy_tensors kernel", [&]<class D>() {
         launch_kernel(&convert_chunks<S, D>, static_cast<unsigned>(chunks.chunks.size()), kThreads,
-                      current_stream(index),
-            part_of<const void*>(on_device, from_at), part_of<void*>(on_device, to_at),
-            part_of<TensorChunk>(on_device, chunks_at));
+                      current_stream(index), part_of<const void*>(on_device, from_at), part_of<void*>(on_device, to_at),
+                      part_of<TensorChunk>(on_device, chunks_at), divisor != 1, static_cast<D>(divisor));
       });
     });
   }

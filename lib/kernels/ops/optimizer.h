@@ -50,12 +50,13 @@ struct KUSARI_API AllFinite {
   using Fn = void(const std::vector<Array>& arrays, const Array& out);
 };
 
-// destinations[k][...] = sources[k][...] converted to destinations[k]'s dtype, for P pairs of equal
-// shapes and floating dtypes (any pair of them), all on one device; no destination overlaps a source
-// (the pairs may run in any order).
+// destinations[k][...] = sources[k][...] converted to destinations[k]'s dtype, then, unless `divisor` is
+// 1, divided by `divisor` as `destination / divisor` divides (the divisor a value of the destination's
+// dtype, the quotient in its compute type), for P pairs of equal shapes and floating dtypes (any pair of
+// them), all on one device; no destination overlaps a source (the pairs may run in any order).
 struct KUSARI_API CopyTensors {
   static constexpr const char* name = "copy_tensors";
-  using Fn = void(const std::vector<Array>& sources, const std::vector<Array>& destinations);
+  using Fn = void(const std::vector<Array>& sources, const std::vector<Array>& destinations, double divisor);
 };
 
 }  // namespace kusari::kernel_ops
