@@ -944,3 +944,22 @@ TEST_CASE("copy_tensors converts (and divides) every pair as astype (and /) do, 
   expect_error<ValueError>([&] { ops::copy_tensors({a}, {a.copy()}, 0); }, {"copy_tensors", "non-zero divisor", "got 0"});
   expect_error<ValueError>([&] { ops::copy_tensors({a}, {a.copy()}, std::nan("")); }, {"copy_tensors", "got nan"});
 }
+
+TEST_CASE("copy_tensors takes pairs of several devices; astype_together converts only what it must") {
+  const Array host = Array::uniform({5}, -1, 1, 50, Dtype::float32, Device::cpu());
+  const Array device = Array::uniform({7}, -1, 1, 51, Dtype::float16);  // the suite's device
+  const Array host_to = Array::empty({5}, Dtype::float16, Device::cpu()), device_to = Array::empty({7}, Dtype::float32);
+  ops::copy_tensors({host, device}, {host_to, device_to}, 4);
+  CHECK(host_to.to_vector<double>() == (host.astype(Dtype::float16) / 4).to_vector<double>());
+  CHECK(device_to.to_vector<double>() == (device.astype(Dtype::float32) / 4).to_vector<double>());
+  expect_error<DeviceError>([&] { ops::copy_tensors({host}, {Array::empty({5}, Dtype::float32, Device::parse("loopback:1"))}); },
+                            {"copy_tensors"});
+
+  const Array same = Array::uniform({3}, -1, 1, 52, Dtype::float32);
+  const std::vector<Array> out = ops::astype_together({same, device, Array()}, {Dtype::float32, Dtype::bfloat16, Dtype::float16});
+  CHECK(out[0].storage() == same.storage());  // already float32: no copy
+  CHECK(out[1].dtype() == Dtype::bfloat16);
+  CHECK(out[1].to_vector<double>() == device.astype(Dtype::bfloat16).to_vector<double>());
+  CHECK_FALSE(out[2].defined());
+  expect_error<ShapeError>([&] { ops::astype_together({same}, {}); }, {"astype_together", "1 arrays", "got 0"});
+}

@@ -11,6 +11,7 @@
 #include <kusari/functions/math.h>
 #include <kusari/functions/reshape_transpose.h>
 #include <kusari/kernels/layer_routines.h>
+#include <kusari/kernels/optimizer_routines.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::functions {
@@ -66,9 +67,10 @@ class BatchNormalization final : public detail::BatchNormalizationNode {
     return {y};
   }
 
-  // The statistics of the last forward, shape (C,), in the statistics dtype.
-  Array mean() const { return statistics_.mean.astype(statistics_dtype_); }
-  Array var() const { return statistics_.var.astype(statistics_dtype_); }
+  // The mean and variance of the last forward, shape (C,), in the statistics dtype (converted together).
+  std::vector<Array> mean_and_var() const {
+    return ops::astype_together({statistics_.mean, statistics_.var}, {statistics_dtype_, statistics_dtype_});
+  }
   int64_t count() const { return statistics_.count; }
 
  private:
@@ -84,9 +86,9 @@ class BatchNormalization final : public detail::BatchNormalizationNode {
     const Array y = relu && statistics_.backward_reads_output ? retained_output(0) : Array();
     const BatchNormGradients g = ops::batch_normalization_backward(x, gamma, gy, y, statistics_, relu, need_gx,
                                                                    part_sum());
+    const std::vector<Array> gparams = ops::astype_together({g.ggamma, g.gbeta}, {inputs()[1]->dtype, inputs()[2]->dtype});
     return {g.gx.defined() ? Variable(g.gx, false) : Variable(),
-            Variable(g.ggamma.reshape(inputs()[1]->shape).astype(inputs()[1]->dtype), false),
-            Variable(g.gbeta.reshape(inputs()[2]->shape).astype(inputs()[2]->dtype), false)};
+            Variable(gparams[0].reshape(inputs()[1]->shape), false), Variable(gparams[1].reshape(inputs()[2]->shape), false)};
   }
 
   // The same gradients as differentiable functions of (x, gamma, gy) (and of the other parts' x and
@@ -132,7 +134,8 @@ BatchNormalizationResult apply_batch_normalization(const Variable& x, const Vari
   auto node = std::allocate_shared<BatchNormalization>(PoolAllocator<BatchNormalization>(), eps, std::move(batch_sum),
                                                        activation);
   Variable y = node->apply(inputs)[0];
-  return {y, node->mean(), node->var(), node->count()};
+  const std::vector<Array> statistics = node->mean_and_var();
+  return {y, statistics[0], statistics[1], node->count()};
 }
 
 }  // namespace

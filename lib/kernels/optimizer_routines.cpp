@@ -3,6 +3,7 @@
 
 #include <kusari/kernels/optimizer_routines.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 
@@ -107,10 +108,38 @@ void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& d
     if (!is_floating(from.dtype()) || !is_floating(to.dtype())) {
       throw DtypeError(cat(op, ": expected floating arrays, got ", from.dtype(), " to ", to.dtype(), " for pair ", k));
     }
-    detail::require_same_device(sources.front(), from, op);
-    detail::require_same_device(sources.front(), to, op);
+    detail::require_same_device(from, to, op);
   }
-  kernel_for<kernel_ops::CopyTensors>(sources.front().device())(sources, destinations, divisor);
+  // One kernel call for the pairs of each device.
+  std::vector<Device> devices;
+  for (const Array& a : sources) {
+    if (std::find(devices.begin(), devices.end(), a.device()) == devices.end()) devices.push_back(a.device());
+  }
+  for (const Device& device : devices) {
+    std::vector<Array> from, to;
+    for (size_t k = 0; k < sources.size(); ++k) {
+      if (sources[k].device() != device) continue;
+      from.push_back(sources[k]);
+      to.push_back(destinations[k]);
+    }
+    kernel_for<kernel_ops::CopyTensors>(device)(from, to, divisor);
+  }
+}
+
+std::vector<Array> astype_together(const std::vector<Array>& arrays, const std::vector<Dtype>& dtypes) {
+  if (arrays.size() != dtypes.size()) {
+    throw ShapeError(cat("astype_together: expected a dtype for each of the ", arrays.size(), " arrays, got ",
+                         dtypes.size()));
+  }
+  std::vector<Array> out = arrays, sources, destinations;
+  for (size_t k = 0; k < arrays.size(); ++k) {
+    if (!arrays[k].defined() || arrays[k].dtype() == dtypes[k]) continue;
+    out[k] = Array::empty(arrays[k].shape(), dtypes[k], arrays[k].device());
+    sources.push_back(arrays[k]);
+    destinations.push_back(out[k]);
+  }
+  copy_tensors(sources, destinations);
+  return out;
 }
 
 namespace detail {

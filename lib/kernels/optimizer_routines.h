@@ -20,10 +20,14 @@ KUSARI_API Array squared_norms(const std::vector<Array>& arrays);
 // finite; throws DeviceError naming two arrays on different devices.
 KUSARI_API Array all_finite(const std::vector<Array>& arrays);
 // destinations[k] = sources[k] converted (and divided by `divisor`, a finite non-zero number, unless it is
-// 1), for every k, no destination overlapping a source (kernel_ops::CopyTensors); throws ShapeError,
-// DtypeError or DeviceError naming the first pair that does not fit, ValueError for another divisor.
+// 1), for every k, no destination overlapping a source, each pair on one device (kernel_ops::CopyTensors,
+// one call a device); throws ShapeError, DtypeError or DeviceError naming the first pair that does not
+// fit, ValueError for another divisor.
 KUSARI_API void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations,
                              double divisor = 1);
+// Each of the floating `arrays` as dtypes[k], as astype gives it: the array itself where it has that dtype
+// (or is undefined), else a row-major copy, the copies made together (copy_tensors).
+KUSARI_API std::vector<Array> astype_together(const std::vector<Array>& arrays, const std::vector<Dtype>& dtypes);
 
 namespace detail {
 // The kernels as the per-tensor routines compute them, tensor by tensor (the CPU's MomentumSteps and

@@ -59,25 +59,6 @@ void update_parameters(const std::vector<GradientEntry>& entries) {
   }
   for (const Group& g : groups) UpdateRule::update_together(g.rules, g.params, g.grads);
 }
-
-// ops::copy_tensors of pairs on several devices: one call a device, each pair's source and destination on
-// one device.
-void copy_tensors_by_device(const std::vector<Array>& sources, const std::vector<Array>& destinations,
-                            double divisor) {
-  std::vector<Device> devices;
-  for (const Array& a : sources) {
-    if (std::find(devices.begin(), devices.end(), a.device()) == devices.end()) devices.push_back(a.device());
-  }
-  for (const Device& device : devices) {
-    std::vector<Array> from, to;
-    for (size_t k = 0; k < sources.size(); ++k) {
-      if (sources[k].device() != device) continue;
-      from.push_back(sources[k]);
-      to.push_back(destinations[k]);
-    }
-    ops::copy_tensors(from, to, divisor);
-  }
-}
 }  // namespace
 
 double require_nonnegative(double value, const char* optimizer, const char* name) {
@@ -183,7 +164,7 @@ std::vector<GradientEntry> Optimizer::gather_gradients(double scale) {
       e.grad.assign(e.grad / scale);
     }
   }
-  copy_tensors_by_device(halves, widened, scale);
+  ops::copy_tensors(halves, widened, scale);
   return entries;
 }
 

@@ -22,6 +22,7 @@
 #include <kusari/kernels/cuda/detail/registration.h>
 #include <kusari/kernels/detail/batch_norm_passes.h>
 #include <kusari/kernels/ops/normalization.h>
+#include <kusari/kernels/optimizer_routines.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::kernels::cuda {
@@ -74,8 +75,12 @@ Array empty_like_described(const Array& described, const BatchNormFusion& f) {
                         described.dtype(), described.device());
 }
 
-// A (C,) operand as contiguous float32 on its device.
-Array float32_channels(const Array& a) { return a.astype(Dtype::float32).contiguous(); }
+// (C,) operands as contiguous float32 on their device, converted together (one launch where any is not).
+std::vector<Array> float32_channels(const std::vector<Array>& operands) {
+  std::vector<Array> out = ops::astype_together(operands, std::vector<Dtype>(operands.size(), Dtype::float32));
+  for (Array& a : out) a = a.contiguous();
+  return out;
+}
 
 // The descriptor of cuDNN's ReLU (NaN passed through, as the channel passes' ReLU keeps it); destroyed with it.
 struct ReluDescriptor {
@@ -198,11 +203,12 @@ BatchNormForwardResult forward(const Array& x, const Array& gamma, const Array& 
   auto state = std::make_shared<DnnBatchNormState>();
   state->fusion = f;
   state->eps = eps;
-  state->beta = float32_channels(beta);
+  const std::vector<Array> gamma_beta = float32_channels({gamma, beta});
+  state->beta = gamma_beta[1];
   const int64_t channels = x.shape()[1];
   state->saved_mean = Array::empty({channels}, Dtype::float32, device);
   state->saved_inv_std = Array::empty({channels}, Dtype::float32, device);
-  const Array gamma32 = float32_channels(gamma);
+  const Array& gamma32 = gamma_beta[0];
   if (!dnn_forward(input, z, y, gamma32, *state)) {
     return ops::detail::batch_norm_forward_kernel(x, gamma, beta, residual, eps, relu);
   }
@@ -269,7 +275,7 @@ BatchNormGradients backward(const Array& x, const Array& gamma, const Array& gy,
     o.gz = empty_like_described(o.x, f);  // the residual's gradient: the caller computes its own
   }
   const int64_t channels = x.shape()[1];
-  o.gamma32 = float32_channels(gamma);
+  o.gamma32 = float32_channels({gamma})[0];
   o.ggamma = Array::empty({channels}, Dtype::float32, device);
   o.gbeta = Array::empty({channels}, Dtype::float32, device);
   if (!dnn_backward(o, *state)) {
@@ -277,8 +283,8 @@ BatchNormGradients backward(const Array& x, const Array& gamma, const Array& gy,
   }
   BatchNormGradients g;
   if (need_gx) g.gx = f.channels_last ? o.gx : o.gx.reshape(x.shape());
-  g.ggamma = o.ggamma.astype(Dtype::float64);
-  g.gbeta = o.gbeta.astype(Dtype::float64);
+  g.ggamma = o.ggamma;  // cuDNN's float32, as the contract allows
+  g.gbeta = o.gbeta;
   return g;
 }
 

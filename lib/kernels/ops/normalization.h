@@ -37,7 +37,7 @@ struct KUSARI_API BatchNormForwardResult {
 };
 
 // A batch normalization's gradients: gx (x's shape and dtype; undefined unless asked for), and gamma's
-// and beta's as float64 (C,).
+// and beta's as (C,) float64, or float32 where a backend computes them in float32 (cuDNN's).
 struct KUSARI_API BatchNormGradients {
   Array gx, ggamma, gbeta;
 };
