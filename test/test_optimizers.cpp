@@ -945,6 +945,36 @@ TEST_CASE("copy_tensors converts (and divides) every pair as astype (and /) do, 
   expect_error<ValueError>([&] { ops::copy_tensors({a}, {a.copy()}, std::nan("")); }, {"copy_tensors", "got nan"});
 }
 
+TEST_CASE("add_scaled_tensors adds each source times a factor as add_to(target, astype * factor) does, to the bit") {
+  const std::vector<Dtype> floating = {Dtype::float64, Dtype::float32, Dtype::float16, Dtype::bfloat16};
+  std::vector<Array> sources, targets, expected;
+  uint64_t seed = 60;
+  for (const Dtype from : floating) {
+    for (const Dtype to : floating) {
+      // Several GPU chunks, and a strided view (added one by one on a GPU).
+      const Array big = Array::uniform({140000}, -3, 3, ++seed, from);
+      const Array strided = Array::uniform({4, 6}, -2, 2, ++seed, from).get_item({Slice{}, Slice{0, 6, 2}});
+      for (const Array& source : {big, strided}) {
+        const Array target = Array::uniform(source.shape(), -1, 1, ++seed, to);
+        sources.push_back(source);
+        targets.push_back(target);
+        expected.push_back(target.copy());
+        ops::add_to(expected.back(), source.astype(to) * 1e-4);
+      }
+    }
+  }
+  ops::add_scaled_tensors(sources, targets, 1e-4);
+  for (size_t k = 0; k < sources.size(); ++k) {
+    CAPTURE(k);
+    CHECK(targets[k].to_vector<double>() == expected[k].to_vector<double>());
+  }
+  const Array a = Array::zeros({3});
+  expect_error<ValueError>([&] { ops::add_scaled_tensors({a}, {a.copy()}, INFINITY); },
+                           {"add_scaled_tensors", "finite factor", "got inf"});
+  expect_error<ShapeError>([&] { ops::add_scaled_tensors({a}, {Array::zeros({4})}, 1); },
+                           {"add_scaled_tensors", "pair 0", "(3,)", "(4,)"});
+}
+
 TEST_CASE("copy_tensors takes pairs of several devices; astype_together converts only what it must") {
   const Array host = Array::uniform({5}, -1, 1, 50, Dtype::float32, Device::cpu());
   const Array device = Array::uniform({7}, -1, 1, 51, Dtype::float16);  // the suite's device

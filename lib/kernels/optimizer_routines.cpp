@@ -32,6 +32,43 @@ void check_group(const std::vector<Array>& arrays, const char* op, const char* w
   }
 }
 
+// Checks pairs of arrays for `op` (as many of each, defined, equal shapes, floating, each pair on one
+// device) and calls `run` once a device with its pairs.
+template <class Run>
+void for_pairs_by_device(const std::vector<Array>& sources, const std::vector<Array>& destinations, const char* op,
+                         Run run) {
+  if (sources.size() != destinations.size()) {
+    throw ShapeError(cat(op, ": expected as many destinations as sources (", sources.size(), "), got ",
+                         destinations.size()));
+  }
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const Array& from = sources[k];
+    const Array& to = destinations[k];
+    if (!from.defined() || !to.defined()) throw ValueError(cat(op, ": pair ", k, " has an undefined array"));
+    if (from.shape() != to.shape()) {
+      throw ShapeError(cat(op, ": expected pair ", k, "'s destination of its source's shape ", from.shape(), ", got ",
+                           to.shape()));
+    }
+    if (!is_floating(from.dtype()) || !is_floating(to.dtype())) {
+      throw DtypeError(cat(op, ": expected floating arrays, got ", from.dtype(), " to ", to.dtype(), " for pair ", k));
+    }
+    detail::require_same_device(from, to, op);
+  }
+  std::vector<Device> devices;
+  for (const Array& a : sources) {
+    if (std::find(devices.begin(), devices.end(), a.device()) == devices.end()) devices.push_back(a.device());
+  }
+  for (const Device& device : devices) {
+    std::vector<Array> from, to;
+    for (size_t k = 0; k < sources.size(); ++k) {
+      if (sources[k].device() != device) continue;
+      from.push_back(sources[k]);
+      to.push_back(destinations[k]);
+    }
+    run(device, from, to);
+  }
+}
+
 }  // namespace
 
 void momentum_steps(const MomentumTensors& t) {
@@ -92,38 +129,17 @@ void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& d
   if (!std::isfinite(divisor) || divisor == 0) {
     throw ValueError(cat(op, ": expected a finite non-zero divisor, got ", divisor));
   }
-  if (sources.size() != destinations.size()) {
-    throw ShapeError(cat(op, ": expected as many destinations as sources (", sources.size(), "), got ",
-                         destinations.size()));
-  }
-  if (sources.empty()) return;
-  for (size_t k = 0; k < sources.size(); ++k) {
-    const Array& from = sources[k];
-    const Array& to = destinations[k];
-    if (!from.defined() || !to.defined()) throw ValueError(cat(op, ": pair ", k, " has an undefined array"));
-    if (from.shape() != to.shape()) {
-      throw ShapeError(cat(op, ": expected pair ", k, "'s destination of its source's shape ", from.shape(), ", got ",
-                           to.shape()));
-    }
-    if (!is_floating(from.dtype()) || !is_floating(to.dtype())) {
-      throw DtypeError(cat(op, ": expected floating arrays, got ", from.dtype(), " to ", to.dtype(), " for pair ", k));
-    }
-    detail::require_same_device(from, to, op);
-  }
-  // One kernel call for the pairs of each device.
-  std::vector<Device> devices;
-  for (const Array& a : sources) {
-    if (std::find(devices.begin(), devices.end(), a.device()) == devices.end()) devices.push_back(a.device());
-  }
-  for (const Device& device : devices) {
-    std::vector<Array> from, to;
-    for (size_t k = 0; k < sources.size(); ++k) {
-      if (sources[k].device() != device) continue;
-      from.push_back(sources[k]);
-      to.push_back(destinations[k]);
-    }
+  for_pairs_by_device(sources, destinations, op, [divisor](const Device& device, const auto& from, const auto& to) {
     kernel_for<kernel_ops::CopyTensors>(device)(from, to, divisor);
-  }
+  });
+}
+
+void add_scaled_tensors(const std::vector<Array>& sources, const std::vector<Array>& targets, double factor) {
+  const char* op = "add_scaled_tensors";
+  if (!std::isfinite(factor)) throw ValueError(cat(op, ": expected a finite factor, got ", factor));
+  for_pairs_by_device(sources, targets, op, [factor](const Device& device, const auto& from, const auto& to) {
+    kernel_for<kernel_ops::AddScaledTensors>(device)(from, to, factor);
+  });
 }
 
 std::vector<Array> astype_together(const std::vector<Array>& arrays, const std::vector<Dtype>& dtypes) {
@@ -172,6 +188,11 @@ void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vecto
     destinations[k].assign(sources[k]);
     if (divisor != 1) destinations[k].assign(destinations[k] / divisor);
   }
+}
+
+void add_scaled_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& targets,
+                                   double factor) {
+  for (size_t k = 0; k < sources.size(); ++k) add_to(targets[k], sources[k].astype(targets[k].dtype()) * factor);
 }
 
 void all_finite_scan(const std::vector<Array>& arrays, const Array& out) {

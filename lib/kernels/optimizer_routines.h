@@ -25,6 +25,11 @@ KUSARI_API Array all_finite(const std::vector<Array>& arrays);
 // fit, ValueError for another divisor.
 KUSARI_API void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations,
                              double divisor = 1);
+// targets[k] += sources[k] (converted) · factor, for every k (kernel_ops::AddScaledTensors, one call a
+// device; the pairs as copy_tensors takes them); throws as copy_tensors does, ValueError for a factor that
+// is not finite.
+KUSARI_API void add_scaled_tensors(const std::vector<Array>& sources, const std::vector<Array>& targets,
+                                   double factor);
 // Each of the floating `arrays` as dtypes[k], as astype gives it: the array itself where it has that dtype
 // (or is undefined), else a row-major copy, the copies made together (copy_tensors).
 KUSARI_API std::vector<Array> astype_together(const std::vector<Array>& arrays, const std::vector<Dtype>& dtypes);
@@ -36,6 +41,8 @@ void momentum_steps_one_by_one(const MomentumTensors& tensors);
 void squared_norms_one_by_one(const std::vector<Array>& arrays, const Array& out);
 void copy_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& destinations,
                              double divisor);
+void add_scaled_tensors_one_by_one(const std::vector<Array>& sources, const std::vector<Array>& targets,
+                                   double factor);
 // The CPU's AllFinite: each array's bits scanned for an exponent of all ones.
 void all_finite_scan(const std::vector<Array>& arrays, const Array& out);
 }  // namespace detail

@@ -1,5 +1,6 @@
 #include <kusari/optimizers/hooks.h>
 
+#include <kusari/kernels/optimizer_routines.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/optimizers/lars.h>
 #include <kusari/optimizers/numerics.h>
@@ -21,7 +22,16 @@ void add_penalty(std::vector<GradientEntry>& entries, double rate, Penalty penal
 WeightDecay::WeightDecay(double rate) : rate_(require_nonnegative(rate, "WeightDecay", "rate")) {}
 
 void WeightDecay::operator()(Optimizer&, std::vector<GradientEntry>& entries) const {
-  add_penalty(entries, rate_, [](const Array& w) { return w; });
+  // g += rate·w for every parameter at once (one multi-tensor launch a device and pair of dtypes), as
+  // add_penalty computes it parameter by parameter.
+  if (rate_ == 0) return;
+  std::vector<Array> weights, grads;
+  for (const GradientEntry& e : entries) {
+    if (e.rule->weight_decay_exempt()) continue;
+    weights.push_back(e.param.data());
+    grads.push_back(e.grad);
+  }
+  ops::add_scaled_tensors(weights, grads, rate_);
 }
 
 Lasso::Lasso(double rate) : rate_(require_nonnegative(rate, "Lasso", "rate")) {}

@@ -11,6 +11,7 @@ void register_optimizer_kernels() {
   install_kernel<kernel_ops::MomentumSteps>(DeviceType::cpu, "cpu", ops::detail::momentum_steps_one_by_one);
   install_kernel<kernel_ops::SquaredNorms>(DeviceType::cpu, "cpu", ops::detail::squared_norms_one_by_one);
   install_kernel<kernel_ops::CopyTensors>(DeviceType::cpu, "cpu", ops::detail::copy_tensors_one_by_one);
+  install_kernel<kernel_ops::AddScaledTensors>(DeviceType::cpu, "cpu", ops::detail::add_scaled_tensors_one_by_one);
   install_kernel<kernel_ops::AllFinite>(DeviceType::cpu, "cpu", ops::detail::all_finite_scan);
 }
 

@@ -259,17 +259,20 @@ __global__ void convert_chunks(const void* const* sources, void* const* targets,
   }
 }
 
-void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Array>& destinations, double divisor) {
+// Runs `launch<S, D>(from table, to table, chunks)` once for each pair of dtypes among the contiguous pairs
+// of sources and targets on their device; `one_by_one` takes the other pairs.
+template <class Launch, class OneByOne>
+void launch_pairs(const std::vector<Array>& sources, const std::vector<Array>& targets, const char* op,
+                  Launch launch, OneByOne one_by_one) {
   const Device device = sources.front().device();
   const int index = device.index;
-  require_device(device, "copy_tensors kernel");
-  // One launch for each pair of dtypes among contiguous pairs; the others copied one by one.
+  require_device(device, op);
   std::map<std::pair<Dtype, Dtype>, std::vector<size_t>> by_dtypes;
   for (size_t k = 0; k < sources.size(); ++k) {
-    if (sources[k].is_contiguous() && destinations[k].is_contiguous()) {
-      by_dtypes[{sources[k].dtype(), destinations[k].dtype()}].push_back(k);
+    if (sources[k].is_contiguous() && targets[k].is_contiguous()) {
+      by_dtypes[{sources[k].dtype(), targets[k].dtype()}].push_back(k);
     } else {
-      ops::detail::copy_tensors_one_by_one({sources[k]}, {destinations[k]}, divisor);
+      one_by_one({sources[k]}, {targets[k]});
     }
   }
   DeviceGuard guard(index);
@@ -279,7 +282,7 @@ void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Ar
     std::vector<int64_t> sizes;
     for (const size_t k : pairs) {
       from.push_back(sources[k].raw_data());
-      to.push_back(destinations[k].raw_data());
+      to.push_back(targets[k].raw_data());
       sizes.push_back(sources[k].size());
     }
     const Chunks chunks = chunks_of(sizes);
@@ -287,15 +290,56 @@ void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Ar
     DeviceTable table;
     const size_t from_at = table.add(from), to_at = table.add(to), chunks_at = table.add(chunks.chunks);
     const Array on_device = table.to(device);
-    visit_floating_dtype(dtypes.first, "copy_tensors kernel", [&]<class S>() {
-      visit_floating_dtype(dtypes.second, "copy_tensors kernel", [&]<class D>() {
-        launch_kernel(&convert_chunks<S, D>, static_cast<unsigned>(chunks.chunks.size()), kThreads,
-                      current_stream(index), part_of<const void*>(on_device, from_at), part_of<void*>(on_device, to_at),
-                      part_of<TensorChunk>(on_device, chunks_at), divisor != 1, static_cast<D>(divisor));
+    visit_floating_dtype(dtypes.first, op, [&]<class S>() {
+      visit_floating_dtype(dtypes.second, op, [&]<class D>() {
+        launch.template operator()<S, D>(static_cast<unsigned>(chunks.chunks.size()), current_stream(index),
+                                         part_of<const void*>(on_device, from_at), part_of<void*>(on_device, to_at),
+                                         part_of<TensorChunk>(on_device, chunks_at));
       });
     });
   }
-  check(cudaGetLastError(), "copy_tensors kernel");
+  check(cudaGetLastError(), op);
+}
+
+void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Array>& destinations, double divisor) {
+  launch_pairs(
+      sources, destinations, "copy_tensors kernel",
+      [divisor]<class S, class D>(unsigned blocks, cudaStream_t stream, const void* const* from, void* const* to,
+                                  const TensorChunk* chunks) {
+        launch_kernel(&convert_chunks<S, D>, blocks, kThreads, stream, from, to, chunks, divisor != 1,
+                      static_cast<D>(divisor));
+      },
+      [divisor](const std::vector<Array>& from, const std::vector<Array>& to) {
+        ops::detail::copy_tensors_one_by_one(from, to, divisor);
+      });
+}
+
+// Block b adds its chunk of pair chunk.tensor: targets[k][i] += sources[k][i] (as a D) · factor, the
+// product and the sum each rounded to D.
+template <class S, class D>
+__global__ void add_scaled_chunks(const void* const* sources, void* const* targets, const TensorChunk* chunks,
+                                  D factor) {
+  using C = device_compute_t<D>;
+  const TensorChunk chunk = chunks[blockIdx.x];
+  const S* from = static_cast<const S*>(sources[chunk.tensor]);
+  D* to = static_cast<D*>(targets[chunk.tensor]);
+  const C by = load(factor);
+  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
+    const D product = store<D>(elementwise::Mul<C>{}(load(convert<D>(from[i])), by));
+    to[i] = store<D>(elementwise::Add<C>{}(load(to[i]), load(product)));
+  }
+}
+
+void add_scaled_tensors_kernel(const std::vector<Array>& sources, const std::vector<Array>& targets, double factor) {
+  launch_pairs(
+      sources, targets, "add_scaled_tensors kernel",
+      [factor]<class S, class D>(unsigned blocks, cudaStream_t stream, const void* const* from, void* const* to,
+                                 const TensorChunk* chunks) {
+        launch_kernel(&add_scaled_chunks<S, D>, blocks, kThreads, stream, from, to, chunks, static_cast<D>(factor));
+      },
+      [factor](const std::vector<Array>& from, const std::vector<Array>& to) {
+        ops::detail::add_scaled_tensors_one_by_one(from, to, factor);
+      });
 }
 
 // Block b scans its chunk of array chunk.tensor: an element whose exponent is all ones clears *finite
@@ -342,6 +386,7 @@ void register_multi_tensor_kernels() {
   install_kernel<kernel_ops::MomentumSteps>(DeviceType::cuda, "cuda", momentum_steps_kernel);
   install_kernel<kernel_ops::SquaredNorms>(DeviceType::cuda, "cuda", squared_norms_kernel);
   install_kernel<kernel_ops::CopyTensors>(DeviceType::cuda, "cuda", copy_tensors_kernel);
+  install_kernel<kernel_ops::AddScaledTensors>(DeviceType::cuda, "cuda", add_scaled_tensors_kernel);
   install_kernel<kernel_ops::AllFinite>(DeviceType::cuda, "cuda", all_finite_kernel);
 }
 
