@@ -559,6 +559,7 @@ TEST_CASE("WeightDecay and Lasso hooks respect the exemption") {
   lasso.update();
   expect_params(*other, {0.94, -2.09}, {0.6});
   expect_error<ValueError>([] { O::WeightDecay(-1); }, {"WeightDecay", "rate >= 0"});
+  expect_error<ValueError>([] { O::WeightDecay{INFINITY}; }, {"WeightDecay", "finite rate", "got inf"});
 }
 
 TEST_CASE("GradientClipping rescales by the global norm; GradientHardClipping clamps") {

@@ -1,6 +1,7 @@
 #pragma once
 // Device-independent routines of optimizer steps over many parameters at once: each checks its
-// operands and calls the kernel registered for their device, one call for all of them.
+// operands and calls the kernel registered for their device, one call for all of them (for the pairs
+// of copy_tensors and add_scaled_tensors, one call a device).
 
 #include <vector>
 
@@ -26,8 +27,8 @@ KUSARI_API Array all_finite(const std::vector<Array>& arrays);
 KUSARI_API void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations,
                              double divisor = 1);
 // targets[k] += sources[k] (converted) · factor, for every k (kernel_ops::AddScaledTensors, one call a
-// device; the pairs as copy_tensors takes them); throws as copy_tensors does, ValueError for a factor that
-// is not finite.
+// device; the pairs as copy_tensors takes them, no two targets overlapping); throws as copy_tensors does,
+// ValueError for a factor that is not finite.
 KUSARI_API void add_scaled_tensors(const std::vector<Array>& sources, const std::vector<Array>& targets,
                                    double factor);
 // Each of the floating `arrays` as dtypes[k], as astype gives it: the array itself where it has that dtype

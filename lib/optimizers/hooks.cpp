@@ -1,5 +1,7 @@
 #include <kusari/optimizers/hooks.h>
 
+#include <cmath>
+
 #include <kusari/kernels/optimizer_routines.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/optimizers/lars.h>
@@ -19,7 +21,9 @@ void add_penalty(std::vector<GradientEntry>& entries, double rate, Penalty penal
 }
 }  // namespace
 
-WeightDecay::WeightDecay(double rate) : rate_(require_nonnegative(rate, "WeightDecay", "rate")) {}
+WeightDecay::WeightDecay(double rate) : rate_(require_nonnegative(rate, "WeightDecay", "rate")) {
+  if (!std::isfinite(rate)) throw ValueError(cat("WeightDecay: expected a finite rate, got ", rate));
+}
 
 void WeightDecay::operator()(Optimizer&, std::vector<GradientEntry>& entries) const {
   // g += rate·w for every parameter at once (one multi-tensor launch a device and pair of dtypes), as

@@ -55,8 +55,9 @@ void UpdateRule::update_together(const std::vector<UpdateRule*>& rules, const st
     rules[k]->begin_update(params[k], grads[k]);
     data.push_back(rules[k]->update_target(params[k]));
   }
-  // Gradients of another dtype than what they update (half gradients of float32 master copies) are
-  // widened in one multi-tensor copy, and the masters' new values written back in another.
+  // Gradients of another dtype than what they update (half gradients of float32 master copies, where the
+  // optimizer has not widened them when it gathered them) are widened in one multi-tensor copy, and the
+  // masters' new values written back in another.
   std::vector<Array> narrow, wide;
   for (size_t k = 0; k < rules.size(); ++k) {
     if (grads[k].dtype() == data[k].dtype()) {

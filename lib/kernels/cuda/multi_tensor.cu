@@ -1,7 +1,7 @@
 // CUDA multi-tensor optimizer kernels: the momentum step of every parameter of a group in one launch,
 // the squared norms of many arrays in two (per-block sums, then each array's blocks added in order:
 // the same bits on every run), the conversions of many pairs of arrays (a loss scale divided out on the
-// way) in one launch per pair of dtypes, and whether many arrays are all finite in one launch per dtype. Each block takes one chunk of one tensor; the table of tensors and chunks goes to the device
+// way) and weight decay's g += rate·w over many pairs in one launch per pair of dtypes, and whether many arrays are all finite in one launch per dtype. Each block takes one chunk of one tensor; the table of tensors and chunks goes to the device
 // with the launch (an asynchronous copy, no synchronization).
 
 #include <algorithm>
@@ -315,7 +315,7 @@ void copy_tensors_kernel(const std::vector<Array>& sources, const std::vector<Ar
 }
 
 // Block b adds its chunk of pair chunk.tensor: targets[k][i] += sources[k][i] (as a D) · factor, the
-// product and the sum each rounded to D.
+// product and the sum each rounded to D, never fused (decayed_gradient).
 template <class S, class D>
 __global__ void add_scaled_chunks(const void* const* sources, void* const* targets, const TensorChunk* chunks,
                                   D factor) {
@@ -325,8 +325,7 @@ __global__ void add_scaled_chunks(const void* const* sources, void* const* targe
   D* to = static_cast<D*>(targets[chunk.tensor]);
   const C by = load(factor);
   for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
-    const D product = store<D>(elementwise::Mul<C>{}(load(convert<D>(from[i])), by));
-    to[i] = store<D>(elementwise::Add<C>{}(load(to[i]), load(product)));
+    to[i] = store<D>(decayed_gradient<D, C>(load(to[i]), load(convert<D>(from[i])), by));
   }
 }
 

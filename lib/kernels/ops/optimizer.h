@@ -60,7 +60,8 @@ struct KUSARI_API CopyTensors {
 };
 // targets[k][...] += sources[k][...] converted to targets[k]'s dtype times `factor` (a value of that
 // dtype), as `add_to(target, source.astype(target's dtype) * factor)` computes it (the product, then the
-// sum, each in the dtype's compute type and rounded to it: weight decay), for P pairs as for CopyTensors.
+// sum, each in the dtype's compute type and rounded to it: weight decay), for P pairs as for CopyTensors,
+// no two targets overlapping.
 struct KUSARI_API AddScaledTensors {
   static constexpr const char* name = "add_scaled_tensors";
   using Fn = void(const std::vector<Array>& sources, const std::vector<Array>& targets, double factor);
