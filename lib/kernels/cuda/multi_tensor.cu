@@ -1,8 +1,10 @@
 // CUDA multi-tensor optimizer kernels: the momentum step of every parameter of a group in one launch,
 // the squared norms of many arrays in two (per-block sums, then each array's blocks added in order:
 // the same bits on every run), the conversions of many pairs of arrays (a loss scale divided out on the
-// way) and weight decay's g += rate·w over many pairs in one launch per pair of dtypes, and whether many arrays are all finite in one launch per dtype. Each block takes one chunk of one tensor; the table of tensors and chunks goes to the device
-// with the launch (an asynchronous copy, no synchronization).
+// way) and weight decay's g += rate·w over many pairs in one launch per pair of dtypes, and whether
+// many arrays are all finite in one launch per dtype. Each block takes one chunk of one tensor; the
+// table of tensors and chunks goes to the device with the launch (an asynchronous copy, no
+// synchronization).
 
 #include <algorithm>
 #include <cstring>
