@@ -42,7 +42,8 @@ bool is_channels_last(const Array& array) {
 }
 
 MemoryOrder memory_order_of(const Array& array) {
-  const bool channels_last = is_channels_last(array) && (!array.is_contiguous() || marked_channels_last(array));
+  // A row-major array is channels-last only as one channel marked by its stride (dense in both orders).
+  const bool channels_last = array.is_contiguous() ? marked_channels_last(array) : is_channels_last(array);
   return channels_last ? MemoryOrder::channels_last : MemoryOrder::row_major;
 }
 

@@ -86,9 +86,10 @@ class BatchNormalization final : public detail::BatchNormalizationNode {
     const Array y = relu && statistics_.backward_reads_output ? retained_output(0) : Array();
     const BatchNormGradients g = ops::batch_normalization_backward(x, gamma, gy, y, statistics_, relu, need_gx,
                                                                    part_sum());
-    const std::vector<Array> gparams = ops::astype_together({g.ggamma, g.gbeta}, {inputs()[1]->dtype, inputs()[2]->dtype});
-    return {g.gx.defined() ? Variable(g.gx, false) : Variable(),
-            Variable(gparams[0].reshape(inputs()[1]->shape), false), Variable(gparams[1].reshape(inputs()[2]->shape), false)};
+    const std::vector<Array> gparams =
+        ops::astype_together({g.ggamma, g.gbeta}, {inputs()[1]->dtype, inputs()[2]->dtype});
+    return {g.gx.defined() ? Variable(g.gx, false) : Variable(), Variable(gparams[0].reshape(inputs()[1]->shape), false),
+            Variable(gparams[1].reshape(inputs()[2]->shape), false)};
   }
 
   // The same gradients as differentiable functions of (x, gamma, gy) (and of the other parts' x and

@@ -43,7 +43,8 @@ Array empty_result(const Shape& shape, Dtype dtype, const Device& device,
                    std::initializer_list<const Array*> operands) {
   for (const Array* a : operands) {
     if (a->shape() != shape) continue;
-    if (a->is_contiguous() || is_channels_last(*a)) return empty_in_order(shape, memory_order_of(*a), dtype, device);
+    const MemoryOrder order = memory_order_of(*a);
+    if (order == MemoryOrder::channels_last || a->is_contiguous()) return empty_in_order(shape, order, dtype, device);
   }
   return Array::empty(shape, dtype, device);
 }
