@@ -222,3 +222,43 @@ TEST_CASE("freed device memory is reused by the next step's allocation of that s
   cuda::empty_cache();
   CHECK(allocator.stats().bytes_cached == 0);
 }
+
+TEST_CASE("a stream's large arrays lie next to each other in its expandable segment unless KUSARI_CUDA_EXPANDABLE=0") {
+  const char* cache_setting = std::getenv("KUSARI_CUDA_CACHE");
+  if (cache_setting && std::string(cache_setting) == "0") return;  // every array its own allocation
+  const char* setting = std::getenv("KUSARI_CUDA_EXPANDABLE");
+  const std::string given = setting ? setting : "";
+  constexpr int64_t kFloats = 3 << 20;  // 12 MiB: large blocks, a multiple of the 2 MiB granularity
+  if (!given.empty() && given != "0" && given != "1") {  // refused at the first large allocation and every next
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      kusari::testing::expect_error<ValueError>([] { Array::empty({kFloats}, Dtype::float32, gpu); },
+                                                {"KUSARI_CUDA_EXPANDABLE", "expected 0 or 1", "'" + given + "'"});
+    }
+    return;
+  }
+  cuda::synchronize(0);
+  cuda::empty_cache();
+  Allocator& allocator = allocator_for(DeviceType::cuda);
+  REQUIRE(allocator.stats().bytes_cached == 0);  // nothing free in the middle of a segment to take instead
+  const AllocatorStats before = allocator.stats();
+  {
+    const Array a = Array::full({kFloats}, 1.0, Dtype::float32, gpu);
+    const Array b = Array::full({kFloats}, 2.0, Dtype::float32, gpu);
+    const auto* first = static_cast<const char*>(a.storage()->data);
+    const auto* second = static_cast<const char*>(b.storage()->data);
+    if (given != "0") CHECK(second == first + kFloats * 4);
+    CHECK(allocator.stats().fresh_allocations - before.fresh_allocations == 2);
+    CHECK(same_elements(a.to(Device::cpu()), Array::full({kFloats}, 1.0)));
+    CHECK(same_elements(b.to(Device::cpu()), Array::full({kFloats}, 2.0)));
+  }
+  // Freed, the two merge: one array of both their sizes takes their memory without a new allocation.
+  {
+    const Array both = Array::full({2 * kFloats}, 3.0, Dtype::float32, gpu);
+    if (given != "0") CHECK(allocator.stats().fresh_allocations - before.fresh_allocations == 2);
+    CHECK(same_elements(both.to(Device::cpu()), Array::full({2 * kFloats}, 3.0)));
+  }
+  cuda::synchronize(0);
+  cuda::empty_cache();
+  CHECK(allocator.stats().bytes_cached == 0);
+}
+

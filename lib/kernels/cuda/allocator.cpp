@@ -1,7 +1,9 @@
-// The CUDA allocator: one BlockCache per device over cudaMalloc and cudaFree, each block tied to the
-// stream the allocating thread queues on (the compute stream, or the communication stream inside a
-// CommunicationStreamScope); caching unless KUSARI_CUDA_CACHE=0 (each array then its own cudaMalloc,
-// freed by cudaFree, as PYTORCH_NO_CUDA_MEMORY_CACHING=1 does for running under compute-sanitizer).
+// The CUDA allocator: one BlockCache per device over cudaMalloc and cudaFree, and over the driver's
+// mapping of memory into reserved addresses for its expandable segments (KUSARI_CUDA_EXPANDABLE=0 turns
+// them off), each block tied to the stream the allocating thread queues on (the compute stream, or the
+// communication stream inside a CommunicationStreamScope); caching unless KUSARI_CUDA_CACHE=0 (each
+// array then its own cudaMalloc, freed by cudaFree, as PYTORCH_NO_CUDA_MEMORY_CACHING=1 does for running
+// under compute-sanitizer).
 
 #include <kusari/kernels/cuda/detail/allocator.h>
 
@@ -17,15 +19,16 @@
 #include <kusari/core/detail/environment_switch.h>
 #include <kusari/kernels/cuda/detail/block_cache.h>
 #include <kusari/kernels/cuda/detail/check.h>
+#include <kusari/kernels/cuda/detail/mapped_memory.h>
 #include <kusari/kernels/cuda/detail/streams.h>
 
 namespace kusari::kernels::cuda {
 namespace {
 
-// One device's memory as the CUDA runtime gives it.
+// One device's memory as the CUDA runtime gives it, and as the driver maps it into reserved addresses.
 class RuntimeMemory final : public DeviceMemory {
  public:
-  explicit RuntimeMemory(int index) : index_(index) {}
+  explicit RuntimeMemory(int index) : index_(index), mapped_(index) {}
   void* allocate(size_t bytes) override {
     DeviceGuard guard(index_);
     void* p = nullptr;
@@ -61,9 +64,13 @@ class RuntimeMemory final : public DeviceMemory {
     check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
   }
   void destroy(EventHandle event) override { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+  Reservation reserve() override { return mapped_.reserve(); }
+  bool map(char* at, size_t bytes) override { return mapped_.map(at, bytes); }
+  void unmap(char* at, size_t bytes) override { mapped_.unmap(at, bytes); }
 
  private:
   int index_;
+  MappedMemory mapped_;
 };
 
 // A device's memory and cache, made on its first allocation.

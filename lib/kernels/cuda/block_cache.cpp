@@ -1,5 +1,6 @@
 // The CUDA backend's block cache: size classes, per-stream free lists, event-gated reuse across streams,
-// large blocks split from and merged back into the segments the device gave.
+// large blocks split from and merged back into each stream's expandable segment, or the segments the
+// device gave.
 
 #include <kusari/kernels/cuda/detail/block_cache.h>
 
@@ -37,12 +38,78 @@ char* BlockCache::allocate_or_throw(size_t bytes, size_t asked) {
     release_free_locked();
     block = static_cast<char*>(memory_.allocate(bytes));
   }
-  if (!block) {
-    throw DeviceError(cat("allocate on ", device_, ": out of device memory for ", asked, " bytes (", bytes,
-                          caching_ ? " as a segment; " : " uncached; ", stats_.bytes_in_use, " bytes in use, ",
-                          stats_.bytes_cached, " cached)"));
-  }
+  if (!block) throw out_of_memory(bytes, caching_ ? " as a segment" : " uncached", asked);
   return block;
+}
+
+DeviceError BlockCache::out_of_memory(size_t bytes, const char* as, size_t asked) const {
+  return DeviceError(cat("allocate on ", device_, ": out of device memory for ", asked, " bytes (", bytes, as, "; ",
+                         stats_.bytes_in_use, " bytes in use, ", stats_.bytes_cached, " cached)"));
+}
+
+BlockCache::Blocks::iterator BlockCache::free_end_of(const Expandable& e) {
+  char* const end = e.reserved.base + e.mapped;
+  auto it = blocks_.lower_bound(end);
+  if (e.mapped == 0 || it == blocks_.begin()) return blocks_.end();
+  --it;
+  const bool ends_there = it->second.segment == e.reserved.base && it->first + it->second.bytes == end;
+  return ends_there && it->second.state == State::free ? it : blocks_.end();
+}
+
+BlockCache::Blocks::iterator BlockCache::grow_expandable(StreamHandle stream, size_t rounded, size_t asked,
+                                                         bool last_try) {
+  Expandable& e = expandable_.at(stream);
+  // The growth extends a free block at the end, so that the request gets one run of addresses.
+  const auto last = free_end_of(e);
+  const size_t lacking = rounded - (last == blocks_.end() ? 0 : last->second.bytes);
+  const size_t room = e.reserved.bytes - e.mapped;
+  const size_t grow = lacking > room ? 0 : round_up(lacking, e.reserved.granularity);
+  char* const end = e.reserved.base + e.mapped;
+  if (grow == 0 || grow > room || !memory_.map(end, grow)) {
+    if (last_try) throw out_of_memory(lacking, " to map", asked);
+    return blocks_.end();
+  }
+  e.mapped += grow;
+  e.maps.push_back(grow);
+  stats_.bytes_cached += static_cast<int64_t>(grow);
+  ++stats_.fresh_allocations;
+  return make_free(blocks_.emplace(end, Block{grow, stream, e.reserved.base, State::live, {}}).first);
+}
+
+bool BlockCache::has_expandable(StreamHandle stream) {
+  auto found = expandable_.find(stream);
+  if (found == expandable_.end()) found = expandable_.emplace(stream, Expandable{memory_.reserve(), 0, {}}).first;
+  return found->second.reserved.base != nullptr;
+}
+
+void BlockCache::unmap_free_ends() {
+  for (auto& [stream, e] : expandable_) {
+    while (!e.maps.empty()) {
+      const auto last = free_end_of(e);
+      const size_t bytes = e.maps.back();
+      if (last == blocks_.end() || last->second.bytes < bytes) break;
+      // The device first: where it fails, the records still say what is mapped.
+      memory_.unmap(e.reserved.base + e.mapped - bytes, bytes);
+      unlist(last);
+      if (last->second.bytes == bytes) {
+        blocks_.erase(last);
+      } else {
+        last->second.bytes -= bytes;
+        free_.insert({last->second.stream, last->second.bytes, last->first});
+      }
+      e.mapped -= bytes;
+      e.maps.pop_back();
+      stats_.bytes_cached -= static_cast<int64_t>(bytes);
+    }
+  }
+}
+
+BlockCache::Blocks::iterator BlockCache::free_fit(StreamHandle stream, size_t rounded, bool large) {
+  const auto fit = free_.lower_bound(std::tuple<StreamHandle, size_t, char*>{stream, rounded, nullptr});
+  if (fit == free_.end() || std::get<0>(*fit) != stream || (!large && std::get<1>(*fit) > largest_fit(rounded))) {
+    return blocks_.end();
+  }
+  return blocks_.find(std::get<2>(*fit));
 }
 
 void* BlockCache::take(size_t bytes, StreamHandle stream) {
@@ -50,24 +117,37 @@ void* BlockCache::take(size_t bytes, StreamHandle stream) {
   const bool large = rounded > kSmallLimit;
   std::lock_guard lock(mutex_);
   collect_completed();
-  const auto fit = caching_ ? free_.lower_bound(std::tuple<StreamHandle, size_t, char*>{stream, rounded, nullptr})
-                            : free_.end();
+  auto it = caching_ ? free_fit(stream, rounded, large) : blocks_.end();
+  if (it != blocks_.end()) {
+    ++stats_.pooled_allocations;
+  } else if (caching_ && large && has_expandable(stream)) {
+    it = grow_expandable(stream, rounded, bytes, false);
+    if (it == blocks_.end()) {
+      // Out of memory: what other streams' events still hold and every free mapping and segment go back
+      // to the device first; a block freed in the middle may then fit.
+      collect_all();
+      release_free_locked();
+      it = free_fit(stream, rounded, large);
+      if (it != blocks_.end()) {
+        ++stats_.pooled_allocations;
+      } else {
+        it = grow_expandable(stream, rounded, bytes, true);
+      }
+    }
+  }
   char* block = nullptr;
-  if (fit != free_.end() && std::get<0>(*fit) == stream && (large || std::get<1>(*fit) <= largest_fit(rounded))) {
-    block = std::get<2>(*fit);
-    const auto it = blocks_.find(block);
+  if (it != blocks_.end()) {
+    block = it->first;
     unlist(it);
     it->second.state = State::live;
     it->second.also_used_on.clear();
     stats_.bytes_cached -= static_cast<int64_t>(it->second.bytes);
     split(it, rounded);
-    ++stats_.pooled_allocations;
   } else {
     const size_t segment = caching_ ? segment_size_for(rounded) : rounded;
     block = allocate_or_throw(segment, bytes);
     segments_[block] = segment;
-    const auto it = blocks_.emplace(block, Block{segment, stream, block, State::live, {}}).first;
-    split(it, rounded);
+    split(blocks_.emplace(block, Block{segment, stream, block, State::live, {}}).first, rounded);
     ++stats_.fresh_allocations;
   }
   stats_.bytes_in_use += static_cast<int64_t>(blocks_.at(block).bytes);
@@ -141,32 +221,32 @@ void BlockCache::reset_peaks() {
   stats_.peak_bytes_held = stats_.bytes_in_use + stats_.bytes_cached;
 }
 
-void BlockCache::make_free(Blocks::iterator it) {
+BlockCache::Blocks::iterator BlockCache::make_free(Blocks::iterator it) {
   it->second.state = State::free;
   // Whether free block b directly follows block a in a's segment (and so is of a's stream).
   const auto follows = [](Blocks::iterator a, Blocks::iterator b) {
     return b->second.state == State::free && a->second.segment == b->second.segment &&
            a->first + a->second.bytes == b->first && a->second.stream == b->second.stream;
   };
-  if (it->second.bytes > kSmallLimit) {
-    // Free neighbours join it: first the next block, then the one before, which then holds the whole.
-    const auto next = std::next(it);
-    if (next != blocks_.end() && follows(it, next)) {
-      unlist(next);
-      it->second.bytes += next->second.bytes;
-      blocks_.erase(next);
-    }
-    if (it != blocks_.begin()) {
-      const auto before = std::prev(it);
-      if (before->second.state == State::free && follows(before, it)) {
-        unlist(before);
-        before->second.bytes += it->second.bytes;
-        blocks_.erase(it);
-        it = before;
-      }
+  // Free neighbours in its segment join it (a small request's segment holds it alone): first the next
+  // block, then the one before, which then holds the whole.
+  const auto next = std::next(it);
+  if (next != blocks_.end() && follows(it, next)) {
+    unlist(next);
+    it->second.bytes += next->second.bytes;
+    blocks_.erase(next);
+  }
+  if (it != blocks_.begin()) {
+    const auto before = std::prev(it);
+    if (before->second.state == State::free && follows(before, it)) {
+      unlist(before);
+      before->second.bytes += it->second.bytes;
+      blocks_.erase(it);
+      it = before;
     }
   }
   free_.insert({it->second.stream, it->second.bytes, it->first});
+  return it;
 }
 
 void BlockCache::split(Blocks::iterator it, size_t rounded) {
@@ -214,6 +294,7 @@ void BlockCache::release_free_locked() {
     stats_.bytes_cached -= static_cast<int64_t>(bytes);
     memory_.release(base, bytes);
   }
+  unmap_free_ends();
 }
 
 }  // namespace kusari::kernels::cuda

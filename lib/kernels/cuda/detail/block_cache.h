@@ -4,14 +4,19 @@
 // list of the stream it was allocated for, where the next request on that stream may take it at once
 // (work on one stream runs in order, so the new owner's kernels start after the old owner's); a block
 // that other streams also used waits until events recorded on them at free time have completed. Large
-// requests (above 1 MiB) take the smallest free block that holds them, split off what they leave, and a
-// freed large block merges with the free blocks beside it in the memory the device gave at once (a
-// segment, a multiple of 2 MiB), so that a step's activations of many sizes share memory instead of each
-// size holding its own; small requests take a block of at most a quarter more than they asked. When the device runs out,
-// the cache waits for the blocks still gated by events, returns every wholly free segment and tries once
-// more. Without caching (KUSARI_CUDA_CACHE=0), every request is a device allocation of exactly its bytes,
-// returned to the device when freed, so that a memory checker (compute-sanitizer, the host emulation's
-// guard pages) sees each array's own bounds.
+// requests (above 1 MiB) take the smallest free block that holds them and split off what they leave, and
+// a freed large block merges with the free blocks beside it. Where the device can map memory into
+// reserved addresses, each stream's large blocks lie in one expandable segment: addresses for the whole
+// device reserved once, memory mapped at their end as the stream needs more, so that every freed block
+// can merge with its neighbours and a step's activations of many sizes share memory as one run (a
+// ResNet-50 step's requests, replayed, are held in a few percent over their live peak, where segments
+// of their own sizes held a fifth more). Elsewhere each large block's memory is a device allocation (a
+// segment, a multiple of 2 MiB) of its own; small requests always are, taking a block of at most a
+// quarter more than they asked. When the device runs out, the cache waits for the blocks still gated by
+// events, returns every wholly free segment and the free memory mapped at the end of each expandable
+// one, and tries once more. Without caching (KUSARI_CUDA_CACHE=0), every request is a device allocation
+// of exactly its bytes, returned to the device when freed, so that a memory checker (compute-sanitizer,
+// the host emulation's guard pages) sees each array's own bounds.
 
 #include <cstddef>
 #include <map>
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include <kusari/core/allocator.h>
+#include <kusari/core/error.h>
 
 namespace kusari::kernels::cuda {
 
@@ -29,7 +35,14 @@ namespace kusari::kernels::cuda {
 using StreamHandle = void*;
 using EventHandle = void*;
 
-// The device calls a cache makes (the CUDA runtime's, or a test's record of them).
+// Addresses reserved on a device with no memory behind them (CUDA's cuMemAddressReserve).
+struct Reservation {
+  char* base = nullptr;    // the first address, or null where the device cannot map memory into addresses
+  size_t bytes = 0;        // how many
+  size_t granularity = 0;  // the unit of map() and unmap()
+};
+
+// The device calls a cache makes (the CUDA runtime's and driver's, or a test's record of them).
 class DeviceMemory {
  public:
   virtual ~DeviceMemory() = default;
@@ -37,6 +50,15 @@ class DeviceMemory {
   virtual void* allocate(size_t bytes) = 0;
   // Returns a block allocate(bytes) gave.
   virtual void release(void* block, size_t bytes) = 0;
+  // As many addresses as the device has memory, reserved for one stream's expandable segment; a null
+  // base where the device cannot map memory into reserved addresses.
+  virtual Reservation reserve() = 0;
+  // Backs `bytes` at `at` (inside a reservation, both multiples of its granularity) with new device
+  // memory; false when the device has no more.
+  virtual bool map(char* at, size_t bytes) = 0;
+  // Returns the memory that map(at, bytes) put there, once the device's work is done with it; the
+  // addresses stay reserved.
+  virtual void unmap(char* at, size_t bytes) = 0;
   // A new event marking the work queued on `stream` so far.
   virtual EventHandle record(StreamHandle stream) = 0;
   // True once the work an event marks has completed.
@@ -89,10 +111,31 @@ class BlockCache {
     char* block;
     std::vector<EventHandle> events;
   };
+  // A stream's expandable segment: its reservation, the bytes mapped from its base, and the size of each
+  // map() call in order (unmapped last first, each once a free block at the end covers it whole).
+  struct Expandable {
+    Reservation reserved;
+    size_t mapped = 0;
+    std::vector<size_t> maps;
+  };
   using Blocks = std::map<char*, Block>;
-  // Puts a block that nothing uses any more into its stream's free list, merged with free neighbours of
-  // its segment when it is large.
-  void make_free(Blocks::iterator it);
+  // Puts a block that nothing uses any more into its stream's free list, merged with the free neighbours
+  // of its segment; returns the free block it ended in.
+  Blocks::iterator make_free(Blocks::iterator it);
+  // The free block of `stream` that best serves a request of `rounded` bytes (`large` or not), or
+  // blocks_.end().
+  Blocks::iterator free_fit(StreamHandle stream, size_t rounded, bool large);
+  // Whether `stream` has an expandable segment, reserving it at the first call (false where the device
+  // cannot map memory into reserved addresses).
+  bool has_expandable(StreamHandle stream);
+  // A free block of at least `rounded` bytes at the end of `stream`'s expandable segment, mapped for the
+  // purpose; blocks_.end() when the device has no more, or with `last_try` DeviceError naming the
+  // request (`asked`).
+  Blocks::iterator grow_expandable(StreamHandle stream, size_t rounded, size_t asked, bool last_try);
+  // The free block that ends where `e`'s mapped memory does, or blocks_.end().
+  Blocks::iterator free_end_of(const Expandable& e);
+  // Unmaps the memory mapped last into each expandable segment while a free block covers it.
+  void unmap_free_ends();
   // Leaves a large live block `rounded` bytes and makes its rest a free block, when the rest is large.
   void split(Blocks::iterator it, size_t rounded);
   // Takes a free block off its free list.
@@ -101,11 +144,14 @@ class BlockCache {
   void collect_completed();
   // Waits for every waiting block's events and moves them all to the free lists.
   void collect_all();
-  // Returns every segment that is one free block to the device.
+  // Returns every segment that is one free block, and the free ends of expandable segments, to the device.
   void release_free_locked();
   // A device allocation of `bytes` (or throws DeviceError naming the request and the counters), after
   // returning the free blocks to the device when it has no more at first.
   char* allocate_or_throw(size_t bytes, size_t asked);
+  // The DeviceError of a request of `asked` bytes that found no memory for `bytes` asked of the device
+  // `as` a segment, uncached, or to map.
+  DeviceError out_of_memory(size_t bytes, const char* as, size_t asked) const;
 
   DeviceMemory& memory_;
   std::string device_;
@@ -113,6 +159,7 @@ class BlockCache {
   mutable std::mutex mutex_;
   Blocks blocks_;                                      // every block of every segment, by address
   std::map<char*, size_t> segments_;                   // each segment's bytes, by its first address
+  std::map<StreamHandle, Expandable> expandable_;      // each stream's expandable segment, once reserved
   std::set<std::tuple<StreamHandle, size_t, char*>> free_;  // free blocks by stream, size, address
   std::vector<Waiting> waiting_;
   AllocatorStats stats_;

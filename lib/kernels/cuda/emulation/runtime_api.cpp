@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -26,11 +27,13 @@ constexpr size_t kEmulatedBytes = size_t{16} << 30;
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local int current_device = 0;
 
-// Device and pinned host allocations (by their first byte), and the bytes the device's hold.
+// Device and pinned host allocations and runs of mapped memory (by their first byte), and the bytes the
+// device's allocations and the driver's memory handles hold.
 struct DeviceMemory {
   std::mutex mutex;
   std::map<const char*, size_t> sizes;
   std::map<const char*, size_t> pinned;
+  std::map<const char*, size_t> mapped;
   size_t in_use = 0;
 };
 
@@ -69,12 +72,63 @@ void queue_copy(void* destination, const void* source, size_t bytes, cudaStream_
 
 namespace kusari::kernels::cuda::emulation {
 
-bool device_span(const void* data, size_t bytes) { return within(device_memory().sizes, data, bytes); }
+bool device_span(const void* data, size_t bytes) {
+  return within(device_memory().sizes, data, bytes) || within(device_memory().mapped, data, bytes);
+}
 
 std::vector<std::pair<const char*, size_t>> device_allocations() {
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
-  return {memory.sizes.begin(), memory.sizes.end()};
+  std::vector<std::pair<const char*, size_t>> all(memory.sizes.begin(), memory.sizes.end());
+  all.insert(all.end(), memory.mapped.begin(), memory.mapped.end());
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+bool claim_device_bytes(size_t bytes) {
+  DeviceMemory& memory = device_memory();
+  const std::lock_guard lock(memory.mutex);
+  if (bytes > kEmulatedBytes - memory.in_use) return false;
+  memory.in_use += bytes;
+  return true;
+}
+
+void return_device_bytes(size_t bytes) {
+  DeviceMemory& memory = device_memory();
+  const std::lock_guard lock(memory.mutex);
+  memory.in_use -= bytes;
+}
+
+void list_mapped(const char* data, size_t bytes) {
+  DeviceMemory& memory = device_memory();
+  const std::lock_guard lock(memory.mutex);
+  auto& runs = memory.mapped;
+  const auto next = runs.find(data + bytes);
+  if (next != runs.end()) {
+    bytes += next->second;
+    runs.erase(next);
+  }
+  auto before = runs.lower_bound(data);
+  if (before != runs.begin() && std::prev(before)->first + std::prev(before)->second == data) {
+    std::prev(before)->second += bytes;
+  } else {
+    runs[data] = bytes;
+  }
+}
+
+void unlist_mapped(const char* data, size_t bytes) {
+  DeviceMemory& memory = device_memory();
+  const std::lock_guard lock(memory.mutex);
+  auto& runs = memory.mapped;
+  auto run = runs.upper_bound(data);
+  if (run == runs.begin()) return;
+  --run;
+  const char* first = run->first;
+  const char* end = first + run->second;
+  if (data + bytes > end) return;
+  runs.erase(run);
+  if (first < data) runs[first] = static_cast<size_t>(data - first);
+  if (data + bytes < end) runs[data + bytes] = static_cast<size_t>(end - (data + bytes));
 }
 
 cudaError_t fail(cudaError_t error) {
@@ -147,13 +201,15 @@ cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
 cudaError_t cudaMalloc(void** pointer, size_t bytes) {
   *pointer = nullptr;
   if (bytes == 0) return cudaSuccess;
+  if (!kusari::kernels::cuda::emulation::claim_device_bytes(bytes)) return fail(cudaErrorMemoryAllocation);
+  *pointer = kusari::kernels::cuda::emulation::guarded_allocate(bytes);
+  if (*pointer == nullptr) {
+    kusari::kernels::cuda::emulation::return_device_bytes(bytes);
+    return fail(cudaErrorMemoryAllocation);
+  }
   DeviceMemory& memory = device_memory();
   const std::lock_guard lock(memory.mutex);
-  if (bytes > kEmulatedBytes - memory.in_use) return fail(cudaErrorMemoryAllocation);
-  *pointer = kusari::kernels::cuda::emulation::guarded_allocate(bytes);
-  if (*pointer == nullptr) return fail(cudaErrorMemoryAllocation);
   memory.sizes[static_cast<const char*>(*pointer)] = bytes;
-  memory.in_use += bytes;
   return cudaSuccess;
 }
 
