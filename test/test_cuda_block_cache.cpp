@@ -32,19 +32,13 @@ class RecordingMemory final : public DeviceMemory {
   explicit RecordingMemory(size_t capacity, size_t granularity = 0)
       : capacity_(capacity), granularity_(granularity) {}
   void* allocate(size_t bytes) override {
-    if (used + bytes > capacity_) return nullptr;
-    used += bytes;
+    if (!claim(bytes)) return nullptr;
     void* block = reinterpret_cast<void*>(next_);
     next_ += bytes + 4096;  // segments apart, as the device's are
     blocks[block] = bytes;
     return block;
   }
-  void release(void* block, size_t bytes) override {
-    REQUIRE(blocks.count(block) == 1);
-    CHECK(blocks[block] == bytes);
-    blocks.erase(block);
-    used -= bytes;
-  }
+  void release(void* block, size_t bytes) override { give_up(blocks, block, bytes); }
   EventHandle record(StreamHandle stream) override {
     auto* e = reinterpret_cast<EventHandle>(++events_made);
     recorded_on[e] = stream;
@@ -72,28 +66,36 @@ class RecordingMemory final : public DeviceMemory {
     CHECK((at - reservation->base) % granularity_ == 0);
     const auto after = mapped.lower_bound(at);
     CHECK((after == mapped.end() || after->first >= at + bytes));  // nothing mapped twice
-    CHECK((after == mapped.begin() || std::prev(after)->first + std::prev(after)->second <= at));
-    if (used + bytes > capacity_) return false;
-    used += bytes;
+    CHECK((after == mapped.begin() || static_cast<char*>(std::prev(after)->first) + std::prev(after)->second <= at));
+    if (!claim(bytes)) return false;
     mapped[at] = bytes;
     return true;
   }
-  void unmap(char* at, size_t bytes) override {
-    REQUIRE(mapped.count(at) == 1);
-    CHECK(mapped[at] == bytes);
-    mapped.erase(at);
-    used -= bytes;
-  }
+  void unmap(char* at, size_t bytes) override { give_up(mapped, at, bytes); }
 
   size_t used = 0;
   std::map<void*, size_t> blocks;
-  std::map<char*, size_t> mapped;  // each map() call's bytes, by address
+  std::map<void*, size_t> mapped;  // each map() call's bytes, by address
   std::vector<Reservation> reserved;
   std::map<EventHandle, StreamHandle> recorded_on;
   std::set<EventHandle> done, destroyed, waited;
   uintptr_t events_made = 0;
 
  private:
+  // Counts `bytes` as used; false where that would pass the capacity.
+  bool claim(size_t bytes) {
+    if (used + bytes > capacity_) return false;
+    used += bytes;
+    return true;
+  }
+  // Takes back `bytes` at `at`, which `records` must hold with that size.
+  void give_up(std::map<void*, size_t>& records, void* at, size_t bytes) {
+    REQUIRE(records.count(at) == 1);
+    CHECK(records[at] == bytes);
+    records.erase(at);
+    used -= bytes;
+  }
+
   size_t capacity_;
   size_t granularity_;
   uintptr_t next_ = 1 << 20;
@@ -214,7 +216,7 @@ TEST_CASE("expandable: a stream's large blocks lie in one run of addresses, mapp
   char* a = static_cast<char*>(cache.take(6 * kMiB, stream(1)));
   char* b = static_cast<char*>(cache.take(10 * kMiB - 100, stream(1)));
   CHECK(b == a + 6 * kMiB);
-  CHECK(memory.mapped == std::map<char*, size_t>{{a, 6 * kMiB}, {b, 10 * kMiB}});
+  CHECK(memory.mapped == std::map<void*, size_t>{{a, 6 * kMiB}, {b, 10 * kMiB}});
   CHECK(memory.blocks.empty());  // no segment of its own
   // A block of another stream lies in that stream's own reservation.
   char* other = static_cast<char*>(cache.take(2 * kMiB, stream(2)));
@@ -238,7 +240,7 @@ TEST_CASE("expandable: a request larger than the free end extends it by what it 
   cache.give_back(b);
   char* c = static_cast<char*>(cache.take(13 * kMiB, stream(1)));
   CHECK(c == b);
-  CHECK(memory.mapped == std::map<char*, size_t>{{a, 6 * kMiB}, {b, 10 * kMiB}, {b + 10 * kMiB, 4 * kMiB}});
+  CHECK(memory.mapped == std::map<void*, size_t>{{a, 6 * kMiB}, {b, 10 * kMiB}, {b + 10 * kMiB, 4 * kMiB}});
   // The megabyte past the request stays with the block (a rest of 1 MiB or less is not split off).
   CHECK(cache.stats().bytes_in_use == static_cast<int64_t>(20 * kMiB));
   CHECK(cache.stats().bytes_cached == 0);
@@ -253,7 +255,7 @@ TEST_CASE("expandable: release_free unmaps the free end, last map first, and lea
   cache.give_back(c);
   cache.give_back(b);
   cache.release_free();
-  CHECK(memory.mapped == std::map<char*, size_t>{{a, 6 * kMiB}});
+  CHECK(memory.mapped == std::map<void*, size_t>{{a, 6 * kMiB}});
   CHECK(cache.stats().bytes_cached == 0);
   // The end is mapped again as it is needed, where it was.
   CHECK(cache.take(8 * kMiB, stream(1)) == b);
@@ -278,7 +280,7 @@ TEST_CASE("expandable: a free end shorter than the last map stays mapped; a smal
   cache.give_back(z);
   CHECK(cache.stats().bytes_cached == static_cast<int64_t>(8 * kMiB));
   cache.release_free();
-  CHECK(memory.mapped == std::map<char*, size_t>{{x, 2 * kMiB}});
+  CHECK(memory.mapped == std::map<void*, size_t>{{x, 2 * kMiB}});
   CHECK(cache.stats().bytes_cached == 0);
 }
 
