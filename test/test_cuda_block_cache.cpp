@@ -388,6 +388,19 @@ TEST_CASE("out of device memory: free blocks go back to the device, then the req
   CHECK(cache.stats().bytes_in_use == static_cast<int64_t>(6 * kMiB));
 }
 
+TEST_CASE("out of device memory: a block freed in a segment still in use by a completed event serves the request") {
+  RecordingMemory memory(16 * kMiB);
+  BlockCache cache(memory, "cuda:0");
+  cache.give_back(cache.take(12 * kMiB, stream(1)));
+  cache.take(4 * kMiB, stream(1));
+  char* z = static_cast<char*>(cache.take(6 * kMiB, stream(1)));
+  cache.mark_used_on(z, stream(3));
+  cache.give_back(z);  // waits for stream 3's event; 2 MiB free beside it
+  CHECK(cache.take(6 * kMiB, stream(1)) == z);  // no room for a 6 MiB segment: z once its event completed
+  CHECK(memory.waited.size() == 1);
+  CHECK(memory.used == 12 * kMiB);
+}
+
 TEST_CASE("out of device memory: blocks waiting on other streams are waited for, then returned") {
   RecordingMemory memory(8 * kMiB);
   BlockCache cache(memory, "cuda:0");

@@ -31,15 +31,26 @@ size_t segment_size_for(size_t block) { return block <= kSmallLimit ? block : ro
 BlockCache::BlockCache(DeviceMemory& memory, std::string device, bool caching)
     : memory_(memory), device_(std::move(device)), caching_(caching) {}
 
-char* BlockCache::allocate_or_throw(size_t bytes, size_t asked) {
-  auto* block = static_cast<char*>(memory_.allocate(bytes));
-  if (!block) {
-    collect_all();
-    release_free_locked();
-    block = static_cast<char*>(memory_.allocate(bytes));
+BlockCache::Blocks::iterator BlockCache::add_segment(StreamHandle stream, size_t rounded, size_t asked,
+                                                     bool last_try) {
+  const size_t bytes = caching_ ? segment_size_for(rounded) : rounded;
+  auto* base = static_cast<char*>(memory_.allocate(bytes));
+  if (!base) {
+    if (last_try) throw out_of_memory(bytes, caching_ ? " as a segment" : " uncached", asked);
+    return blocks_.end();
   }
-  if (!block) throw out_of_memory(bytes, caching_ ? " as a segment" : " uncached", asked);
-  return block;
+  segments_[base] = bytes;
+  stats_.bytes_cached += static_cast<int64_t>(bytes);
+  ++stats_.fresh_allocations;
+  return make_free(blocks_.emplace(base, Block{bytes, stream, base, State::live, {}}).first);
+}
+
+BlockCache::Blocks::iterator BlockCache::fresh_block(StreamHandle stream, size_t rounded, size_t asked,
+                                                     bool last_try) {
+  if (caching_ && rounded > kSmallLimit && has_expandable(stream)) {
+    return grow_expandable(stream, rounded, asked, last_try);
+  }
+  return add_segment(stream, rounded, asked, last_try);
 }
 
 DeviceError BlockCache::out_of_memory(size_t bytes, const char* as, size_t asked) const {
@@ -118,38 +129,24 @@ void* BlockCache::take(size_t bytes, StreamHandle stream) {
   std::lock_guard lock(mutex_);
   collect_completed();
   auto it = caching_ ? free_fit(stream, rounded, large) : blocks_.end();
-  if (it != blocks_.end()) {
-    ++stats_.pooled_allocations;
-  } else if (caching_ && large && has_expandable(stream)) {
-    it = grow_expandable(stream, rounded, bytes, false);
-    if (it == blocks_.end()) {
-      // Out of memory: what other streams' events still hold and every free mapping and segment go back
-      // to the device first; a block freed in the middle may then fit.
-      collect_all();
-      release_free_locked();
-      it = free_fit(stream, rounded, large);
-      if (it != blocks_.end()) {
-        ++stats_.pooled_allocations;
-      } else {
-        it = grow_expandable(stream, rounded, bytes, true);
-      }
-    }
+  bool pooled = it != blocks_.end();
+  if (!pooled) it = fresh_block(stream, rounded, bytes, false);
+  if (it == blocks_.end()) {
+    // Out of memory: what other streams' events still hold, every wholly free segment and the free ends
+    // of expandable segments go back to the device first; a block freed in the middle may then fit.
+    collect_all();
+    release_free_locked();
+    it = caching_ ? free_fit(stream, rounded, large) : blocks_.end();
+    pooled = it != blocks_.end();
+    if (!pooled) it = fresh_block(stream, rounded, bytes, true);
   }
-  char* block = nullptr;
-  if (it != blocks_.end()) {
-    block = it->first;
-    unlist(it);
-    it->second.state = State::live;
-    it->second.also_used_on.clear();
-    stats_.bytes_cached -= static_cast<int64_t>(it->second.bytes);
-    split(it, rounded);
-  } else {
-    const size_t segment = caching_ ? segment_size_for(rounded) : rounded;
-    block = allocate_or_throw(segment, bytes);
-    segments_[block] = segment;
-    split(blocks_.emplace(block, Block{segment, stream, block, State::live, {}}).first, rounded);
-    ++stats_.fresh_allocations;
-  }
+  if (pooled) ++stats_.pooled_allocations;
+  char* const block = it->first;
+  unlist(it);
+  it->second.state = State::live;
+  it->second.also_used_on.clear();
+  stats_.bytes_cached -= static_cast<int64_t>(it->second.bytes);
+  split(it, rounded);
   stats_.bytes_in_use += static_cast<int64_t>(blocks_.at(block).bytes);
   stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
   stats_.peak_bytes_held = std::max(stats_.peak_bytes_held, stats_.bytes_in_use + stats_.bytes_cached);

@@ -91,6 +91,34 @@ void say_unavailable(int index, const std::string& why) {
   });
 }
 
+// What map_memory did: the driver's status, the call that gave it, and the new memory's handle.
+struct Mapping {
+  CUresult status;
+  const char* call;
+  CUmemGenericAllocationHandle handle;
+};
+
+// Maps `bytes` of new memory of device `index` at `at` and grants the device access; on a failure, what
+// it made is undone (as far as the driver lets it).
+Mapping map_memory(const DriverCalls& d, int index, char* at, size_t bytes) {
+  const CUmemAllocationProp memory = device_memory(index);
+  CUmemGenericAllocationHandle handle = 0;
+  if (const CUresult s = d.create(&handle, bytes, &memory, 0); s != CUDA_SUCCESS) return {s, "cuMemCreate", 0};
+  if (const CUresult s = d.map(address(at), bytes, 0, handle, 0); s != CUDA_SUCCESS) {
+    d.release(handle);
+    return {s, "cuMemMap", 0};
+  }
+  CUmemAccessDesc access{};
+  access.location = memory.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (const CUresult s = d.set_access(address(at), bytes, &access, 1); s != CUDA_SUCCESS) {
+    d.unmap(address(at), bytes);  // already failing: the cleanup's own status is not news
+    d.release(handle);
+    return {s, "cuMemSetAccess", 0};
+  }
+  return {CUDA_SUCCESS, "", handle};
+}
+
 // Addresses for device `index`'s whole memory, or why there are none.
 std::variant<Reservation, std::string> reserve_addresses(const DriverCalls& d, int index) {
   CUdevice device = 0;
@@ -115,7 +143,17 @@ std::variant<Reservation, std::string> reserve_addresses(const DriverCalls& d, i
   if (const CUresult s = d.reserve(&base, bytes, granularity, 0, 0); s != CUDA_SUCCESS) {
     return cat("cuMemAddressReserve of ", bytes, " bytes: ", status_name(s));
   }
-  return Reservation{reinterpret_cast<char*>(base), bytes, granularity};
+  // One granule mapped and unmapped first, so that a platform that reserves but cannot map (or grant
+  // access) falls back here rather than failing every large allocation later.
+  auto* first = reinterpret_cast<char*>(base);
+  const Mapping probe = map_memory(d, index, first, granularity);
+  if (probe.status != CUDA_SUCCESS) return cat(probe.call, " of one granule: ", status_name(probe.status));
+  const CUresult unmapped = d.unmap(base, granularity);
+  const CUresult released = d.release(probe.handle);
+  if (unmapped != CUDA_SUCCESS || released != CUDA_SUCCESS) {
+    return cat("cuMemUnmap and cuMemRelease of one granule: ", status_name(unmapped), ", ", status_name(released));
+  }
+  return Reservation{first, bytes, granularity};
 }
 
 }  // namespace
@@ -140,26 +178,9 @@ Reservation MappedMemory::reserve() {
 bool MappedMemory::map(char* at, size_t bytes) {
   const DriverCalls* d = driver();
   DeviceGuard guard(index_);
-  const CUmemAllocationProp memory = device_memory(index_);
-  CUmemGenericAllocationHandle handle = 0;
-  const CUresult created = d->create(&handle, bytes, &memory, 0);
-  if (created == CUDA_ERROR_OUT_OF_MEMORY) return false;
-  check_driver(created, "cuMemCreate");
-  CUmemAccessDesc access{};
-  access.location = memory.location;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  const char* call = "cuMemMap";
-  CUresult status = d->map(address(at), bytes, 0, handle, 0);
-  if (status == CUDA_SUCCESS) {
-    call = "cuMemSetAccess";
-    status = d->set_access(address(at), bytes, &access, 1);
-    if (status != CUDA_SUCCESS) d->unmap(address(at), bytes);  // already failing: its own status is not news
-  }
-  if (status != CUDA_SUCCESS) {
-    d->release(handle);
-    if (status == CUDA_ERROR_OUT_OF_MEMORY) return false;
-    check_driver(status, call);
-  }
+  const auto [status, call, handle] = map_memory(*d, index_, at, bytes);
+  if (status == CUDA_ERROR_OUT_OF_MEMORY) return false;
+  check_driver(status, call);
   handles_[at] = handle;
   return true;
 }
@@ -174,7 +195,12 @@ void MappedMemory::unmap(char* at, size_t bytes) {
   check_driver(d->unmap(address(at), bytes), "cuMemUnmap");
   const CUmemGenericAllocationHandle handle = it->second;
   handles_.erase(it);
-  check_driver(d->release(handle), "cuMemRelease");
+  // Unmapped, the addresses are free again whatever comes next: a handle the driver does not take back
+  // is said and left, not thrown, so that the cache's records stay true.
+  if (const CUresult released = d->release(handle); released != CUDA_SUCCESS) {
+    std::fprintf(stderr, "kusari: cuda:%d: cuMemRelease after cuMemUnmap: %s (%zu bytes left with the driver)\n",
+                 index_, status_name(released).c_str(), bytes);
+  }
 }
 
 }  // namespace kusari::kernels::cuda

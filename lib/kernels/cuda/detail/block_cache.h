@@ -146,9 +146,12 @@ class BlockCache {
   void collect_all();
   // Returns every segment that is one free block, and the free ends of expandable segments, to the device.
   void release_free_locked();
-  // A device allocation of `bytes` (or throws DeviceError naming the request and the counters), after
-  // returning the free blocks to the device when it has no more at first.
-  char* allocate_or_throw(size_t bytes, size_t asked);
+  // A new free block of at least `rounded` bytes for `stream`: at the end of its expandable segment for a
+  // large request where it has one, else a segment of its own; blocks_.end() when the device has no more,
+  // or with `last_try` DeviceError naming the request (`asked`) and the counters.
+  Blocks::iterator fresh_block(StreamHandle stream, size_t rounded, size_t asked, bool last_try);
+  // A new segment holding one free block for `stream` (fresh_block's terms).
+  Blocks::iterator add_segment(StreamHandle stream, size_t rounded, size_t asked, bool last_try);
   // The DeviceError of a request of `asked` bytes that found no memory for `bytes` asked of the device
   // `as` a segment, uncached, or to map.
   DeviceError out_of_memory(size_t bytes, const char* as, size_t asked) const;
