@@ -219,13 +219,18 @@ PY
     --seconds 0 --cudnn-benchmark 1
   step bench_float16_profile "$here/bin/resnet50" --device cuda:0 --dtype float16 --channels-last 1 --warmup 3 \
     --steps 5 --seconds 0 --profile 1 --cudnn-benchmark 1
+  # The float16 step's peak memory with a device allocation for each large block, as before the caching
+  # allocator's expandable segments (its line in bench.txt says so).
+  KUSARI_CUDA_EXPANDABLE=0 step segments_float16 "$here/bin/resnet50" --device cuda:0 --dtype float16 \
+    --channels-last 1 --warmup 3 --steps 5 --seconds 0 --cudnn-benchmark 1
   STEP_SECONDS=300 step_python bench_torch "$here/bin/torch_resnet50_gpu.py" float32 amp amp_bf16 --warmup 3 --steps 10 \
     --cudnn-benchmark 1
   # kusari's own memory-bound kernels at ResNet-50's float16 channels-last shapes beside the same operations
   # in PyTorch, each side's rates against its own cudaMemcpy, and the two paired in a table.
   step bench_kernels "$here/bin/kernels" --device cuda:0 --dtype float16 --channels-last 1
   step_python bench_kernels_torch "$here/bin/torch_kernels_gpu.py" --dtype float16 --channels-last 1
-  cat "$logs"/bench_*.log 2>/dev/null | grep "ms/step" | tee "$out/bench.txt"
+  { cat "$logs"/bench_*.log 2>/dev/null | grep "ms/step"
+    grep -s "ms/step" "$logs/segments_float16.log" | sed 's/^/KUSARI_CUDA_EXPANDABLE=0 /'; } | tee "$out/bench.txt"
   cat "$logs"/bench_kernels*.log 2>/dev/null | python3 "$here/bin/kernel_pairs.py" | tee -a "$out/bench.txt"
   grep -sv "ms/step" "$logs/bench_float16_profile.log" > "$out/profile_float16.txt"
   # One rank, as an MPI singleton (the GPU machine has no mpiexec): the NCCL path runs, but a sum over one
@@ -305,9 +310,11 @@ PY
     step_in_background 4 "on_cuda_$suite" env KUSARI_TEST_DEVICE=cuda:0 KUSARI_POISON=1 "$here/bin/test_$suite"
   done
   steps_joined
-  # Where cuDNN was not used (each process says so once on stderr): the slow paths to look at first.
-  echo "cuDNN fallbacks (processes that said so, by message):"
-  grep -shE "kusari: (conv2d: no cuDNN engine plan|batch_normalization: .* declined)" "$logs"/*.log |
+  # Where cuDNN or the expandable segments were not used (each process says so once on stderr): the slow
+  # or wasteful paths to look at first.
+  echo "Fallbacks (cuDNN, the allocator: processes that said so, by message):"
+  grep -shE "kusari: (conv2d: no cuDNN engine plan|batch_normalization: .* declined|cuda:[0-9]+: no expandable)" \
+    "$logs"/*.log |
     sort | uniq -c | tee "$out/fallbacks.txt" || true
   echo "$passed passed, $failed failed, $skipped skipped"
   [ "$failed" -eq 0 ]

@@ -236,6 +236,9 @@ TEST_CASE("a stream's large arrays lie next to each other in its expandable segm
     }
     return;
   }
+  // The emulated device can play one whose driver cannot map memory into reserved addresses.
+  const char* vmm = std::getenv("KUSARI_EMULATED_DRIVER_VMM");
+  const bool expandable = given != "0" && !(vmm && std::string(vmm) == "0");
   cuda::synchronize(0);
   cuda::empty_cache();
   Allocator& allocator = allocator_for(DeviceType::cuda);
@@ -246,15 +249,16 @@ TEST_CASE("a stream's large arrays lie next to each other in its expandable segm
     const Array b = Array::full({kFloats}, 2.0, Dtype::float32, gpu);
     const auto* first = static_cast<const char*>(a.storage()->data);
     const auto* second = static_cast<const char*>(b.storage()->data);
-    if (given != "0") CHECK(second == first + kFloats * 4);
+    if (expandable) CHECK(second == first + kFloats * 4);
     CHECK(allocator.stats().fresh_allocations - before.fresh_allocations == 2);
     CHECK(same_elements(a.to(Device::cpu()), Array::full({kFloats}, 1.0)));
     CHECK(same_elements(b.to(Device::cpu()), Array::full({kFloats}, 2.0)));
   }
-  // Freed, the two merge: one array of both their sizes takes their memory without a new allocation.
+  // Freed, the two merge: one array of both their sizes takes their memory without a new allocation
+  // (where each was a segment of its own, it takes a third).
   {
     const Array both = Array::full({2 * kFloats}, 3.0, Dtype::float32, gpu);
-    if (given != "0") CHECK(allocator.stats().fresh_allocations - before.fresh_allocations == 2);
+    CHECK(allocator.stats().fresh_allocations - before.fresh_allocations == (expandable ? 2 : 3));
     CHECK(same_elements(both.to(Device::cpu()), Array::full({2 * kFloats}, 3.0)));
   }
   cuda::synchronize(0);

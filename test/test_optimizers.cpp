@@ -993,4 +993,6 @@ TEST_CASE("copy_tensors takes pairs of several devices; astype_together converts
   CHECK(out[1].to_vector<double>() == device.astype(Dtype::bfloat16).to_vector<double>());
   CHECK_FALSE(out[2].defined());
   expect_error<ShapeError>([&] { ops::astype_together({same}, {}); }, {"astype_together", "1 arrays", "got 0"});
+  expect_error<DtypeError>([&] { ops::astype_together({same}, {Dtype::int32}); },
+                           {"astype_together", "expected floating arrays", "float32 to int32"});
 }

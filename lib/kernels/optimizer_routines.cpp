@@ -69,6 +69,17 @@ void for_pairs_by_device(const std::vector<Array>& sources, const std::vector<Ar
   }
 }
 
+// copy_tensors for the routine `op` (named in its errors).
+void copy_pairs(const std::vector<Array>& sources, const std::vector<Array>& destinations, double divisor,
+                const char* op) {
+  if (!std::isfinite(divisor) || divisor == 0) {
+    throw ValueError(cat(op, ": expected a finite non-zero divisor, got ", divisor));
+  }
+  for_pairs_by_device(sources, destinations, op, [divisor](const Device& device, const auto& from, const auto& to) {
+    kernel_for<kernel_ops::CopyTensors>(device)(from, to, divisor);
+  });
+}
+
 }  // namespace
 
 void momentum_steps(const MomentumTensors& t) {
@@ -125,13 +136,7 @@ Array all_finite(const std::vector<Array>& arrays) {
 }
 
 void copy_tensors(const std::vector<Array>& sources, const std::vector<Array>& destinations, double divisor) {
-  const char* op = "copy_tensors";
-  if (!std::isfinite(divisor) || divisor == 0) {
-    throw ValueError(cat(op, ": expected a finite non-zero divisor, got ", divisor));
-  }
-  for_pairs_by_device(sources, destinations, op, [divisor](const Device& device, const auto& from, const auto& to) {
-    kernel_for<kernel_ops::CopyTensors>(device)(from, to, divisor);
-  });
+  copy_pairs(sources, destinations, divisor, "copy_tensors");
 }
 
 void add_scaled_tensors(const std::vector<Array>& sources, const std::vector<Array>& targets, double factor) {
@@ -154,7 +159,7 @@ std::vector<Array> astype_together(const std::vector<Array>& arrays, const std::
     sources.push_back(arrays[k]);
     destinations.push_back(out[k]);
   }
-  copy_tensors(sources, destinations);
+  copy_pairs(sources, destinations, 1.0, "astype_together");
   return out;
 }
 

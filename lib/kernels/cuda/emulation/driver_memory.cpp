@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -73,10 +74,13 @@ CUresult device_get(CUdevice* device, int ordinal) {
   return CUDA_SUCCESS;
 }
 
+// The device maps memory into reserved addresses unless KUSARI_EMULATED_DRIVER_VMM=0 says it is one that
+// does not (so that the allocator's fallback runs in the suite).
 CUresult device_attribute(int* value, CUdevice_attribute attribute, CUdevice device) {
   if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
   if (attribute != CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) return CUDA_ERROR_INVALID_VALUE;
-  *value = 1;
+  const char* setting = std::getenv("KUSARI_EMULATED_DRIVER_VMM");
+  *value = setting && std::string_view(setting) == "0" ? 0 : 1;
   return CUDA_SUCCESS;
 }
 
