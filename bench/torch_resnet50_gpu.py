@@ -4,7 +4,8 @@ ResNet-50, batch 256 of 224x224 images, 1000 classes, one SGD step (lr 0.01, mom
 cross-entropy per iteration on fixed random inputs, synchronized after each step, in float32 and in
 channels-last AMP (float16 autocast with a gradient scaler; amp_bf16: bfloat16 autocast, no scaler),
 each printing the bench line with the peak device memory and cuDNN's algorithm policy (--cudnn-benchmark,
-as kusari's line states its own): "name: X ms/step, Y samples/s peak_device_mb=N cudnn=benchmark|heuristics".
+as kusari's line states its own): "name: X ms/step, Y samples/s peak_device_mb=N peak_live_mb=N
+cudnn=benchmark|heuristics" (the most memory the cache held, and the most its live blocks took).
 Usage: torch_resnet50_gpu.py [float32|amp|amp_bf16 ...] [--batch N] [--warmup N] [--steps N] [--cudnn-benchmark 0|1]"""
 import argparse
 import time
@@ -48,11 +49,12 @@ def run(mode, batch, warmup, steps, cudnn_benchmark):
         step()
     ms = (time.perf_counter() - start) * 1000 / steps
     peak = torch.cuda.max_memory_reserved() >> 20
+    live = torch.cuda.max_memory_allocated() >> 20
     kind = "bfloat16" if half == torch.bfloat16 else "float16"
     name = f"torch_resnet50_b{batch}_cuda" + (f"_{kind}_amp_channels_last" if amp else "")
     policy = "benchmark" if cudnn_benchmark else "heuristics"
-    print(f"{name}: {ms:.4f} ms/step, {batch * 1000 / ms:.1f} samples/s peak_device_mb={peak} cudnn={policy}",
-          flush=True)
+    print(f"{name}: {ms:.4f} ms/step, {batch * 1000 / ms:.1f} samples/s peak_device_mb={peak} peak_live_mb={live} "
+          f"cudnn={policy}", flush=True)
 
 
 if __name__ == "__main__":

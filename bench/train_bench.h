@@ -98,10 +98,13 @@ inline double train_benchmark(const std::string& name, const std::shared_ptr<lin
   return ms;
 }
 
-// The " peak_device_mb=N" suffix: the most memory the CUDA allocator held at once since the last
-// cuda::reset_peak_memory_stats() (train_bench: the warm-up's end), in MiB.
+// The " peak_device_mb=N peak_live_mb=N" suffix: the most memory the CUDA allocator held at once, and the
+// most its live blocks took, since the last cuda::reset_peak_memory_stats() (train_bench: the warm-up's
+// end), in MiB.
 inline std::string peak_device_suffix() {
-  return " peak_device_mb=" + std::to_string(allocator_for(DeviceType::cuda).stats().peak_bytes_held >> 20);
+  const AllocatorStats stats = allocator_for(DeviceType::cuda).stats();
+  return " peak_device_mb=" + std::to_string(stats.peak_bytes_held >> 20) +
+         " peak_live_mb=" + std::to_string(stats.peak_bytes_in_use >> 20);
 }
 
 }  // namespace kusari::bench
