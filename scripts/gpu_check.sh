@@ -14,8 +14,9 @@
 #                                  cuda:0 against the CPU iteration by iteration (profiled: its GPU
 #                                  kernels), the bench: ResNet-50 steps at batch 256 in float32, float16
 #                                  and bfloat16 channels-last with the profiler's table of the float16
-#                                  step, beside PyTorch's float32, AMP and bfloat16 AMP steps in the same
-#                                  run, and kusari's memory-bound kernels beside PyTorch's same
+#                                  step and the float16 step's peak memory without the allocator's
+#                                  expandable segments, beside PyTorch's float32, AMP and bfloat16 AMP
+#                                  steps in the same run, and kusari's memory-bound kernels beside PyTorch's same
 #                                  operations (bench/kernels, each against its run's cudaMemcpy, paired
 #                                  in a table at the end of bench.txt); the NCCL path of the communicator
 #                                  and the float16 wire's automatic factors made on the device; every

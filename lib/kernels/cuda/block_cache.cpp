@@ -132,8 +132,9 @@ void* BlockCache::take(size_t bytes, StreamHandle stream) {
   bool pooled = it != blocks_.end();
   if (!pooled) it = fresh_block(stream, rounded, bytes, false);
   if (it == blocks_.end()) {
-    // Out of memory: what other streams' events still hold, every wholly free segment and the free ends
-    // of expandable segments go back to the device first; a block freed in the middle may then fit.
+    // Out of memory: the blocks other streams' events still hold are waited for and freed, wholly free
+    // segments and the mappings free ends cover go back to the device; a block freed in the middle may
+    // then fit.
     collect_all();
     release_free_locked();
     it = caching_ ? free_fit(stream, rounded, large) : blocks_.end();

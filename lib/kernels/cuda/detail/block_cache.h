@@ -11,10 +11,10 @@
 // can merge with its neighbours and a step's activations of many sizes share memory as one run (a
 // ResNet-50 step's requests, replayed, are held in a few percent over their live peak, where segments
 // of their own sizes held a fifth more). Elsewhere each large block's memory is a device allocation (a
-// segment, a multiple of 2 MiB) of its own; small requests always are, taking a block of at most a
-// quarter more than they asked. When the device runs out, the cache waits for the blocks still gated by
-// events, returns every wholly free segment and the free memory mapped at the end of each expandable
-// one, and tries once more. Without caching (KUSARI_CUDA_CACHE=0), every request is a device allocation
+// segment, a multiple of 2 MiB) of its own; a small request takes a free block of at most a quarter more
+// than it asked, or else a segment of its own. When the device runs out, the cache waits for the blocks
+// still gated by events, returns every wholly free segment and each mapping that a free block at the end
+// of an expandable segment covers whole, and looks at its free blocks and asks the device once more. Without caching (KUSARI_CUDA_CACHE=0), every request is a device allocation
 // of exactly its bytes, returned to the device when freed, so that a memory checker (compute-sanitizer,
 // the host emulation's guard pages) sees each array's own bounds.
 

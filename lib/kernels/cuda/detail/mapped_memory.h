@@ -14,8 +14,8 @@ namespace kusari::kernels::cuda {
 class MappedMemory {
  public:
   explicit MappedMemory(int index) : index_(index) {}
-  // Addresses for as much as the device has memory; a null base, said once on stderr, where the driver
-  // or the device cannot map memory into reserved addresses, or KUSARI_CUDA_EXPANDABLE=0 turns it off.
+  // Addresses for as much as the device has memory; a null base where KUSARI_CUDA_EXPANDABLE=0 turns them
+  // off, or (said once on stderr) where the driver or the device cannot map memory into them.
   Reservation reserve();
   // Backs `bytes` at `at` with new device memory the device may read and write; false when it has no
   // more.
