@@ -103,6 +103,9 @@ class RecordingMemory final : public DeviceMemory {
 
 StreamHandle stream(int n) { return reinterpret_cast<StreamHandle>(static_cast<uintptr_t>(n)); }
 
+// The block of at least `bytes` that `cache` gives for work on stream `n`, as addresses.
+char* take(BlockCache& cache, size_t bytes, int n) { return static_cast<char*>(cache.take(bytes, stream(n))); }
+
 constexpr size_t kMiB = size_t{1} << 20;
 
 }  // namespace
@@ -123,14 +126,14 @@ TEST_CASE("block sizes: 512-byte steps; segments of the block up to 1 MiB, 2 MiB
 TEST_CASE("a large request takes the smallest free block that holds it; its rest stays free") {
   RecordingMemory memory(64 * kMiB);
   BlockCache cache(memory, "cuda:0");
-  char* a = static_cast<char*>(cache.take(10 * kMiB, stream(1)));
-  char* small_first = static_cast<char*>(cache.take(4 * kMiB, stream(1)));  // a segment of its own
+  char* a = take(cache, 10 * kMiB, 1);
+  char* small_first = take(cache, 4 * kMiB, 1);  // a segment of its own
   cache.give_back(a);
   cache.give_back(small_first);
   // The 4 MiB block fits best; then 4 MiB splits the 10 MiB block, leaving 6 MiB free beside it.
   CHECK(cache.take(4 * kMiB, stream(1)) == small_first);
   CHECK(cache.take(4 * kMiB, stream(1)) == a);
-  char* b = static_cast<char*>(cache.take(2 * kMiB, stream(1)));
+  char* b = take(cache, 2 * kMiB, 1);
   CHECK(b == a + 4 * kMiB);
   CHECK(memory.blocks.size() == 2);  // no new segment
   const AllocatorStats s = cache.stats();
@@ -138,7 +141,7 @@ TEST_CASE("a large request takes the smallest free block that holds it; its rest
   CHECK(s.bytes_cached == static_cast<int64_t>(4 * kMiB));
   CHECK(s.peak_bytes_held == static_cast<int64_t>(14 * kMiB));
   // Another stream's request does not split this stream's free block.
-  char* other = static_cast<char*>(cache.take(2 * kMiB, stream(2)));
+  char* other = take(cache, 2 * kMiB, 2);
   CHECK(memory.blocks.count(other) == 1);
   // A rest of 1 MiB or less stays with the block: 3.5 MiB of the 4 MiB left takes it whole.
   CHECK(cache.take(3 * kMiB + kMiB / 2, stream(1)) == a + 6 * kMiB);
@@ -168,11 +171,11 @@ TEST_CASE("the peaks start over from what is in use and held when reset") {
 TEST_CASE("freed neighbours merge into one block; a segment goes back to the device once wholly free") {
   RecordingMemory memory(64 * kMiB);
   BlockCache cache(memory, "cuda:0");
-  char* a = static_cast<char*>(cache.take(12 * kMiB, stream(1)));
+  char* a = take(cache, 12 * kMiB, 1);
   cache.give_back(a);
-  char* first = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
-  char* second = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
-  char* third = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
+  char* first = take(cache, 4 * kMiB, 1);
+  char* second = take(cache, 4 * kMiB, 1);
+  char* third = take(cache, 4 * kMiB, 1);
   CHECK(first == a);
   CHECK(second == a + 4 * kMiB);
   CHECK(third == a + 8 * kMiB);
@@ -196,49 +199,51 @@ TEST_CASE("freed neighbours merge into one block; a segment goes back to the dev
 TEST_CASE("a split block waiting on another stream merges only once its event completes") {
   RecordingMemory memory(64 * kMiB);
   BlockCache cache(memory, "cuda:0");
-  char* a = static_cast<char*>(cache.take(8 * kMiB, stream(1)));
+  char* a = take(cache, 8 * kMiB, 1);
   cache.give_back(a);
-  char* first = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
-  char* second = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
+  char* first = take(cache, 4 * kMiB, 1);
+  char* second = take(cache, 4 * kMiB, 1);
   cache.mark_used_on(second, stream(2));
   cache.give_back(second);
   cache.give_back(first);
   // second waits for stream 2: 8 MiB is not free in one piece, so a new segment serves it.
-  char* fresh = static_cast<char*>(cache.take(8 * kMiB, stream(1)));
+  char* fresh = take(cache, 8 * kMiB, 1);
   CHECK(fresh != a);
   memory.done.insert(memory.recorded_on.begin()->first);
   CHECK(cache.take(8 * kMiB, stream(1)) == a);
 }
 
-TEST_CASE("expandable: a stream's large blocks lie in one run of addresses, mapped at its end as needed") {
-  RecordingMemory memory(64 * kMiB, 2 * kMiB);
-  BlockCache cache(memory, "cuda:0");
-  char* a = static_cast<char*>(cache.take(6 * kMiB, stream(1)));
-  char* b = static_cast<char*>(cache.take(10 * kMiB - 100, stream(1)));
+// A cache over a device of 64 MiB that maps memory into reserved addresses 2 MiB at a time.
+struct ExpandableDevice {
+  RecordingMemory memory{64 * kMiB, 2 * kMiB};
+  BlockCache cache{memory, "cuda:0"};
+};
+
+TEST_CASE_FIXTURE(ExpandableDevice, "expandable: a stream's large blocks lie in one run of addresses, mapped at its end as needed") {
+  char* a = take(cache, 6 * kMiB, 1);
+  char* b = take(cache, 10 * kMiB - 100, 1);
   CHECK(b == a + 6 * kMiB);
   CHECK(memory.mapped == std::map<void*, size_t>{{a, 6 * kMiB}, {b, 10 * kMiB}});
   CHECK(memory.blocks.empty());  // no segment of its own
   // A block of another stream lies in that stream's own reservation.
-  char* other = static_cast<char*>(cache.take(2 * kMiB, stream(2)));
+  char* other = take(cache, 2 * kMiB, 2);
   CHECK((other < a || other >= a + 64 * kMiB));
   // Freed neighbours merge whatever map() put them there: one request takes both, mapping nothing.
   cache.give_back(a);
   cache.give_back(b);
   CHECK(cache.stats().bytes_cached == static_cast<int64_t>(16 * kMiB));
-  char* c = static_cast<char*>(cache.take(16 * kMiB, stream(1)));
+  char* c = take(cache, 16 * kMiB, 1);
   CHECK(c == a);
   CHECK(memory.mapped.size() == 3);
   CHECK(cache.stats().fresh_allocations == 3);
   CHECK(cache.stats().pooled_allocations == 1);
 }
 
-TEST_CASE("expandable: a request larger than the free end extends it by what it lacks") {
-  RecordingMemory memory(64 * kMiB, 2 * kMiB);
-  BlockCache cache(memory, "cuda:0");
-  char* a = static_cast<char*>(cache.take(6 * kMiB, stream(1)));
-  char* b = static_cast<char*>(cache.take(10 * kMiB, stream(1)));
+TEST_CASE_FIXTURE(ExpandableDevice, "expandable: a request larger than the free end extends it by what it lacks") {
+  char* a = take(cache, 6 * kMiB, 1);
+  char* b = take(cache, 10 * kMiB, 1);
   cache.give_back(b);
-  char* c = static_cast<char*>(cache.take(13 * kMiB, stream(1)));
+  char* c = take(cache, 13 * kMiB, 1);
   CHECK(c == b);
   CHECK(memory.mapped == std::map<void*, size_t>{{a, 6 * kMiB}, {b, 10 * kMiB}, {b + 10 * kMiB, 4 * kMiB}});
   // The megabyte past the request stays with the block (a rest of 1 MiB or less is not split off).
@@ -246,12 +251,10 @@ TEST_CASE("expandable: a request larger than the free end extends it by what it 
   CHECK(cache.stats().bytes_cached == 0);
 }
 
-TEST_CASE("expandable: release_free unmaps the free end, last map first, and leaves what is live") {
-  RecordingMemory memory(64 * kMiB, 2 * kMiB);
-  BlockCache cache(memory, "cuda:0");
-  char* a = static_cast<char*>(cache.take(6 * kMiB, stream(1)));
-  char* b = static_cast<char*>(cache.take(10 * kMiB, stream(1)));
-  char* c = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
+TEST_CASE_FIXTURE(ExpandableDevice, "expandable: release_free unmaps the free end, last map first, and leaves what is live") {
+  char* a = take(cache, 6 * kMiB, 1);
+  char* b = take(cache, 10 * kMiB, 1);
+  char* c = take(cache, 4 * kMiB, 1);
   cache.give_back(c);
   cache.give_back(b);
   cache.release_free();
@@ -262,16 +265,14 @@ TEST_CASE("expandable: release_free unmaps the free end, last map first, and lea
   CHECK(memory.mapped.size() == 2);
 }
 
-TEST_CASE("expandable: a free end shorter than the last map stays mapped; a small block there merges too") {
-  RecordingMemory memory(64 * kMiB, 2 * kMiB);
-  BlockCache cache(memory, "cuda:0");
-  char* x = static_cast<char*>(cache.take(2 * kMiB, stream(1)));
-  char* y = static_cast<char*>(cache.take(8 * kMiB, stream(1)));
+TEST_CASE_FIXTURE(ExpandableDevice, "expandable: a free end shorter than the last map stays mapped; a small block there merges too") {
+  char* x = take(cache, 2 * kMiB, 1);
+  char* y = take(cache, 8 * kMiB, 1);
   cache.give_back(y);
   // 6.9 MiB of the free 8 leave a free end of 1.1 MiB, which a small request of 1 MiB may take.
-  char* z = static_cast<char*>(cache.take(6 * kMiB + 900 * 1024, stream(1)));
+  char* z = take(cache, 6 * kMiB + 900 * 1024, 1);
   CHECK(z == y);
-  char* small = static_cast<char*>(cache.take(kMiB, stream(1)));
+  char* small = take(cache, kMiB, 1);
   CHECK(small == z + 6 * kMiB + 900 * 1024);
   cache.give_back(small);
   cache.release_free();
@@ -288,7 +289,7 @@ TEST_CASE("expandable: out of device memory, a block freed in the middle by a co
   RecordingMemory memory(16 * kMiB, 2 * kMiB);
   BlockCache cache(memory, "cuda:0");
   cache.take(8 * kMiB, stream(1));
-  char* b = static_cast<char*>(cache.take(4 * kMiB, stream(1)));
+  char* b = take(cache, 4 * kMiB, 1);
   cache.mark_used_on(b, stream(3));
   cache.give_back(b);  // waits for stream 3's event
   cache.take(2 * kMiB, stream(1));
@@ -305,7 +306,7 @@ TEST_CASE("expandable: out of device memory, other streams' free ends are unmapp
   void* b = cache.take(6 * kMiB, stream(1));
   cache.mark_used_on(b, stream(3));
   cache.give_back(b);  // waits for stream 3's event, which the device has not reached yet
-  char* c = static_cast<char*>(cache.take(8 * kMiB, stream(2)));
+  char* c = take(cache, 8 * kMiB, 2);
   CHECK(memory.mapped.size() == 2);
   CHECK(memory.mapped.count(c) == 1);
   CHECK(memory.waited.size() == 1);
@@ -393,7 +394,7 @@ TEST_CASE("out of device memory: a block freed in a segment still in use by a co
   BlockCache cache(memory, "cuda:0");
   cache.give_back(cache.take(12 * kMiB, stream(1)));
   cache.take(4 * kMiB, stream(1));
-  char* z = static_cast<char*>(cache.take(6 * kMiB, stream(1)));
+  char* z = take(cache, 6 * kMiB, 1);
   cache.mark_used_on(z, stream(3));
   cache.give_back(z);  // waits for stream 3's event; 2 MiB free beside it
   CHECK(cache.take(6 * kMiB, stream(1)) == z);  // no room for a 6 MiB segment: z once its event completed

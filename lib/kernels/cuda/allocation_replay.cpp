@@ -16,7 +16,10 @@ namespace {
 class AddressSpace final : public DeviceMemory {
  public:
   explicit AddressSpace(bool expandable) : expandable_(expandable) {}
-  void* allocate(size_t bytes) override { return claim(bytes); }
+  void* allocate(size_t bytes) override {
+    ++calls;
+    return addresses(bytes);
+  }
   void release(void*, size_t) override {}
   EventHandle record(StreamHandle) override { return nullptr; }
   bool completed(EventHandle) override { return true; }
@@ -25,8 +28,7 @@ class AddressSpace final : public DeviceMemory {
   Reservation reserve() override {
     constexpr size_t kReserved = size_t{1} << 40;
     if (!expandable_) return {};
-    --calls;  // a reservation is not an allocation
-    return {claim(kReserved), kReserved, size_t{2} << 20};
+    return {addresses(kReserved), kReserved, size_t{2} << 20};
   }
   bool map(char*, size_t) override {
     ++calls;
@@ -37,8 +39,8 @@ class AddressSpace final : public DeviceMemory {
   int64_t calls = 0;
 
  private:
-  char* claim(size_t bytes) {
-    ++calls;
+  // `bytes` of addresses past every earlier one, a page apart from them.
+  char* addresses(size_t bytes) {
     auto* first = reinterpret_cast<char*>(next_);
     next_ += bytes + 4096;
     return first;

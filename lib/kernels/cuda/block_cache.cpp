@@ -59,9 +59,9 @@ DeviceError BlockCache::out_of_memory(size_t bytes, const char* as, size_t asked
 }
 
 BlockCache::Blocks::iterator BlockCache::free_end_of(const Expandable& e) {
-  char* const end = e.reserved.base + e.mapped;
+  char* const end = e.end();
   auto it = blocks_.lower_bound(end);
-  if (e.mapped == 0 || it == blocks_.begin()) return blocks_.end();
+  if (e.maps.empty() || it == blocks_.begin()) return blocks_.end();
   --it;
   const bool ends_there = it->second.segment == e.reserved.base && it->first + it->second.bytes == end;
   return ends_there && it->second.state == State::free ? it : blocks_.end();
@@ -73,14 +73,14 @@ BlockCache::Blocks::iterator BlockCache::grow_expandable(StreamHandle stream, si
   // The growth extends a free block at the end, so that the request gets one run of addresses.
   const auto last = free_end_of(e);
   const size_t lacking = rounded - (last == blocks_.end() ? 0 : last->second.bytes);
-  const size_t room = e.reserved.bytes - e.mapped;
-  const size_t grow = lacking > room ? 0 : round_up(lacking, e.reserved.granularity);
-  char* const end = e.reserved.base + e.mapped;
-  if (grow == 0 || grow > room || !memory_.map(end, grow)) {
+  char* const end = e.end();
+  const auto room = static_cast<size_t>(e.reserved.base + e.reserved.bytes - end);
+  // (More than the room where the request alone is: no rounding past the end of size_t.)
+  const size_t grow = lacking > room ? room + 1 : round_up(lacking, e.reserved.granularity);
+  if (grow > room || !memory_.map(end, grow)) {
     if (last_try) throw out_of_memory(lacking, " to map", asked);
     return blocks_.end();
   }
-  e.mapped += grow;
   e.maps.push_back(grow);
   stats_.bytes_cached += static_cast<int64_t>(grow);
   ++stats_.fresh_allocations;
@@ -89,7 +89,7 @@ BlockCache::Blocks::iterator BlockCache::grow_expandable(StreamHandle stream, si
 
 bool BlockCache::has_expandable(StreamHandle stream) {
   auto found = expandable_.find(stream);
-  if (found == expandable_.end()) found = expandable_.emplace(stream, Expandable{memory_.reserve(), 0, {}}).first;
+  if (found == expandable_.end()) found = expandable_.emplace(stream, Expandable{memory_.reserve(), {}}).first;
   return found->second.reserved.base != nullptr;
 }
 
@@ -100,7 +100,7 @@ void BlockCache::unmap_free_ends() {
       const size_t bytes = e.maps.back();
       if (last == blocks_.end() || last->second.bytes < bytes) break;
       // The device first: where it fails, the records still say what is mapped.
-      memory_.unmap(e.reserved.base + e.mapped - bytes, bytes);
+      memory_.unmap(e.end() - bytes, bytes);
       unlist(last);
       if (last->second.bytes == bytes) {
         blocks_.erase(last);
@@ -108,7 +108,6 @@ void BlockCache::unmap_free_ends() {
         last->second.bytes -= bytes;
         free_.insert({last->second.stream, last->second.bytes, last->first});
       }
-      e.mapped -= bytes;
       e.maps.pop_back();
       stats_.bytes_cached -= static_cast<int64_t>(bytes);
     }

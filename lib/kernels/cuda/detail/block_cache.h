@@ -14,12 +14,14 @@
 // segment, a multiple of 2 MiB) of its own; a small request takes a free block of at most a quarter more
 // than it asked, or else a segment of its own. When the device runs out, the cache waits for the blocks
 // still gated by events, returns every wholly free segment and each mapping that a free block at the end
-// of an expandable segment covers whole, and looks at its free blocks and asks the device once more. Without caching (KUSARI_CUDA_CACHE=0), every request is a device allocation
-// of exactly its bytes, returned to the device when freed, so that a memory checker (compute-sanitizer,
-// the host emulation's guard pages) sees each array's own bounds.
+// of an expandable segment covers whole, and looks at its free blocks and asks the device once more.
+// Without caching (KUSARI_CUDA_CACHE=0), every request is a device allocation of exactly its bytes,
+// returned to the device when freed, so that a memory checker (compute-sanitizer, the host emulation's
+// guard pages) sees each array's own bounds.
 
 #include <cstddef>
 #include <map>
+#include <numeric>
 #include <mutex>
 #include <set>
 #include <string>
@@ -111,12 +113,13 @@ class BlockCache {
     char* block;
     std::vector<EventHandle> events;
   };
-  // A stream's expandable segment: its reservation, the bytes mapped from its base, and the size of each
-  // map() call in order (unmapped last first, each once a free block at the end covers it whole).
+  // A stream's expandable segment: its reservation and the size of each map() call in order from its
+  // base (unmapped last first, each once a free block at the end covers it whole).
   struct Expandable {
     Reservation reserved;
-    size_t mapped = 0;
     std::vector<size_t> maps;
+    // The first address past the mapped memory.
+    char* end() const { return std::accumulate(maps.begin(), maps.end(), reserved.base); }
   };
   using Blocks = std::map<char*, Block>;
   // Puts a block that nothing uses any more into its stream's free list, merged with the free neighbours
