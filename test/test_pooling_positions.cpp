@@ -1,8 +1,8 @@
 // Where the CUDA pooling kernels' threads are (kernels/detail/pooling_positions.h), on the host, with
 // FastDivider's 32-bit divisions and with 64-bit division: for row-major and channels-last arrays of
 // several shapes, every element position becomes the plane and position the layout puts there and
-// back, its row and column, and the outputs whose windows hold an input are exactly those a search of
-// every output finds.
+// back, its row and column (also as the backward's input cover), and the outputs whose windows hold an
+// input are exactly those a search of every output finds.
 
 #include <doctest/doctest.h>
 
@@ -26,7 +26,9 @@ template <class Div>
 void check_positions(const Extents& e, const Pool2dGeometry& g, bool channels_last) {
   const Dividers<Div> d = dividers_for<Div>(e.c, e.h, e.w, g, channels_last);
   const int64_t size = e.h * e.w, total = e.n * e.c * size;
-  bool located = true, addressed = true, placed = true;
+  const Planes planes({e.n, e.c, e.h, e.w}, {e.n, e.c, (e.h + 2 * g.pad_h - g.kernel_h) / g.stride_h + 1,
+                                             (e.w + 2 * g.pad_w - g.kernel_w) / g.stride_w + 1});
+  bool located = true, addressed = true, placed = true, covered = true;
   for (int64_t m = 0; m < total; ++m) {
     const PlaneIndex p = locate(d, m);
     const int64_t plane = channels_last ? m / e.c / size * e.c + m % e.c : m / size;
@@ -36,10 +38,15 @@ void check_positions(const Extents& e, const Pool2dGeometry& g, bool channels_la
     int64_t y = -1, x = -1;
     coordinates(d, p.at, y, x);
     placed = placed && y == at / e.w && x == at % e.w;
+    // The backward's view of the same element: its plane, place, row and column, its plane's outputs.
+    const InputCover c = cover_of(d, m, planes, g);
+    covered = covered && c.in.plane == plane && c.in.at == at && c.y == y && c.x == x &&
+              c.output(0) == address(d, plane, planes.out_size())(0);
   }
   CHECK(located);
   CHECK(addressed);
   CHECK(placed);
+  CHECK(covered);
 }
 
 // Checks covering() against every output of an axis of `inputs` positions with `outputs` windows.

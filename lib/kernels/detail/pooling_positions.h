@@ -130,10 +130,11 @@ KUSARI_HOST_DEVICE inline void coordinates(const Dividers<Div>& d, int64_t at, i
   x = static_cast<int64_t>(column);
 }
 
-// An input element of the backward (position i): its plane and place, the outputs whose windows hold it
-// and where they lie.
+// An input element of the backward (position i): its plane and place, its row and column, the outputs
+// whose windows hold it and where they lie.
 struct InputCover {
   PlaneIndex in;
+  int64_t y, x;
   Covering rows, columns;
   PlaneAddress output;
 };
@@ -144,7 +145,7 @@ KUSARI_HOST_DEVICE inline InputCover cover_of(const Dividers<Div>& d, int64_t i,
   const PlaneIndex in = locate(d, i);
   int64_t iy = 0, ix = 0;
   coordinates(d, in.at, iy, ix);
-  return {in, covering(iy, g.kernel_h, d.stride_h, g.pad_h, p.out_h),
+  return {in, iy, ix, covering(iy, g.kernel_h, d.stride_h, g.pad_h, p.out_h),
           covering(ix, g.kernel_w, d.stride_w, g.pad_w, p.out_w), address(d, in.plane, p.out_size())};
 }
 

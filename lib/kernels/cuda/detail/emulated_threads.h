@@ -4,7 +4,8 @@
 // CUDA threads wait for one another (__syncthreads, a warp's shuffle), so that the kernels' indexing,
 // barriers and shuffles are tested without a GPU. Threads waiting at different __syncthreads calls, a
 // block's threads waiting for one another for ever, and shuffles with lanes that have returned are
-// raised as DeviceError naming the block, where a GPU would hang or go on with garbage.
+// raised as DeviceError naming the block, where a GPU would hang or go on with garbage; so is an access
+// a GPU faults on (fault_in_kernel: the traffic hooks' misaligned access).
 
 #include <cuda_runtime_api.h>
 
@@ -54,6 +55,11 @@ uint64_t warp_exchange_xor(unsigned member_mask, uint64_t value, int lane_mask, 
 // Fills the `bytes` of a block-shared array at `array` with 0xff bytes the first time a thread of the
 // running block declares it (KUSARI_SHARED_ARRAY), so that each block finds it as garbage.
 void fresh_in_each_block(void* array, size_t bytes);
+
+// Fails the running launch with `why` (raised as DeviceError where the host waits for its stream) when
+// called from one of its threads, as a GPU fails a launch whose thread faults; nothing elsewhere (the
+// host code compiled with the kernels).
+void fault_in_kernel(std::string why);
 
 // Returns `error`, also as the emulated runtime's last error of this thread (cudaGetLastError returns it
 // once), as the runtime's calls do.

@@ -23,7 +23,7 @@ inline constexpr int kPackElements = static_cast<int>(16 / sizeof(T));
 // The host emulation moves a pack as one access of a scalar or vector type of its size, as nvcc's one
 // load or store instruction does (a host compiler may move a struct's elements one by one), so that the
 // emulation's traffic record (detail/emulated_traffic.h) sees what a GPU's memory would.
-// PackBits<B>::type: B bytes in one access, allowed to alias the elements it moves (B is 2, 4, 8 or 16).
+// PackBits<B>::type: B bytes in one access, allowed to alias the elements it moves (B is 1, 2, 4, 8 or 16).
 template <size_t Bytes>
 struct PackBits;
 template <>
@@ -41,6 +41,10 @@ struct PackBits<4> {
 template <>
 struct PackBits<2> {
   typedef uint16_t type __attribute__((may_alias));
+};
+template <>
+struct PackBits<1> {
+  typedef uint8_t type __attribute__((may_alias));
 };
 #endif
 

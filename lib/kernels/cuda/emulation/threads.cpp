@@ -288,6 +288,10 @@ void run_blocks(const void* kernel, dim3 grid, dim3 block, const std::function<v
 
 }  // namespace
 
+void fault_in_kernel(std::string why) {
+  if (inside_fiber(running)) refuse(std::move(why));
+}
+
 void run_grid(const void* kernel, dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> thread) {
   if (!launchable(grid, block)) {
     fail(cudaErrorInvalidConfiguration);

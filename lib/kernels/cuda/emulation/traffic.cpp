@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -156,6 +157,20 @@ std::string located(const void* address, uintptr_t minus) {
   return cat("{\"object\": \"", object, "\", \"offset\": ", offset, "}");
 }
 
+// Fails the running kernel thread's access of `bytes` at `address` unless it is aligned to its size: GCC
+// calls these hooks only for accesses whose types say they are (it has others for the rest, which the
+// kernels never need), so a misaligned one came from a pointer cast, such as a 16-byte pack's at an
+// address the caller did not check, which a GPU refuses (cudaErrorMisalignedAddress) and the host's
+// processor would make.
+void check_alignment(uintptr_t address, size_t bytes, bool store, const void* site) {
+  if (address % bytes == 0) return;
+  char hex[24];
+  std::snprintf(hex, sizeof hex, "%#" PRIxPTR, address);
+  fault_in_kernel(cat("a ", bytes, "-byte ", store ? "store" : "load", " at address ", hex, " (", address % bytes,
+                      " past a multiple of ", bytes, ") is not aligned to its size, which a GPU refuses "
+                      "(cudaErrorMisalignedAddress); the instruction: ", located(site, 1)));
+}
+
 // An AccessTally as JSON.
 std::string json(const AccessTally& t) {
   return cat("{\"accesses\": ", t.accesses, ", \"requests\": ", t.requests, ", \"bytes\": ", t.bytes,
@@ -274,6 +289,7 @@ void traffic_end_launch() {
 
 }  // namespace kusari::kernels::cuda::emulation
 
+using kusari::kernels::cuda::emulation::check_alignment;
 using kusari::kernels::cuda::emulation::note;
 
 // The calls GCC's -fsanitize=thread puts before each load and store of the kernel sources (every one: a
@@ -283,12 +299,14 @@ using kusari::kernels::cuda::emulation::note;
 // the sources come to make that is not here fails the link, naming it: add it here.
 #define KUSARI_TRAFFIC_HOOK extern "C" __attribute__((visibility("default"), noinline))
 // The load and the store of `size` bytes.
-#define KUSARI_TRAFFIC_HOOKS(size)                                                  \
-  KUSARI_TRAFFIC_HOOK void __tsan_read##size(void* a) {                            \
-    note(reinterpret_cast<uintptr_t>(a), size, false, __builtin_return_address(0)); \
-  }                                                                                \
-  KUSARI_TRAFFIC_HOOK void __tsan_write##size(void* a) {                           \
-    note(reinterpret_cast<uintptr_t>(a), size, true, __builtin_return_address(0));  \
+#define KUSARI_TRAFFIC_HOOKS(size)                                                            \
+  KUSARI_TRAFFIC_HOOK void __tsan_read##size(void* a) {                                      \
+    check_alignment(reinterpret_cast<uintptr_t>(a), size, false, __builtin_return_address(0)); \
+    note(reinterpret_cast<uintptr_t>(a), size, false, __builtin_return_address(0));           \
+  }                                                                                          \
+  KUSARI_TRAFFIC_HOOK void __tsan_write##size(void* a) {                                     \
+    check_alignment(reinterpret_cast<uintptr_t>(a), size, true, __builtin_return_address(0));  \
+    note(reinterpret_cast<uintptr_t>(a), size, true, __builtin_return_address(0));            \
   }
 KUSARI_TRAFFIC_HOOKS(1)
 KUSARI_TRAFFIC_HOOKS(2)
