@@ -1,12 +1,14 @@
 // The host emulation's record of its kernels' device-memory traffic (detail/emulated_traffic.h): a warp's
 // lanes at one instruction make one request that moves every 32-byte sector they touch, sectors read again
 // count once per launch among the distinct ones, and only device memory counts. This file is compiled
-// with the kernel sources' instrumentation (test/meson.build), so its kernels call the hooks as theirs do.
+// with the kernel sources' instrumentation (test/meson.build), so its kernels call the hooks as theirs do;
+// the hooks also fail a launch whose access is not aligned to its size, as a GPU does.
 #include <kusari/kernels/cuda/detail/emulated_device_code.h>
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <kusari/kernels/cuda/detail/emulated_traffic.h>
@@ -27,6 +29,23 @@ __global__ void copy_spread(const float* x, float* y, int stride, int period) {
 __global__ void add_in_place(const float* x, float* y) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   y[i] += x[i];
+}
+
+// Thread i copies the 4 bytes at byte `shift` of x's element i, as an int32, to y[i].
+__global__ void copy_shifted_words(const float* x, int32_t* y, int shift) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  y[i] = *reinterpret_cast<const int32_t*>(reinterpret_cast<const char*>(x + i) + shift);
+}
+
+// Two 8-byte words: 16 bytes aligned to 8, which a GPU moves in two 8-byte accesses.
+struct TwoWords {
+  int64_t first, second;
+};
+
+// Thread i copies x[i] to y[i] whole.
+__global__ void copy_word_pairs(const TwoWords* x, TwoWords* y) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  y[i] = x[i];
 }
 
 // Device memory for n floats, freed with the object.
@@ -114,4 +133,28 @@ TEST_CASE("host memory, and launches while recording is off, are not device traf
   launch_kernel(&copy_spread, 2, 64, nullptr, host.data(), y.data, 1, 128);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   CHECK(emulation::recorded_traffic()[0].launches == 1);
+}
+
+TEST_CASE("a thread's access off its size's alignment fails the launch, as on a GPU") {
+  DeviceFloats x(65);
+  DeviceFloats y(64);
+  auto* words = reinterpret_cast<int32_t*>(y.data);
+  launch_kernel(&copy_shifted_words, 1, 64, nullptr, x.data, words, 4);  // aligned: the next element
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  // A 16-byte struct of 8-byte alignment 8 bytes off a 16-byte boundary is aligned enough.
+  DeviceFloats pairs(2 + 4 * 16), copies(2 + 4 * 16);
+  launch_kernel(&copy_word_pairs, 1, 16, nullptr, reinterpret_cast<const TwoWords*>(pairs.data + 2),
+                reinterpret_cast<TwoWords*>(copies.data + 2));
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  try {
+    launch_kernel(&copy_shifted_words, 1, 64, nullptr, x.data, words, 2);
+    cudaDeviceSynchronize();
+    FAIL("expected a DeviceError");
+  } catch (const kusari::DeviceError& e) {
+    const std::string message = e.what();
+    CHECK(message.find("a 4-byte load at address 0x") != std::string::npos);
+    CHECK(message.find("is not aligned to 4 bytes, which a GPU refuses (cudaErrorMisalignedAddress)") !=
+          std::string::npos);
+    CHECK(message.find("the instruction: {\"object\": \"") != std::string::npos);
+  }
 }

@@ -1,12 +1,12 @@
 // CUDA 2-D pooling over NCHW planes, row-major or channels-last (the result in the operand's order; other
-// layouts are made row-major first), one thread per output place forward and one per input place
-// backward, threads in memory order: each input element sums the outputs whose windows hold it in the
+// layouts are made row-major first), threads over the output forward and over the input backward, in
+// memory order: each input element sums the outputs whose windows hold it in the
 // order the CPU adds them, so nothing is added atomically and the results do not depend on the grid
 // (their last bits may still differ from the CPU's where one compiler fuses a multiply-add that the
 // other does not). A thread of a channels-last launch takes the channels of one 16-byte access at its
 // place (8 halves, 4 floats, 2 doubles) where the channels are a multiple of them, so that each window
 // element is one 16-byte load and its position arithmetic serves them all; a row-major thread takes one
-// element. A max pooling keeps each winner as its offset in the window (a byte for most windows). Windows, and which element wins a max pooling, follow the CPU's rules
+// element. A max pooling keeps each winner as its offset in its window (a byte for most windows). Windows, and which element wins a max pooling, follow the CPU's rules
 // (pooling_functions.h). A thread finds its plane, place, row and column and the outputs covering it
 // with divisions by divisors fixed at launch (pooling_positions.h): a multiply-high and a shift where
 // the launch's positions fit 32 bits, 64-bit division otherwise.
@@ -29,19 +29,19 @@
 namespace kusari::kernels::cuda {
 namespace {
 
-// A max pooling's winner of one channel at one output is its offset in the window, row-major over the
-// kernel's rows and columns from the window's corner (padding included), as W: uint8 for windows of at
-// most 255 elements (a quarter of int32's bytes, read back by the backward), int32 beyond; all bits set
-// where the window lies wholly in padding.
+// A max pooling's winner of one channel at one output is its offset in the window's part inside the
+// plane, row-major (below the plane's size, which max_pool2d bounds by 2^31 - 1), as W: uint8 for windows
+// of at most 255 elements (a quarter of int32's bytes, read back by the backward), int32 beyond; all bits
+// set where the window lies wholly in padding.
 template <class W>
 inline constexpr W kNoWinner = static_cast<W>(-1);
 
 // The winners' type of windows of `elements`.
 Dtype winners_dtype(int64_t elements) { return elements <= 255 ? Dtype::uint8 : Dtype::int32; }
 
-// Offset (dy, dx) of a window kernel_w wide.
-__device__ inline int64_t window_offset(int64_t dy, int64_t dx, const Pool2dGeometry& g) {
-  return dy * g.kernel_w + dx;
+// The offset of input (iy, ix) in window w.
+__device__ inline int64_t window_offset(const Window& w, int64_t iy, int64_t ix) {
+  return (iy - w.y0) * (w.x1 - w.x0) + (ix - w.x0);
 }
 
 // V elements of E from element `offset` of p into v, 16 bytes (or all V) an access.
@@ -86,7 +86,6 @@ __global__ void max_forward(const T* x, T* y, W* winners, Planes p, Pool2dGeomet
     int64_t oy = 0, ox = 0;
     coordinates(d, out.at, oy, ox);
     const Window w = window_at(g, p, oy, ox);
-    const int64_t top = oy * g.stride_h - g.pad_h, left = ox * g.stride_w - g.pad_w;
     const PlaneAddress input = address(d, out.plane, p.in_size());
     int64_t best[V];
     C best_value[V];
@@ -100,7 +99,7 @@ __global__ void max_forward(const T* x, T* y, W* winners, Planes p, Pool2dGeomet
         for (int j = 0; j < V; ++j) {
           const C v = load(values.v[j]);
           if (max_replaces(best[j], v, best_value[j])) {
-            best[j] = window_offset(iy - top, ix - left, g);
+            best[j] = window_offset(w, iy, ix);
             best_value[j] = v;
           }
         }
@@ -123,9 +122,7 @@ __global__ void max_scatter(const T* gy, const W* winners, T* gx, Planes p, Pool
     for (int64_t oy = c.rows.first; oy < c.rows.last; ++oy) {
       for (int64_t ox = c.columns.first; ox < c.columns.last; ++ox) {
         const int64_t o = c.output(oy * p.out_w + ox);
-        // This place's offset in output (oy, ox)'s window.
-        const auto mine = static_cast<W>(
-            window_offset(c.y - (oy * g.stride_h - g.pad_h), c.x - (ox * g.stride_w - g.pad_w), g));
+        const auto mine = static_cast<W>(window_offset(window_at(g, p, oy, ox), c.y, c.x));
         W won[V];
         load_elements<W, V>(winners, o, won);
         bool any = false;
@@ -148,16 +145,16 @@ __global__ void max_gather(const T* x, const W* winners, T* y, Planes p, Pool2dG
     const PlaneIndex out = locate(d, o);
     int64_t oy = 0, ox = 0;
     coordinates(d, out.at, oy, ox);
-    const int64_t top = oy * g.stride_h - g.pad_h, left = ox * g.stride_w - g.pad_w;
+    const Window w = window_at(g, p, oy, ox);
     const PlaneAddress input = address(d, out.plane, p.in_size());
     W won[V];
     load_elements<W, V>(winners, o, won);
     Pack<T, V> values;
     for (int j = 0; j < V; ++j) {
-      const auto offset = static_cast<int32_t>(won[j]), kernel_w = static_cast<int32_t>(g.kernel_w);
-      values.v[j] = won[j] == kNoWinner<W>
-                        ? store<T>(0.0f)
-                        : x[input((top + offset / kernel_w) * p.width + left + offset % kernel_w) + j];
+      // Window rows are narrower than the plane's, which fit 32 bits.
+      const auto offset = static_cast<uint32_t>(won[j]), width = static_cast<uint32_t>(w.x1 - w.x0);
+      values.v[j] = won[j] == kNoWinner<W> ? store<T>(0.0f)
+                                           : x[input((w.y0 + offset / width) * p.width + w.x0 + offset % width) + j];
     }
     store_pack<T, V>(y, o, values);
   }
@@ -208,9 +205,9 @@ __global__ void average_backward(const T* gy, T* gx, Planes p, Pool2dGeometry g,
 // in the output's memory order; uint8 or int32 by winners_dtype) with the input's shape, that order and
 // the geometry the backward's windows need.
 struct DeviceWinners final : KernelState {
-  DeviceWinners(Array positions, Shape input, MemoryOrder memory_order, Pool2dGeometry g)
-      : indexes(std::move(positions)), input_shape(std::move(input)), order(memory_order), geometry(g) {}
-  Array indexes;
+  DeviceWinners(Array window_offsets, Shape input, MemoryOrder memory_order, Pool2dGeometry g)
+      : offsets(std::move(window_offsets)), input_shape(std::move(input)), order(memory_order), geometry(g) {}
+  Array offsets;
   Shape input_shape;
   MemoryOrder order;
   Pool2dGeometry geometry;
@@ -221,9 +218,9 @@ const DeviceWinners& winners_of(const KernelState& state, const Array& a, const 
   const auto* winners = dynamic_cast<const DeviceWinners*>(&state);
   if (!winners)
     throw DeviceError(cat(op, ": expected the winners recorded by the CUDA max_pool2d, got another backend's"));
-  if (!(winners->indexes.device() == a.device())) {
+  if (!(winners->offsets.device() == a.device())) {
     throw DeviceError(
-        cat(op, ": the winners were recorded on ", winners->indexes.device(), ", the operand is on ", a.device()));
+        cat(op, ": the winners were recorded on ", winners->offsets.device(), ", the operand is on ", a.device()));
   }
   return *winners;
 }
@@ -306,33 +303,33 @@ MaxPool2dResult max_pool2d(const Array& x, const Pool2dGeometry& g, const Shape&
   const MemoryOrder order = memory_order_of(x);
   const Array input = in_order(x, order);
   Array y = empty_in_order(y_shape, order, x.dtype(), x.device());
-  Array indexes = empty_in_order(y_shape, order, winners_dtype(g.kernel_h * g.kernel_w), x.device());
+  Array offsets = empty_in_order(y_shape, order, winners_dtype(g.kernel_h * g.kernel_w), x.device());
   const Planes p(x.shape(), y_shape);
-  with_winners_type(indexes.dtype(), [&]<class W>() {
+  with_winners_type(offsets.dtype(), [&]<class W>() {
     on_device_with_dividers(x, "max_pool2d", y.size(), x.size(), p.out_h, p.out_w, g, order,
-                            {input.raw_data(), y.raw_data(), indexes.raw_data()},
+                            {input.raw_data(), y.raw_data(), offsets.raw_data()},
                             [&]<class T, int V>(auto d, unsigned blocks, cudaStream_t stream) {
                               launch_kernel(&max_forward<T, V, W, typename decltype(d)::divider>, blocks, kThreads,
-                                            stream, in<T>(input), out<T>(y), out<W>(indexes), p, g, d);
+                                            stream, in<T>(input), out<T>(y), out<W>(offsets), p, g, d);
                             });
   });
-  return {y, std::make_shared<DeviceWinners>(indexes, x.shape(), order, g)};
+  return {y, std::make_shared<DeviceWinners>(offsets, x.shape(), order, g)};
 }
 
 Array max_pool2d_scatter(const Array& gy, const KernelState& state, const Shape& gx_shape) {
   const char* op = "max_pool2d_scatter";
   const DeviceWinners& winners = winners_of(state, gy, op);
-  require_shape(gy.shape(), winners.indexes.shape(), "a gradient of the pooled output's shape", op);
+  require_shape(gy.shape(), winners.offsets.shape(), "a gradient of the pooled output's shape", op);
   require_shape(gx_shape, winners.input_shape, "a result of the pooled input's shape", op);
   const Array g = in_order(gy, winners.order);
   Array gx = empty_in_order(gx_shape, winners.order, gy.dtype(), gy.device());
   const Planes p(gx_shape, gy.shape());
-  with_winners_type(winners.indexes.dtype(), [&]<class W>() {
+  with_winners_type(winners.offsets.dtype(), [&]<class W>() {
     on_device_with_dividers(gy, op, gx.size(), gy.size(), p.height, p.width, winners.geometry, winners.order,
-                            {g.raw_data(), winners.indexes.raw_data(), gx.raw_data()},
+                            {g.raw_data(), winners.offsets.raw_data(), gx.raw_data()},
                             [&]<class T, int V>(auto d, unsigned blocks, cudaStream_t stream) {
                               launch_kernel(&max_scatter<T, V, W, typename decltype(d)::divider>, blocks, kThreads,
-                                            stream, in<T>(g), in<W>(winners.indexes), out<T>(gx), p,
+                                            stream, in<T>(g), in<W>(winners.offsets), out<T>(gx), p,
                                             winners.geometry, d);
                             });
   });
@@ -344,14 +341,14 @@ Array max_pool2d_gather(const Array& x, const KernelState& state) {
   const DeviceWinners& winners = winners_of(state, x, op);
   require_shape(x.shape(), winners.input_shape, "an operand of the pooled input's shape", op);
   const Array input = in_order(x, winners.order);
-  Array y = empty_in_order(winners.indexes.shape(), winners.order, x.dtype(), x.device());
+  Array y = empty_in_order(winners.offsets.shape(), winners.order, x.dtype(), x.device());
   const Planes p(x.shape(), y.shape());
-  with_winners_type(winners.indexes.dtype(), [&]<class W>() {
+  with_winners_type(winners.offsets.dtype(), [&]<class W>() {
     on_device_with_dividers(x, op, y.size(), x.size(), p.out_h, p.out_w, winners.geometry, winners.order,
-                            {input.raw_data(), winners.indexes.raw_data(), y.raw_data()},
+                            {winners.offsets.raw_data(), y.raw_data()},
                             [&]<class T, int V>(auto d, unsigned blocks, cudaStream_t stream) {
                               launch_kernel(&max_gather<T, V, W, typename decltype(d)::divider>, blocks, kThreads,
-                                            stream, in<T>(input), in<W>(winners.indexes), out<T>(y), p,
+                                            stream, in<T>(input), in<W>(winners.offsets), out<T>(y), p,
                                             winners.geometry, d);
                             });
   });

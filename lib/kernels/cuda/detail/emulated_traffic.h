@@ -11,6 +11,7 @@
 // launch of the process and writes the tallies by kernel and by access site to FILE at exit (JSON, the
 // addresses as an object and an offset for addr2line: scripts/emulated_traffic.py prints the table).
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -52,6 +53,12 @@ std::vector<KernelTraffic> recorded_traffic();
 
 // Forgets what was recorded.
 void clear_recorded_traffic();
+
+// Fails the running kernel thread's access of `bytes` at `address` (from the instruction at `site`, or
+// null), which the caller found not to be a multiple of `alignment`, as a GPU fails a misaligned access
+// (cudaErrorMisalignedAddress) where the host's processor may make it: the traffic hooks check every
+// access against its type's alignment, and the 16-byte packs (detail/packs.cuh) their own.
+void fail_misaligned(uintptr_t address, size_t bytes, size_t alignment, bool store, const void* site);
 
 // Called by the emulation's threads: a launch of `kernel` begins (recorded if recording is on), one of its
 // blocks has ended, the launch has ended (its tallies added to the process's), it failed (not counted).

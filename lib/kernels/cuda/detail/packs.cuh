@@ -6,6 +6,9 @@
 #include <cstring>
 
 #include <kusari/kernels/cuda/detail/device_elements.cuh>
+#if defined(KUSARI_CUDA_EMULATION)
+#include <kusari/kernels/cuda/detail/emulated_traffic.h>
+#endif
 
 namespace kusari::kernels::cuda {
 
@@ -22,7 +25,8 @@ inline constexpr int kPackElements = static_cast<int>(16 / sizeof(T));
 #if defined(KUSARI_CUDA_EMULATION)
 // The host emulation moves a pack as one access of a scalar or vector type of its size, as nvcc's one
 // load or store instruction does (a host compiler may move a struct's elements one by one), so that the
-// emulation's traffic record (detail/emulated_traffic.h) sees what a GPU's memory would.
+// emulation's traffic record (detail/emulated_traffic.h) sees what a GPU's memory would, and fails the
+// launch where the pack's address is not a multiple of its size, as a GPU does.
 // PackBits<B>::type: B bytes in one access, allowed to alias the elements it moves (B is 1, 2, 4, 8 or 16).
 template <size_t Bytes>
 struct PackBits;
@@ -53,6 +57,9 @@ template <class T, int V>
 __device__ inline Pack<T, V> load_pack(const T* p, int64_t offset) {
 #if defined(KUSARI_CUDA_EMULATION)
   using Bits = typename PackBits<sizeof(Pack<T, V>)>::type;
+  if (reinterpret_cast<uintptr_t>(p + offset) % sizeof(Bits) != 0) {
+    emulation::fail_misaligned(reinterpret_cast<uintptr_t>(p + offset), sizeof(Bits), sizeof(Bits), false, nullptr);
+  }
   const Bits bits = *reinterpret_cast<const Bits*>(p + offset);
   Pack<T, V> pack;
   std::memcpy(&pack, &bits, sizeof pack);
@@ -67,6 +74,9 @@ template <class T, int V>
 __device__ inline void store_pack(T* p, int64_t offset, const Pack<T, V>& pack) {
 #if defined(KUSARI_CUDA_EMULATION)
   using Bits = typename PackBits<sizeof(Pack<T, V>)>::type;
+  if (reinterpret_cast<uintptr_t>(p + offset) % sizeof(Bits) != 0) {
+    emulation::fail_misaligned(reinterpret_cast<uintptr_t>(p + offset), sizeof(Bits), sizeof(Bits), true, nullptr);
+  }
   Bits bits;
   std::memcpy(&bits, &pack, sizeof bits);
   *reinterpret_cast<Bits*>(p + offset) = bits;

@@ -157,19 +157,18 @@ std::string located(const void* address, uintptr_t minus) {
   return cat("{\"object\": \"", object, "\", \"offset\": ", offset, "}");
 }
 
-// Fails the running kernel thread's access of `bytes` at `address` unless it is aligned to its size: GCC
-// calls these hooks only for accesses whose types say they are (it has others for the rest, which the
-// kernels never need), so a misaligned one came from a pointer cast, such as a 16-byte pack's at an
-// address the caller did not check, which a GPU refuses (cudaErrorMisalignedAddress) and the host's
-// processor would make.
-void check_alignment(uintptr_t address, size_t bytes, bool store, const void* site) {
-  if (address % bytes == 0) return;
+}  // namespace
+
+void fail_misaligned(uintptr_t address, size_t bytes, size_t alignment, bool store, const void* site) {
+  if (inside_hook) return;
   char hex[24];
   std::snprintf(hex, sizeof hex, "%#" PRIxPTR, address);
-  fault_in_kernel(cat("a ", bytes, "-byte ", store ? "store" : "load", " at address ", hex, " (", address % bytes,
-                      " past a multiple of ", bytes, ") is not aligned to its size, which a GPU refuses "
-                      "(cudaErrorMisalignedAddress); the instruction: ", located(site, 1)));
+  fault_in_kernel(cat("a ", bytes, "-byte ", store ? "store" : "load", " at address ", hex, " is not aligned to ",
+                      alignment, " bytes, which a GPU refuses (cudaErrorMisalignedAddress)",
+                      site ? cat("; the instruction: ", located(site, 1)) : std::string()));
 }
+
+namespace {
 
 // An AccessTally as JSON.
 std::string json(const AccessTally& t) {
@@ -289,8 +288,8 @@ void traffic_end_launch() {
 
 }  // namespace kusari::kernels::cuda::emulation
 
-using kusari::kernels::cuda::emulation::check_alignment;
 using kusari::kernels::cuda::emulation::note;
+using kusari::kernels::cuda::emulation::fail_misaligned;
 
 // The calls GCC's -fsanitize=thread puts before each load and store of the kernel sources (every one: a
 // store after a load of the same address too, which its address sanitizer's calls leave out), in place of
@@ -298,15 +297,23 @@ using kusari::kernels::cuda::emulation::note;
 // begins (nothing to do; with --param tsan-instrument-func-entry-exit=0 none at each function). A call
 // the sources come to make that is not here fails the link, naming it: add it here.
 #define KUSARI_TRAFFIC_HOOK extern "C" __attribute__((visibility("default"), noinline))
-// The load and the store of `size` bytes.
-#define KUSARI_TRAFFIC_HOOKS(size)                                                            \
-  KUSARI_TRAFFIC_HOOK void __tsan_read##size(void* a) {                                      \
-    check_alignment(reinterpret_cast<uintptr_t>(a), size, false, __builtin_return_address(0)); \
-    note(reinterpret_cast<uintptr_t>(a), size, false, __builtin_return_address(0));           \
-  }                                                                                          \
-  KUSARI_TRAFFIC_HOOK void __tsan_write##size(void* a) {                                     \
-    check_alignment(reinterpret_cast<uintptr_t>(a), size, true, __builtin_return_address(0));  \
-    note(reinterpret_cast<uintptr_t>(a), size, true, __builtin_return_address(0));            \
+// The load and the store of `size` bytes. GCC calls these for accesses whose types are aligned to their
+// size, or to 8 bytes for 16 (a struct of two int64, which nvcc moves 8 bytes at a time); one that is not
+// came from a pointer cast the caller did not check, which a GPU refuses.
+#define KUSARI_TRAFFIC_HOOKS(size)                                                                    \
+  KUSARI_TRAFFIC_HOOK void __tsan_read##size(void* a) {                                              \
+    constexpr size_t alignment = size < 8 ? size : 8;                                                \
+    if (reinterpret_cast<uintptr_t>(a) % alignment != 0) {                                           \
+      fail_misaligned(reinterpret_cast<uintptr_t>(a), size, alignment, false, __builtin_return_address(0)); \
+    }                                                                                                \
+    note(reinterpret_cast<uintptr_t>(a), size, false, __builtin_return_address(0));                   \
+  }                                                                                                  \
+  KUSARI_TRAFFIC_HOOK void __tsan_write##size(void* a) {                                             \
+    constexpr size_t alignment = size < 8 ? size : 8;                                                \
+    if (reinterpret_cast<uintptr_t>(a) % alignment != 0) {                                           \
+      fail_misaligned(reinterpret_cast<uintptr_t>(a), size, alignment, true, __builtin_return_address(0)); \
+    }                                                                                                \
+    note(reinterpret_cast<uintptr_t>(a), size, true, __builtin_return_address(0));                    \
   }
 KUSARI_TRAFFIC_HOOKS(1)
 KUSARI_TRAFFIC_HOOKS(2)
