@@ -1,8 +1,8 @@
 // Where the CUDA pooling kernels' threads are (kernels/detail/pooling_positions.h), on the host, with
 // FastDivider's 32-bit divisions and with 64-bit division: for row-major and channels-last arrays of
 // several shapes, every element position becomes the plane and position the layout puts there and
-// back, its row and column (also as the backward's input cover), and the outputs whose windows hold an
-// input are exactly those a search of every output finds.
+// back, its row and column (also as the backward's input cover), each output's window and its plane's
+// inputs, and the outputs whose windows hold an input are exactly those a search of every output finds.
 
 #include <doctest/doctest.h>
 
@@ -43,10 +43,25 @@ void check_positions(const Extents& e, const Pool2dGeometry& g, bool channels_la
     covered = covered && c.in.plane == plane && c.in.at == at && c.y == y && c.x == x &&
               c.output(0) == address(d, plane, planes.out_size())(0);
   }
+  // The forward's view of each output element: its plane and place, its window, its plane's inputs.
+  const Dividers<Div> out = dividers_for<Div>(e.c, planes.out_h, planes.out_w, g, channels_last);
+  const int64_t out_size = planes.out_size();
+  bool windowed = true;
+  for (int64_t o = 0; o < e.n * e.c * out_size; ++o) {
+    const int64_t plane = channels_last ? o / e.c / out_size * e.c + o % e.c : o / out_size;
+    const int64_t at = channels_last ? o / e.c % out_size : o % out_size;
+    const OutputWindow w = window_of(out, o, planes, g);
+    const Window expected = window_at(g, planes, at / planes.out_w, at % planes.out_w);
+    const int64_t first_input = channels_last ? plane / e.c * size * e.c + plane % e.c : plane * size;
+    windowed = windowed && w.out.plane == plane && w.out.at == at && w.window.y0 == expected.y0 &&
+               w.window.y1 == expected.y1 && w.window.x0 == expected.x0 && w.window.x1 == expected.x1 &&
+               w.input(0) == first_input && w.input(1) - w.input(0) == (channels_last ? e.c : 1);
+  }
   CHECK(located);
   CHECK(addressed);
   CHECK(placed);
   CHECK(covered);
+  CHECK(windowed);
 }
 
 // Checks covering() against every output of an axis of `inputs` positions with `outputs` windows.

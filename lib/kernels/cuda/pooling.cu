@@ -82,11 +82,9 @@ __global__ void max_forward(const T* x, T* y, W* winners, Planes p, Pool2dGeomet
   using C = compute_type_t<T>;
   KUSARI_FOR_EACH_ELEMENT(t, p.count * p.out_size() / V) {
     const int64_t o = t * V;
-    const PlaneIndex out = locate(d, o);
-    int64_t oy = 0, ox = 0;
-    coordinates(d, out.at, oy, ox);
-    const Window w = window_at(g, p, oy, ox);
-    const PlaneAddress input = address(d, out.plane, p.in_size());
+    const OutputWindow place = window_of(d, o, p, g);
+    const Window& w = place.window;
+    const PlaneAddress& input = place.input;
     int64_t best[V];
     C best_value[V];
     for (int j = 0; j < V; ++j) {
@@ -142,11 +140,9 @@ template <class T, int V, class W, class Div>
 __global__ void max_gather(const T* x, const W* winners, T* y, Planes p, Pool2dGeometry g, Dividers<Div> d) {
   KUSARI_FOR_EACH_ELEMENT(t, p.count * p.out_size() / V) {
     const int64_t o = t * V;
-    const PlaneIndex out = locate(d, o);
-    int64_t oy = 0, ox = 0;
-    coordinates(d, out.at, oy, ox);
-    const Window w = window_at(g, p, oy, ox);
-    const PlaneAddress input = address(d, out.plane, p.in_size());
+    const OutputWindow place = window_of(d, o, p, g);
+    const Window& w = place.window;
+    const PlaneAddress& input = place.input;
     W won[V];
     load_elements<W, V>(winners, o, won);
     Pack<T, V> values;
@@ -166,11 +162,9 @@ __global__ void average_forward(const T* x, T* y, Planes p, Pool2dGeometry g, Di
   const C scale = C(1) / static_cast<C>(g.kernel_h * g.kernel_w);
   KUSARI_FOR_EACH_ELEMENT(t, p.count * p.out_size() / V) {
     const int64_t o = t * V;
-    const PlaneIndex out = locate(d, o);
-    int64_t oy = 0, ox = 0;
-    coordinates(d, out.at, oy, ox);
-    const Window w = window_at(g, p, oy, ox);
-    const PlaneAddress input = address(d, out.plane, p.in_size());
+    const OutputWindow place = window_of(d, o, p, g);
+    const Window& w = place.window;
+    const PlaneAddress& input = place.input;
     C sum[V] = {};
     for (int64_t iy = w.y0; iy < w.y1; ++iy) {
       for (int64_t ix = w.x0; ix < w.x1; ++ix) {

@@ -130,6 +130,23 @@ KUSARI_HOST_DEVICE inline void coordinates(const Dividers<Div>& d, int64_t at, i
   x = static_cast<int64_t>(column);
 }
 
+// An output element of the forward (position o): its plane and place, its window and where its plane's
+// inputs lie.
+struct OutputWindow {
+  PlaneIndex out;
+  Window window;
+  PlaneAddress input;
+};
+
+template <class Div>
+KUSARI_HOST_DEVICE inline OutputWindow window_of(const Dividers<Div>& d, int64_t o, const Planes& p,
+                                                 const Pool2dGeometry& g) {
+  const PlaneIndex out = locate(d, o);
+  int64_t oy = 0, ox = 0;
+  coordinates(d, out.at, oy, ox);
+  return {out, window_at(g, p, oy, ox), address(d, out.plane, p.in_size())};
+}
+
 // An input element of the backward (position i): its plane and place, its row and column, the outputs
 // whose windows hold it and where they lie.
 struct InputCover {

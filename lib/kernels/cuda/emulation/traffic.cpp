@@ -170,6 +170,17 @@ void fail_misaligned(uintptr_t address, size_t bytes, size_t alignment, bool sto
 
 namespace {
 
+// A hooked access of Size bytes at `a` by the instruction at `site`, noted after its alignment is checked.
+// GCC hooks accesses whose types are aligned to their size, or to 8 bytes for 16 (a struct of two int64,
+// which nvcc moves 8 bytes at a time); one that is not came from a pointer cast the caller did not check.
+template <size_t Size>
+inline void hooked(void* a, bool store, const void* site) {
+  constexpr size_t alignment = Size < 8 ? Size : 8;
+  const auto address = reinterpret_cast<uintptr_t>(a);
+  if (address % alignment != 0) fail_misaligned(address, Size, alignment, store, site);
+  note(address, Size, store, site);
+}
+
 // An AccessTally as JSON.
 std::string json(const AccessTally& t) {
   return cat("{\"accesses\": ", t.accesses, ", \"requests\": ", t.requests, ", \"bytes\": ", t.bytes,
@@ -288,8 +299,8 @@ void traffic_end_launch() {
 
 }  // namespace kusari::kernels::cuda::emulation
 
+using kusari::kernels::cuda::emulation::hooked;
 using kusari::kernels::cuda::emulation::note;
-using kusari::kernels::cuda::emulation::fail_misaligned;
 
 // The calls GCC's -fsanitize=thread puts before each load and store of the kernel sources (every one: a
 // store after a load of the same address too, which its address sanitizer's calls leave out), in place of
@@ -297,24 +308,10 @@ using kusari::kernels::cuda::emulation::fail_misaligned;
 // begins (nothing to do; with --param tsan-instrument-func-entry-exit=0 none at each function). A call
 // the sources come to make that is not here fails the link, naming it: add it here.
 #define KUSARI_TRAFFIC_HOOK extern "C" __attribute__((visibility("default"), noinline))
-// The load and the store of `size` bytes. GCC calls these for accesses whose types are aligned to their
-// size, or to 8 bytes for 16 (a struct of two int64, which nvcc moves 8 bytes at a time); one that is not
-// came from a pointer cast the caller did not check, which a GPU refuses.
-#define KUSARI_TRAFFIC_HOOKS(size)                                                                    \
-  KUSARI_TRAFFIC_HOOK void __tsan_read##size(void* a) {                                              \
-    constexpr size_t alignment = size < 8 ? size : 8;                                                \
-    if (reinterpret_cast<uintptr_t>(a) % alignment != 0) {                                           \
-      fail_misaligned(reinterpret_cast<uintptr_t>(a), size, alignment, false, __builtin_return_address(0)); \
-    }                                                                                                \
-    note(reinterpret_cast<uintptr_t>(a), size, false, __builtin_return_address(0));                   \
-  }                                                                                                  \
-  KUSARI_TRAFFIC_HOOK void __tsan_write##size(void* a) {                                             \
-    constexpr size_t alignment = size < 8 ? size : 8;                                                \
-    if (reinterpret_cast<uintptr_t>(a) % alignment != 0) {                                           \
-      fail_misaligned(reinterpret_cast<uintptr_t>(a), size, alignment, true, __builtin_return_address(0)); \
-    }                                                                                                \
-    note(reinterpret_cast<uintptr_t>(a), size, true, __builtin_return_address(0));                    \
-  }
+// The load and the store of `size` bytes.
+#define KUSARI_TRAFFIC_HOOKS(size)                                                                   \
+  KUSARI_TRAFFIC_HOOK void __tsan_read##size(void* a) { hooked<size>(a, false, __builtin_return_address(0)); } \
+  KUSARI_TRAFFIC_HOOK void __tsan_write##size(void* a) { hooked<size>(a, true, __builtin_return_address(0)); }
 KUSARI_TRAFFIC_HOOKS(1)
 KUSARI_TRAFFIC_HOOKS(2)
 KUSARI_TRAFFIC_HOOKS(4)
