@@ -8,8 +8,9 @@
 # the float16 wire's automatic factors made on cuda:0, the loopback suites with every array on cuda:0, and
 # three recipes' MLP and ResNet-20 on cuda:0 against the CPU under mpiexec -n 2 (the meson suite
 # emulated_cuda, test/meson.build). Needs the CUDA toolkit's headers, cuDNN's and NCCL's under
-# $KUSARI_CUDA_ROOT (default /usr/local/cuda), neither nvcc nor a GPU. The last line is "N passed,
-# N failed, N skipped" (with KUSARI_CASE_RECORD=FILE every case is appended to FILE as well).
+# $KUSARI_CUDA_ROOT (default /usr/local/cuda), neither nvcc nor a GPU. Two tests run at a time
+# ($KUSARI_TEST_PROCESSES, as scripts/test.sh): each emulated launch runs on one thread. The last line is
+# "N passed, N failed, N skipped" (with KUSARI_CASE_RECORD=FILE every case is appended to FILE as well).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${KUSARI_EMULATION_BUILD_DIR:-build-emulated}
@@ -36,7 +37,7 @@ for t in json.load(sys.stdin):
             paths.add(os.path.relpath(path, build))
 print("\n".join(sorted(paths)))' "$build" "${tests[@]}")
 ninja -C "$build" "${targets[@]}" >/dev/null || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-KUSARI_POISON=1 meson test -C "$build" --no-rebuild --num-processes 1 --print-errorlogs "${tests[@]}"
+KUSARI_POISON=1 meson test -C "$build" --no-rebuild --num-processes "${KUSARI_TEST_PROCESSES:-2}" --print-errorlogs "${tests[@]}"
 status=$?
 python3 scripts/summarize_tests.py meson emulated "$build/meson-logs/testlog.json" \
   --record "${KUSARI_CASE_RECORD:-}" || status=1

@@ -1,9 +1,10 @@
 // The CUDA pooling against the CPU's: max pooling (values, the winners through scatter and gather,
 // ties and NaN), average pooling and both gradients, for windows with strides and padding (a window
 // wholly in padding too), row-major and channels-last inputs (results in the input's order), every
-// floating dtype, windows up to 256 elements; channels-last with 4 and 16 channels (the kernels take a 16-byte access's channels a
-// thread where they divide the channels: 16 for every dtype, 4 for float32 and float64) and off a 16-byte
-// boundary (one channel a thread).
+// floating dtype, windows up to 256 elements (winners kept as a byte, then as int32); channels-last with
+// 4 and 16 channels (the kernels take a 16-byte access's channels a thread where they divide the
+// channels: 16 for every dtype, 4 for float32 and float64) and off a 16-byte boundary (one channel a
+// thread).
 // Part of test_cuda_device (its main skips without a GPU).
 #include <doctest/doctest.h>
 
@@ -60,9 +61,11 @@ Array tied_values(int64_t channels, Dtype dtype) {
   return Array::from_vector(v, {3, channels, 9, 8}).astype(dtype);
 }
 
+// What a check is of, for its messages.
 std::string describe(Dtype dtype, const Pool2dGeometry& g, int64_t channels, bool channels_last) {
   return dtype_name(dtype) + " kernel " + std::to_string(g.kernel_h) + "x" + std::to_string(g.kernel_w) + " pad " +
-         std::to_string(g.pad_h) + ", " + std::to_string(channels) + " channels" + (channels_last ? ", channels-last" : "");
+         std::to_string(g.pad_h) + ", " + std::to_string(channels) + " channels" +
+         (channels_last ? ", channels-last" : "");
 }
 
 // {1, 1, 2, 2, 1, 1} has windows wholly in padding (-inf, no winner, gather 0); the last two windows of 255
@@ -96,7 +99,9 @@ TEST_CASE("channels-last pooling of a view off a 16-byte boundary equals the CPU
     const Array view = buffer.as_strided(x.shape(), x.strides(), 1);
     view.assign(on_gpu(x));
     REQUIRE(memory_order_of(view) == MemoryOrder::channels_last);
-    for (const Pool2dGeometry& g : kGeometries) check_pooling(x, view, g, describe(dtype, g, 16, true) + " at offset 1");
+    for (const Pool2dGeometry& g : kGeometries) {
+      check_pooling(x, view, g, describe(dtype, g, 16, true) + " at offset 1");
+    }
   }
 }
 

@@ -1,15 +1,15 @@
 // CUDA 2-D pooling over NCHW planes, row-major or channels-last (the result in the operand's order; other
 // layouts are made row-major first), threads over the output forward and over the input backward, in
-// memory order: each input element sums the outputs whose windows hold it in the
-// order the CPU adds them, so nothing is added atomically and the results do not depend on the grid
-// (their last bits may still differ from the CPU's where one compiler fuses a multiply-add that the
-// other does not). A thread of a channels-last launch takes the channels of one 16-byte access at its
-// place (8 halves, 4 floats, 2 doubles) where the channels are a multiple of them, so that each window
-// element is one 16-byte load and its position arithmetic serves them all; a row-major thread takes one
-// element. A max pooling keeps each winner as its offset in its window (a byte for most windows). Windows, and which element wins a max pooling, follow the CPU's rules
-// (pooling_functions.h). A thread finds its plane, place, row and column and the outputs covering it
-// with divisions by divisors fixed at launch (pooling_positions.h): a multiply-high and a shift where
-// the launch's positions fit 32 bits, 64-bit division otherwise.
+// memory order: each input element sums the outputs whose windows hold it in the order the CPU adds
+// them, so nothing is added atomically and the results do not depend on the grid (their last bits may
+// still differ from the CPU's where one compiler fuses a multiply-add that the other does not). A thread
+// of a channels-last launch takes the channels of one 16-byte access at its place (8 halves, 4 floats,
+// 2 doubles) where the channels are a multiple of them, so that each window element is one 16-byte load
+// and its position arithmetic serves them all; a row-major thread takes one element. A max pooling keeps
+// each winner as its offset in its window (a byte for most windows). Windows, and which element wins a
+// max pooling, follow the CPU's rules (pooling_functions.h). A thread finds its plane, place, row and
+// column and the outputs covering it with divisions by divisors fixed at launch (pooling_positions.h): a
+// multiply-high and a shift where the launch's positions fit 32 bits, 64-bit division otherwise.
 
 #include <algorithm>
 #include <cstdint>
