@@ -65,12 +65,12 @@ __device__ inline void store_elements(E* p, int64_t offset, const E (&v)[V]) {
   }
 }
 
-// Stores V values computed in C, each rounded to T once, at element `offset` of p in one access.
+// Stores V values computed in C, each rounded to T once, at element `offset` of p.
 template <class T, int V, class C>
-__device__ inline void store_values(T* p, int64_t offset, const C (&sums)[V]) {
-  Pack<T, V> pack;
-  for (int j = 0; j < V; ++j) pack.v[j] = store<T>(sums[j]);
-  store_pack<T, V>(p, offset, pack);
+__device__ inline void store_values(T* p, int64_t offset, const C (&values)[V]) {
+  T rounded[V];
+  for (int j = 0; j < V; ++j) rounded[j] = store<T>(values[j]);
+  store_elements<T, V>(p, offset, rounded);
 }
 
 // Each thread takes V consecutive elements in memory order (elements_per_thread: V channels of one
@@ -145,14 +145,14 @@ __global__ void max_gather(const T* x, const W* winners, T* y, Planes p, Pool2dG
     const PlaneAddress& input = place.input;
     W won[V];
     load_elements<W, V>(winners, o, won);
-    Pack<T, V> values;
+    T values[V];
     for (int j = 0; j < V; ++j) {
       // Window rows are narrower than the plane's, which fit 32 bits.
       const auto offset = static_cast<uint32_t>(won[j]), width = static_cast<uint32_t>(w.x1 - w.x0);
-      values.v[j] = won[j] == kNoWinner<W> ? store<T>(0.0f)
-                                           : x[input((w.y0 + offset / width) * p.width + w.x0 + offset % width) + j];
+      values[j] = won[j] == kNoWinner<W> ? store<T>(0.0f)
+                                         : x[input((w.y0 + offset / width) * p.width + w.x0 + offset % width) + j];
     }
-    store_pack<T, V>(y, o, values);
+    store_elements<T, V>(y, o, values);
   }
 }
 

@@ -50,6 +50,14 @@ template <>
 struct PackBits<1> {
   typedef uint8_t type __attribute__((may_alias));
 };
+
+// The address of a pack of Bytes at p, after failing the launch where it is not a multiple of Bytes.
+template <size_t Bytes>
+inline uintptr_t pack_address(const void* p, bool store) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  if (address % Bytes != 0) emulation::fail_misaligned(address, Bytes, Bytes, store, nullptr);
+  return address;
+}
 #endif
 
 // The pack of V elements at element `offset` of p (p + offset aligned to the pack).
@@ -57,10 +65,7 @@ template <class T, int V>
 __device__ inline Pack<T, V> load_pack(const T* p, int64_t offset) {
 #if defined(KUSARI_CUDA_EMULATION)
   using Bits = typename PackBits<sizeof(Pack<T, V>)>::type;
-  if (reinterpret_cast<uintptr_t>(p + offset) % sizeof(Bits) != 0) {
-    emulation::fail_misaligned(reinterpret_cast<uintptr_t>(p + offset), sizeof(Bits), sizeof(Bits), false, nullptr);
-  }
-  const Bits bits = *reinterpret_cast<const Bits*>(p + offset);
+  const Bits bits = *reinterpret_cast<const Bits*>(pack_address<sizeof(Bits)>(p + offset, false));
   Pack<T, V> pack;
   std::memcpy(&pack, &bits, sizeof pack);
   return pack;
@@ -74,12 +79,9 @@ template <class T, int V>
 __device__ inline void store_pack(T* p, int64_t offset, const Pack<T, V>& pack) {
 #if defined(KUSARI_CUDA_EMULATION)
   using Bits = typename PackBits<sizeof(Pack<T, V>)>::type;
-  if (reinterpret_cast<uintptr_t>(p + offset) % sizeof(Bits) != 0) {
-    emulation::fail_misaligned(reinterpret_cast<uintptr_t>(p + offset), sizeof(Bits), sizeof(Bits), true, nullptr);
-  }
   Bits bits;
   std::memcpy(&bits, &pack, sizeof bits);
-  *reinterpret_cast<Bits*>(p + offset) = bits;
+  *reinterpret_cast<Bits*>(pack_address<sizeof(Bits)>(p + offset, true)) = bits;
 #else
   *reinterpret_cast<Pack<T, V>*>(p + offset) = pack;
 #endif
