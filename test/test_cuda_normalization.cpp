@@ -149,6 +149,70 @@ TEST_CASE("channel sums and affine maps equal the CPU's in 16-byte loads, single
   }
 }
 
+TEST_CASE("statistics and backward coefficients from channel sums equal the CPU's to the bit, one launch each") {
+  // Per group and channel, from float64 sums: the device's kernel rounds every operation as the CPU's loop
+  // does (batch_norm_functions.h), so the results are the same bits; gamma and beta of each floating dtype
+  // and of two dtypes, (C,) and (G, C) sums, a clamped variance, the split batch's totals.
+  const Shape shape{3, 37};
+  const Array sums = Array::normal(shape, 0, 40, 61, Dtype::float64);
+  Array square_sums = ops::add(ops::div(ops::square(sums), ops::scalar_like(12, sums)),
+                               Array::uniform(shape, 0, 30, 62, Dtype::float64));
+  square_sums.get_item({0, 5}).fill(0.0);  // Σx²/n below mean²: the variance clamps to 0
+  const Array gy_sums = Array::normal(shape, 0, 10, 63, Dtype::float64);
+  const Array gy_x_sums = Array::normal(shape, 0, 10, 64, Dtype::float64);
+  const Array totals_beta = Array::normal(shape, 0, 20, 65, Dtype::float64);
+  const Array totals_gamma = Array::normal(shape, 0, 20, 66, Dtype::float64);
+  const auto same = [](const Array& device, const Array& host, const char* what) {
+    INFO(what);
+    CHECK(device.device() == gpu);
+    CHECK(device.to_vector<double>() == host.to_vector<double>());
+  };
+  for (const Dtype gamma_dtype : {Dtype::float32, Dtype::float64, Dtype::float16, Dtype::bfloat16}) {
+    for (const Dtype beta_dtype : {gamma_dtype, Dtype::float64}) {
+      for (const bool grouped : {false, true}) {
+        INFO(dtype_name(gamma_dtype), " gamma, ", dtype_name(beta_dtype), " beta, ", grouped ? "(G, C)" : "(C,)");
+        const auto part = [grouped](const Array& a) { return grouped ? a : a.get_item({1}).copy(); };
+        const Array gamma = Array::uniform({37}, -2, 2, 67, gamma_dtype);
+        const Array beta = Array::uniform({37}, -1, 1, 68, beta_dtype);
+        const BatchNormStatistics host =
+            ops::batch_norm_statistics_of_sums(part(sums), part(square_sums), 12, 1e-5, gamma, beta);
+        const BatchNormStatistics device = ops::batch_norm_statistics_of_sums(
+            on_gpu(part(sums)), on_gpu(part(square_sums)), 12, 1e-5, on_gpu(gamma), on_gpu(beta));
+        same(device.mean, host.mean, "mean");
+        same(device.var, host.var, "var");
+        same(device.inv_std, host.inv_std, "inv_std");
+        same(device.scale, host.scale, "scale");
+        same(device.shift, host.shift, "shift");
+        if (grouped) CHECK(host.var.get_item({0, 5}).item<double>() == 0.0);
+        for (const bool totals : {false, true}) {
+          INFO("totals ", totals);
+          const auto coefficients = [&](const Array& gy, const Array& gy_x, const BatchNormStatistics& s,
+                                        const Array& g, const auto& at) {
+            return totals ? ops::batch_norm_backward_coefficients(at(part(gy)), at(part(gy_x)), s, g, true,
+                                                                  at(part(totals_beta)), at(part(totals_gamma)))
+                          : ops::batch_norm_backward_coefficients(at(part(gy)), at(part(gy_x)), s, g, true);
+          };
+          const BatchNormCoefficients h =
+              coefficients(gy_sums, gy_x_sums, host, gamma, [](const Array& a) { return a; });
+          const BatchNormCoefficients d =
+              coefficients(gy_sums, gy_x_sums, device, on_gpu(gamma), [](const Array& a) { return on_gpu(a); });
+          same(d.ggamma, h.ggamma, "ggamma");
+          same(d.a, h.a, "a");
+          same(d.b, h.b, "b");
+          same(d.d, h.d, "d");
+        }
+        const BatchNormCoefficients gamma_only =
+            ops::batch_norm_backward_coefficients(on_gpu(part(gy_sums)), on_gpu(part(gy_x_sums)), device, on_gpu(gamma),
+                                                  false);
+        CHECK_FALSE(gamma_only.a.defined());
+        same(gamma_only.ggamma,
+             ops::batch_norm_backward_coefficients(part(gy_sums), part(gy_x_sums), host, gamma, false).ggamma,
+             "ggamma alone");
+      }
+    }
+  }
+}
+
 TEST_CASE("more groups of samples than a launch takes are refused, naming the count") {
   const Array x = Array::zeros({65536, 2}, Dtype::float32, gpu);
   try {

@@ -11,6 +11,7 @@
 #include <kusari/functions/function_helpers.h>
 #include <kusari/functions/math.h>
 #include <kusari/functions/reshape_transpose.h>
+#include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/routines.h>
 
 namespace kusari::functions {
@@ -49,12 +50,12 @@ class GhostBatchNormalization final : public detail::BatchNormalizationNode {
     const int64_t channels = x.shape()[1];
     count_ = x.size() / std::max<int64_t>(1, groups_ * channels);
     const auto [sum, square_sum] = ops::group_channel_sums(x, x, groups_);
-    const Array m = ops::scalar_like(static_cast<double>(count_), sum);
-    mean_ = ops::div(sum, m);
-    var_ = ops::maximum(ops::sub(ops::div(square_sum, m), ops::square(mean_)), ops::scalar_like(0.0, mean_));
-    inv_std_ = ops::reciprocal(ops::sqrt(ops::add(var_, ops::scalar_like(eps_, var_))));
-    scale_ = ops::mul(in[1].astype(Dtype::float64).reshape(Shape{1, channels}), inv_std_);
-    shift_ = ops::sub(in[2].astype(Dtype::float64).reshape(Shape{1, channels}), ops::mul(mean_, scale_));
+    const BatchNormStatistics s = ops::batch_norm_statistics_of_sums(sum, square_sum, count_, eps_, in[1], in[2]);
+    mean_ = s.mean;
+    var_ = s.var;
+    inv_std_ = s.inv_std;
+    scale_ = s.scale;
+    shift_ = s.shift;
     retain_inputs({0, 1});
     const bool relu = activation_ == Activation::relu;
     if (in.size() < 4) return {ops::group_channel_affine(x, scale_, Array(), Array(), shift_, groups_, {}, relu)};
@@ -74,16 +75,14 @@ class GhostBatchNormalization final : public detail::BatchNormalizationNode {
   std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) override {
     const ChannelGate gate = relu_gate(x);
     const auto [gy_sum, gy_x_sum] = ops::group_channel_sums(gy, x, groups_, gate);
-    const Array group_ggamma = ops::mul(inv_std_, ops::sub(gy_x_sum, ops::mul(mean_, gy_sum)));
+    BatchNormStatistics s;
+    s.mean = mean_;
+    s.inv_std = inv_std_;
+    s.count = count_;
+    const BatchNormCoefficients c = ops::batch_norm_backward_coefficients(gy_sum, gy_x_sum, s, gamma, need_gx);
     Variable gx;
-    if (need_gx) {
-      const Array m = ops::scalar_like(static_cast<double>(count_), gy_sum);
-      const Array a = ops::mul(gamma.astype(Dtype::float64).reshape(Shape{1, gamma.size()}), inv_std_);
-      const Array b = ops::neg(ops::div(ops::mul(ops::mul(a, group_ggamma), inv_std_), m));
-      const Array d = ops::sub(ops::neg(ops::div(ops::mul(a, gy_sum), m)), ops::mul(b, mean_));
-      gx = Variable(ops::group_channel_affine(gy, a, x, b, d, groups_, gate), false);
-    }
-    const Array ggamma = ops::sum(group_ggamma, {0}), gbeta = ops::sum(gy_sum, {0});
+    if (need_gx) gx = Variable(ops::group_channel_affine(gy, c.a, x, c.b, c.d, groups_, gate), false);
+    const Array ggamma = ops::sum(c.ggamma, {0}), gbeta = ops::sum(gy_sum, {0});
     return {gx, Variable(ggamma.reshape(inputs()[1]->shape).astype(inputs()[1]->dtype), false),
             Variable(gbeta.reshape(inputs()[2]->shape).astype(inputs()[2]->dtype), false)};
   }

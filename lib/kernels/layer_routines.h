@@ -60,6 +60,21 @@ KUSARI_API BatchNormGradients batch_normalization_backward(const Array& x, const
                                                            const Array& y, const BatchNormStatistics& statistics,
                                                            bool relu, bool need_gx, const PartSum& part_sum = {});
 
+// Batch normalization's statistics of `count` elements a channel from their float64 sums Σx and Σx² (shape
+// (C,), or (G, C) for G groups of samples) with gamma and beta (C,): the device's BatchNormStatisticsOfSums
+// kernel (mean, var, inv_std, scale and shift of the sums' shape, and the count).
+KUSARI_API BatchNormStatistics batch_norm_statistics_of_sums(const Array& sums, const Array& square_sums,
+                                                             int64_t count, double eps, const Array& gamma,
+                                                             const Array& beta);
+// Gamma's gradient and, when need_gx, the data gradient's map from float64 sums Σgy and Σgy·x of the sums'
+// shape in batch_norm_statistics_of_sums and the statistics s it gave: the device's
+// BatchNormBackwardCoefficients kernel. The map takes the whole split batch's Σgy and gamma gradient where
+// gbeta_total and ggamma_total are given, this batch's own otherwise.
+KUSARI_API BatchNormCoefficients batch_norm_backward_coefficients(const Array& gy_sums, const Array& gy_x_sums,
+                                                                  const BatchNormStatistics& s, const Array& gamma,
+                                                                  bool need_gx, const Array& gbeta_total = {},
+                                                                  const Array& ggamma_total = {});
+
 // {loss, log_p}: each sample's cross entropy of softmax(x) against its target ((N,), or their mean () when
 // targets.mean) and the log softmax of x (N, C), for labels t (N,) int32/int64 on x's device.
 KUSARI_API std::pair<Array, Array> softmax_cross_entropy(const Array& x, const Array& t,

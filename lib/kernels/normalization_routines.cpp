@@ -39,6 +39,41 @@ void check_operands(const Array& x, std::initializer_list<const Array*> per_chan
   }
 }
 
+// Per-channel float64 sums (of shape (C,) or (G, C), C gamma's size) as a contiguous array; throws unless
+// they are floating sums of that shape.
+Array per_channel_sums(const Array& sums, const Array& gamma, const char* op) {
+  if (!sums.defined()) throw ValueError(cat(op, ": a per-channel operand is undefined"));
+  const int64_t channels = gamma.size();
+  if ((sums.ndim() != 1 && sums.ndim() != 2) || sums.shape()[sums.ndim() - 1] != channels) {
+    throw ShapeError(cat(op, ": expected per-channel sums of shape (", channels, ",) or (G, ", channels, "), got ",
+                         sums.shape()));
+  }
+  if (!is_floating(sums.dtype())) throw DtypeError(cat(op, ": expected floating sums, got ", sums.dtype()));
+  return sums.astype(Dtype::float64).contiguous();
+}
+
+// Throws unless each parameter is a floating (C,) array on the device of `sums` (of shape (C,) or (G, C)).
+void check_parameters(std::initializer_list<const Array*> parameters, const Array& sums, const char* op) {
+  const Shape expected{sums.shape()[sums.ndim() - 1]};
+  for (const Array* p : parameters) {
+    detail::require_same_device(sums, *p, op);
+    if (p->shape() != expected || !is_floating(p->dtype())) {
+      throw ShapeError(cat(op, ": expected floating per-channel parameters of shape ", expected, ", got ", p->shape(),
+                           " ", p->dtype()));
+    }
+  }
+}
+
+// Throws unless a and b have one shape.
+void check_same_shape(const Array& a, const Array& b, const char* op) {
+  if (a.shape() != b.shape()) {
+    throw ShapeError(cat(op, ": expected per-channel operands of one shape, got ", a.shape(), " and ", b.shape()));
+  }
+}
+
+// A new contiguous float64 array of like's shape on its device.
+Array float64_like(const Array& like) { return Array::empty(like.shape(), Dtype::float64, like.device()); }
+
 // Per-channel float64 ones of x's channels on its device.
 Array channel_ones(const Array& x) { return Array::ones(Shape{x.shape()[1]}, Dtype::float64, x.device()); }
 
@@ -85,11 +120,6 @@ ChannelGate relu_gate(const Array& x, const Array& y, const BatchNormStatistics&
 
 namespace detail {
 
-void set_affine_map(BatchNormStatistics& s, const Array& gamma, const Array& beta) {
-  s.scale = mul(gamma.astype(Dtype::float64), s.inv_std);
-  s.shift = sub(beta.astype(Dtype::float64), mul(s.mean, s.scale));
-}
-
 BatchNormForwardResult batch_normalization_in_passes(const Array& x, const Array& gamma, const Array& beta,
                                                      const Array& residual, double eps, bool relu,
                                                      const PartSum& part_sum) {
@@ -100,11 +130,9 @@ BatchNormForwardResult batch_normalization_in_passes(const Array& x, const Array
     std::tie(sum, square_sum, s.count) =
         whole_batch_totals(sum, square_sum, s.count, batch_norm_statistics_dtype(x.dtype()), part_sum);
   }
-  const Array n = scalar_like(static_cast<double>(std::max<int64_t>(s.count, 1)), sum);
-  s.mean = div(sum, n);
-  s.var = maximum(sub(div(square_sum, n), square(s.mean)), scalar_like(0.0, s.mean));
-  s.inv_std = reciprocal(sqrt(add(s.var, scalar_like(eps, s.var))));
-  set_affine_map(s, gamma, beta);
+  const int64_t count = s.count;
+  s = batch_norm_statistics_of_sums(sum, square_sum, std::max<int64_t>(count, 1), eps, gamma, beta);
+  s.count = count;
   s.residual = residual.defined();
   s.backward_reads_output = relu && s.residual;
   Array y = residual.defined() ? channel_affine(x, s.scale, residual, channel_ones(x), s.shift, {}, relu)
@@ -117,22 +145,18 @@ BatchNormGradients batch_normalization_backward_in_passes(const Array& x, const 
                                                           bool need_gx, const PartSum& part_sum) {
   const ChannelGate gate = relu_gate(x, y, s, relu);
   const auto [gy_sum, gy_x_sum] = channel_sums(gy, x, gate);
+  BatchNormCoefficients c = batch_norm_backward_coefficients(gy_sum, gy_x_sum, s, gamma, need_gx && !part_sum);
   BatchNormGradients g;
   g.gbeta = gy_sum;
-  g.ggamma = mul(s.inv_std, sub(gy_x_sum, mul(s.mean, gy_sum)));
+  g.ggamma = c.ggamma;
   if (!need_gx) return g;
-  Array gbeta_all = g.gbeta, ggamma_all = g.ggamma;
   if (part_sum) {
     const int64_t channels = g.gbeta.size();
     const Array totals = summed_over_parts(concatenate({g.gbeta, g.ggamma}, 0), part_sum);
-    gbeta_all = totals.get_item({Slice{0, channels}});
-    ggamma_all = totals.get_item({Slice{channels, 2 * channels}});
+    c = batch_norm_backward_coefficients(gy_sum, gy_x_sum, s, gamma, true, totals.get_item({Slice{0, channels}}),
+                                         totals.get_item({Slice{channels, 2 * channels}}));
   }
-  const Array m = scalar_like(static_cast<double>(s.count), g.gbeta);
-  const Array a = mul(gamma.astype(Dtype::float64), s.inv_std);
-  const Array b = neg(div(mul(mul(a, ggamma_all), s.inv_std), m));
-  const Array d = sub(neg(div(mul(a, gbeta_all), m)), mul(b, s.mean));
-  g.gx = channel_affine(gy, a, x, b, d, gate);
+  g.gx = channel_affine(gy, c.a, x, c.b, c.d, gate);
   return g;
 }
 
@@ -147,6 +171,50 @@ BatchNormGradients batch_norm_backward_kernel(const Array& x, const Array& gamma
 }
 
 }  // namespace detail
+
+BatchNormStatistics batch_norm_statistics_of_sums(const Array& sums, const Array& square_sums, int64_t count,
+                                                  double eps, const Array& gamma, const Array& beta) {
+  const char* op = "batch_norm_statistics_of_sums";
+  const Array sum = per_channel_sums(sums, gamma, op), square_sum = per_channel_sums(square_sums, gamma, op);
+  check_same_shape(sum, square_sum, op);
+  check_parameters({&gamma, &beta}, sum, op);
+  BatchNormStatistics s;
+  s.count = count;
+  for (Array* a : {&s.mean, &s.var, &s.inv_std, &s.scale, &s.shift}) *a = float64_like(sum);
+  kernel_for<kernel_ops::BatchNormStatisticsOfSums>(sum.device())(sum, square_sum, eps, gamma, beta, s);
+  return s;
+}
+
+BatchNormCoefficients batch_norm_backward_coefficients(const Array& gy_sums, const Array& gy_x_sums,
+                                                       const BatchNormStatistics& s, const Array& gamma, bool need_gx,
+                                                       const Array& gbeta_total, const Array& ggamma_total) {
+  const char* op = "batch_norm_backward_coefficients";
+  const Array gy_sum = per_channel_sums(gy_sums, gamma, op), gy_x_sum = per_channel_sums(gy_x_sums, gamma, op);
+  const Array mean = per_channel_sums(s.mean, gamma, op), inv_std = per_channel_sums(s.inv_std, gamma, op);
+  check_same_shape(gy_sum, gy_x_sum, op);
+  check_same_shape(gy_sum, mean, op);
+  check_same_shape(gy_sum, inv_std, op);
+  check_parameters({&gamma}, gy_sum, op);
+  Array gbeta_all = gbeta_total, ggamma_all = ggamma_total;
+  if (gbeta_all.defined() || ggamma_all.defined()) {
+    gbeta_all = per_channel_sums(gbeta_total, gamma, op);
+    ggamma_all = per_channel_sums(ggamma_total, gamma, op);
+    check_same_shape(gy_sum, gbeta_all, op);
+    check_same_shape(gy_sum, ggamma_all, op);
+  }
+  BatchNormCoefficients c;
+  c.ggamma = float64_like(gy_sum);
+  if (need_gx) {
+    for (Array* a : {&c.a, &c.b, &c.d}) *a = float64_like(gy_sum);
+  }
+  BatchNormStatistics statistics;
+  statistics.mean = mean;
+  statistics.inv_std = inv_std;
+  statistics.count = s.count;
+  kernel_for<kernel_ops::BatchNormBackwardCoefficients>(gy_sum.device())(
+      gy_sum, gy_x_sum, statistics, gamma, gbeta_all, ggamma_all, c.ggamma, c.a, c.b, c.d);
+  return c;
+}
 
 BatchNormForwardResult batch_normalization(const Array& x, const Array& gamma, const Array& beta,
                                            const Array& residual, double eps, bool relu, const PartSum& part_sum) {

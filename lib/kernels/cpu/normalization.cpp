@@ -12,6 +12,7 @@
 #include <kusari/kernels/cpu/detail/registration.h>
 #include <kusari/core/memory_order.h>
 #include <kusari/kernels/cpu/detail/strided_loop.h>
+#include <kusari/kernels/detail/batch_norm_functions.h>
 #include <kusari/kernels/detail/batch_norm_passes.h>
 #include <kusari/kernels/detail/channel_functions.h>
 
@@ -363,6 +364,65 @@ void channel_affine_kernel(const Array& x, const Array& a, const Array& y, const
   }
 }
 
+// A per-channel parameter as contiguous float64 values on the host.
+Array channel_values(const Array& p) { return p.astype(Dtype::float64).contiguous(); }
+
+void statistics_of_sums_kernel(const Array& sums, const Array& square_sums, double eps, const Array& gamma,
+                               const Array& beta, const BatchNormStatistics& out) {
+  const Array g = channel_values(gamma), b = channel_values(beta);
+  const double* gs = g.data<double>();
+  const double* bs = b.data<double>();
+  const double* sum = sums.data<double>();
+  const double* square_sum = square_sums.data<double>();
+  double* mean = out.mean.data<double>();
+  double* var = out.var.data<double>();
+  double* inv_std = out.inv_std.data<double>();
+  double* scale = out.scale.data<double>();
+  double* shift = out.shift.data<double>();
+  const auto count = static_cast<double>(out.count);
+  const int64_t channels = g.size();
+  for (int64_t i = 0; i < sums.size(); ++i) {
+    const int64_t c = i % channels;
+    const batch_norm::ChannelStatistics s =
+        batch_norm::statistics_of_sums(sum[i], square_sum[i], count, eps, gs[c], bs[c]);
+    mean[i] = s.mean;
+    var[i] = s.var;
+    inv_std[i] = s.inv_std;
+    scale[i] = s.scale;
+    shift[i] = s.shift;
+  }
+}
+
+void backward_coefficients_kernel(const Array& gy_sums, const Array& gy_x_sums, const BatchNormStatistics& s,
+                                  const Array& gamma, const Array& gbeta_total, const Array& ggamma_total,
+                                  const Array& ggamma, const Array& a, const Array& b, const Array& d) {
+  const double* gy_sum = gy_sums.data<double>();
+  const double* gy_x_sum = gy_x_sums.data<double>();
+  const double* mean = s.mean.data<double>();
+  const double* inv_std = s.inv_std.data<double>();
+  double* gg = ggamma.data<double>();
+  for (int64_t i = 0; i < gy_sums.size(); ++i) {
+    gg[i] = batch_norm::gamma_gradient(gy_sum[i], gy_x_sum[i], mean[i], inv_std[i]);
+  }
+  if (!a.defined()) return;
+  const Array g = channel_values(gamma);
+  const double* gs = g.data<double>();
+  const double* gbeta = gbeta_total.defined() ? gbeta_total.data<double>() : gy_sum;
+  const double* ggamma_all = ggamma_total.defined() ? ggamma_total.data<double>() : gg;
+  double* as = a.data<double>();
+  double* bs = b.data<double>();
+  double* ds = d.data<double>();
+  const auto count = static_cast<double>(s.count);
+  const int64_t channels = g.size();
+  for (int64_t i = 0; i < gy_sums.size(); ++i) {
+    const batch_norm::DataGradientMap m =
+        batch_norm::data_gradient_map(gbeta[i], ggamma_all[i], mean[i], inv_std[i], gs[i % channels], count);
+    as[i] = m.a;
+    bs[i] = m.b;
+    ds[i] = m.d;
+  }
+}
+
 }  // namespace
 
 void register_normalization_kernels() {
@@ -371,6 +431,8 @@ void register_normalization_kernels() {
   install_kernel<kernel_ops::BatchNormForward>(DeviceType::cpu, "cpu", ops::detail::batch_norm_forward_kernel);
   install_kernel<kernel_ops::BatchNormBackward>(DeviceType::cpu, "cpu",
                                                ops::detail::batch_norm_backward_kernel);
+  install_kernel<kernel_ops::BatchNormStatisticsOfSums>(DeviceType::cpu, "cpu", statistics_of_sums_kernel);
+  install_kernel<kernel_ops::BatchNormBackwardCoefficients>(DeviceType::cpu, "cpu", backward_coefficients_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

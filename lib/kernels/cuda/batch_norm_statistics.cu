@@ -1,8 +1,14 @@
-// A cuDNN batch normalization's statistics in the contract's terms (detail/batch_norm_statistics.h).
+// Batch normalization's per-channel arithmetic, one launch each: a cuDNN batch normalization's statistics
+// in the contract's terms (detail/batch_norm_statistics.h), and the BatchNormStatisticsOfSums and
+// BatchNormBackwardCoefficients kernels of the channel passes (the CPU's arithmetic, batch_norm_functions.h).
 
 #include <kusari/kernels/cuda/detail/batch_norm_statistics.h>
 
+#include <kusari/core/kernel_table.h>
+#include <kusari/kernels/cuda/detail/device_elements.cuh>
 #include <kusari/kernels/cuda/detail/launch.cuh>
+#include <kusari/kernels/cuda/detail/registration.h>
+#include <kusari/kernels/detail/batch_norm_functions.h>
 #include <kusari/kernels/detail/elementwise_functions.h>
 
 namespace kusari::kernels::cuda {
@@ -23,7 +29,96 @@ __global__ void statistics_from_saved_elements(const float* saved_mean, const fl
   }
 }
 
+// Each element's (a group's channel's) statistics from its sums; P: gamma's and beta's element type.
+template <class P>
+__global__ void statistics_of_sums_elements(const double* sums, const double* square_sums, const P* gamma,
+                                            const P* beta, double count, double eps, int64_t elements,
+                                            int64_t channels, double* mean, double* var, double* inv_std,
+                                            double* scale, double* shift) {
+  KUSARI_FOR_EACH_ELEMENT(i, elements) {
+    const int64_t c = i % channels;
+    const batch_norm::ChannelStatistics s = batch_norm::statistics_of_sums(
+        sums[i], square_sums[i], count, eps, static_cast<double>(load(gamma[c])), static_cast<double>(load(beta[c])));
+    mean[i] = s.mean;
+    var[i] = s.var;
+    inv_std[i] = s.inv_std;
+    scale[i] = s.scale;
+    shift[i] = s.shift;
+  }
+}
+
+// Each element's gamma gradient and, where a is not null, its data gradient's map; the totals, where not
+// null, stand for the element's Σgy and gamma gradient in the map.
+template <class P>
+__global__ void backward_coefficients_elements(const double* gy_sums, const double* gy_x_sums, const double* mean,
+                                               const double* inv_std, const P* gamma, const double* gbeta_total,
+                                               const double* ggamma_total, double count, int64_t elements,
+                                               int64_t channels, double* ggamma, double* a, double* b, double* d) {
+  KUSARI_FOR_EACH_ELEMENT(i, elements) {
+    const double own = batch_norm::gamma_gradient(gy_sums[i], gy_x_sums[i], mean[i], inv_std[i]);
+    ggamma[i] = own;
+    if (a == nullptr) continue;
+    const batch_norm::DataGradientMap m = batch_norm::data_gradient_map(
+        gbeta_total ? gbeta_total[i] : gy_sums[i], ggamma_total ? ggamma_total[i] : own, mean[i], inv_std[i],
+        static_cast<double>(load(gamma[i % channels])), count);
+    a[i] = m.a;
+    b[i] = m.b;
+    d[i] = m.d;
+  }
+}
+
+// A float64 operand's data (null where undefined).
+const double* in(const Array& a) { return a.defined() ? static_cast<const double*>(a.raw_data()) : nullptr; }
+// A float64 result's data (null where undefined).
+double* out(const Array& a) { return a.defined() ? static_cast<double*>(a.raw_data()) : nullptr; }
+
+// Gamma and beta contiguous, in their dtype where they share one, else both float64.
+std::pair<Array, Array> parameters_alike(const Array& gamma, const Array& beta) {
+  if (gamma.dtype() == beta.dtype()) return {gamma.contiguous(), beta.contiguous()};
+  return {gamma.astype(Dtype::float64).contiguous(), beta.astype(Dtype::float64).contiguous()};
+}
+
+void statistics_of_sums_kernel(const Array& sums, const Array& square_sums, double eps, const Array& gamma,
+                               const Array& beta, const BatchNormStatistics& s) {
+  const char* op = "batch_norm_statistics_of_sums";
+  const Device device = sums.device();
+  require_device(device, op);
+  if (sums.size() == 0) return;
+  const auto [g, b] = parameters_alike(gamma, beta);
+  DeviceGuard guard(device.index);
+  visit_floating_dtype(g.dtype(), op, [&]<class P>() {
+    launch_kernel(&statistics_of_sums_elements<P>, blocks_for(sums.size()), kThreads, current_stream(device.index),
+                  in(sums), in(square_sums), static_cast<const P*>(g.raw_data()), static_cast<const P*>(b.raw_data()),
+                  static_cast<double>(s.count), eps, sums.size(), g.size(), out(s.mean), out(s.var), out(s.inv_std),
+                  out(s.scale), out(s.shift));
+  });
+  check(cudaGetLastError(), op);
+}
+
+void backward_coefficients_kernel(const Array& gy_sums, const Array& gy_x_sums, const BatchNormStatistics& s,
+                                  const Array& gamma, const Array& gbeta_total, const Array& ggamma_total,
+                                  const Array& ggamma, const Array& a, const Array& b, const Array& d) {
+  const char* op = "batch_norm_backward_coefficients";
+  const Device device = gy_sums.device();
+  require_device(device, op);
+  if (gy_sums.size() == 0) return;
+  const Array g = gamma.contiguous();
+  DeviceGuard guard(device.index);
+  visit_floating_dtype(g.dtype(), op, [&]<class P>() {
+    launch_kernel(&backward_coefficients_elements<P>, blocks_for(gy_sums.size()), kThreads,
+                  current_stream(device.index), in(gy_sums), in(gy_x_sums), in(s.mean), in(s.inv_std),
+                  static_cast<const P*>(g.raw_data()), in(gbeta_total), in(ggamma_total), static_cast<double>(s.count),
+                  gy_sums.size(), g.size(), out(ggamma), out(a), out(b), out(d));
+  });
+  check(cudaGetLastError(), op);
+}
+
 }  // namespace
+
+void register_batch_norm_statistics_kernels() {
+  install_kernel<kernel_ops::BatchNormStatisticsOfSums>(DeviceType::cuda, "cuda", statistics_of_sums_kernel);
+  install_kernel<kernel_ops::BatchNormBackwardCoefficients>(DeviceType::cuda, "cuda", backward_coefficients_kernel);
+}
 
 void statistics_from_saved(const Array& saved_mean, const Array& saved_inv_std, const Array& gamma32,
                            const Array& beta32, double eps, BatchNormStatistics& s) {

@@ -17,6 +17,7 @@ void register_cuda_backend() {
   register_multi_tensor_kernels();
   register_normalization_kernels();
   register_batch_norm_kernels();
+  register_batch_norm_statistics_kernels();
   register_pooling_kernels();
   register_convolution_kernels();
   register_profiler_tracer();

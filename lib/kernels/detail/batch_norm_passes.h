@@ -8,10 +8,6 @@
 
 namespace kusari::ops::detail {
 
-// Sets s.scale = gamma·inv_std and s.shift = beta - mean·scale (float64), the affine map of statistics
-// whose mean and inv_std are set, for any backend's forward.
-void set_affine_map(BatchNormStatistics& s, const Array& gamma, const Array& beta);
-
 // BatchNormForward in two passes (channel_sums, then channel_affine). With part_sum, the sums (and the
 // count) are the whole split batch's: one part_sum call on [Σx, Σx², count, 1, d, d²] (d: this part's
 // statistics dtype as a number; with n parts n·Σd² = (Σd)² holds only when every d is equal, DtypeError

@@ -42,6 +42,12 @@ struct KUSARI_API BatchNormGradients {
   Array gx, ggamma, gbeta;
 };
 
+// What a batch normalization's backward makes of its gradient sums, per channel (float64): gamma's
+// gradient and the data gradient's map gx = a·gy + b·x + d (a, b and d undefined where gx is not asked for).
+struct KUSARI_API BatchNormCoefficients {
+  Array ggamma, a, b, d;
+};
+
 }  // namespace kusari
 
 namespace kusari::kernel_ops {
@@ -82,6 +88,31 @@ struct KUSARI_API ChannelAffine {
   static constexpr const char* name = "channel_affine";
   using Fn = void(const Array& x, const Array& a, const Array& y, const Array& b, const Array& d,
                   const ChannelGate& gate, bool relu, int64_t groups, const Array& out);
+};
+
+// Batch normalization's statistics from float64 contiguous sums Σx and Σx² (shape (C,), or (G, C): one row
+// per group of samples) of out.count elements each, per group and channel c: mean = Σx / count, var =
+// max(Σx² / count - mean², 0), inv_std = 1 / sqrt(var + eps), scale = gamma[c]·inv_std and shift =
+// beta[c] - mean·scale, each operation rounded apart (no fused multiply-add), into out's float64
+// contiguous arrays of the sums' shape; gamma and beta (C,) floating. One pass, where the routines took a
+// dozen small ones.
+struct KUSARI_API BatchNormStatisticsOfSums {
+  static constexpr const char* name = "batch_norm_statistics_of_sums";
+  using Fn = void(const Array& sums, const Array& square_sums, double eps, const Array& gamma, const Array& beta,
+                  const BatchNormStatistics& out);
+};
+// Batch normalization's backward coefficients from float64 contiguous sums Σgy and Σgy·x (gy gated; shape
+// (C,) or (G, C) as for BatchNormStatisticsOfSums) and the forward's statistics s (mean and inv_std of
+// that shape, s.count elements each), per group and channel c, each operation rounded apart: ggamma =
+// inv_std·(Σgy·x - mean·Σgy); and, where a is defined (b and d too), gx = a·gy + b·x + d with a =
+// gamma[c]·inv_std, b = -(a·Gγ·inv_std) / count and d = -(a·Gβ) / count - b·mean, where Gβ and Gγ are
+// gbeta_total and ggamma_total (the whole split batch's) or, undefined, this call's Σgy and ggamma. The
+// outputs are float64 contiguous arrays of the sums' shape.
+struct KUSARI_API BatchNormBackwardCoefficients {
+  static constexpr const char* name = "batch_norm_backward_coefficients";
+  using Fn = void(const Array& gy_sums, const Array& gy_x_sums, const BatchNormStatistics& s, const Array& gamma,
+                  const Array& gbeta_total, const Array& ggamma_total, const Array& ggamma, const Array& a,
+                  const Array& b, const Array& d);
 };
 
 }  // namespace kusari::kernel_ops

@@ -1,0 +1,62 @@
+#pragma once
+// Internal to the backends, compiled for the host and (under nvcc) for the device: batch normalization's
+// per-channel arithmetic on float64 sums (the BatchNormStatisticsOfSums and BatchNormBackwardCoefficients
+// contracts), so that the CPU's loop and the CUDA kernel compute one thing to the bit. Every product that
+// feeds an addition is rounded apart: nvcc fuses a·b + c into one multiply-add by default, and so may a
+// host compiler given FMA instructions.
+
+#include <cmath>
+
+#include <kusari/kernels/detail/elementwise_functions.h>
+
+namespace kusari::kernels::batch_norm {
+
+// a·b rounded to double on its own, never fused into the addition it feeds.
+KUSARI_HOST_DEVICE inline double apart_product(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  const volatile double product = a * b;  // stored, so no compiler contracts it
+  return product;
+#endif
+}
+
+// One channel's statistics and affine map (see BatchNormStatisticsOfSums).
+struct ChannelStatistics {
+  double mean, var, inv_std, scale, shift;
+};
+
+// The statistics of `count` elements with sum Σx and square sum Σx², with the channel's gamma and beta.
+KUSARI_HOST_DEVICE inline ChannelStatistics statistics_of_sums(double sum, double square_sum, double count, double eps,
+                                                             double gamma, double beta) {
+  ChannelStatistics s;
+  s.mean = sum / count;
+  s.var = elementwise::Maximum<double>{}(square_sum / count - apart_product(s.mean, s.mean), 0.0);
+  s.inv_std = 1.0 / std::sqrt(s.var + eps);
+  s.scale = gamma * s.inv_std;
+  s.shift = beta - apart_product(s.mean, s.scale);
+  return s;
+}
+
+// gamma's gradient from one channel's Σgy and Σgy·x, and its forward's mean and inv_std.
+KUSARI_HOST_DEVICE inline double gamma_gradient(double gy_sum, double gy_x_sum, double mean, double inv_std) {
+  return inv_std * (gy_x_sum - apart_product(mean, gy_sum));
+}
+
+// One channel's map of the data gradient, gx = a·gy + b·x + d.
+struct DataGradientMap {
+  double a, b, d;
+};
+
+// The data gradient's map from the batch's (or the whole split batch's) Σgy and gamma gradient of `count`
+// elements a channel, with the forward's mean and inv_std and the channel's gamma.
+KUSARI_HOST_DEVICE inline DataGradientMap data_gradient_map(double gbeta, double ggamma, double mean, double inv_std,
+                                                            double gamma, double count) {
+  DataGradientMap m;
+  m.a = gamma * inv_std;
+  m.b = -(m.a * ggamma * inv_std / count);
+  m.d = -(m.a * gbeta / count) - apart_product(m.b, mean);
+  return m;
+}
+
+}  // namespace kusari::kernels::batch_norm
