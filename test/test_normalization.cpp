@@ -394,72 +394,82 @@ TEST_CASE("the batch normalization routines: a whole batch against the reference
                             {"batch_normalization", cat(default_device()), cat(elsewhere)});
 }
 
-TEST_CASE("batch normalization's statistics and backward coefficients from sums follow their formulas, per group") {
+TEST_CASE("batch normalization's statistics and backward coefficients from sums are the elementwise formulas' bits") {
   // Two groups of three channels, 8 elements each; group 1's channel 2 has Σx²/n below mean² (as rounding
-  // can leave it), whose variance clamps to 0. Gamma and beta of two dtypes (a device widens them).
+  // can leave it), whose variance clamps to 0. Gamma and beta of two dtypes (a device widens them). The
+  // one-launch kernels round each operation as the elementwise routines do, one array operation at a time
+  // (which no compiler fuses), so the results are the same bits.
   const auto on_device = [](std::vector<double> values, Shape shape) {
     return Array::from_vector(std::move(values), std::move(shape), {}, default_device());
   };
-  const double n = 8, eps = 1e-5;
-  const std::vector<double> sum{4.0, -2.5, 1.0, 0.5, 3.0, 8.0}, square{10.0, 6.0, 3.0, 2.0, 9.5, 7.9};
+  const auto same = [](const Array& got, const Array& expected, const char* what) {
+    INFO(what);
+    CHECK(got.shape() == expected.shape());
+    CHECK(got.to_vector<double>() == expected.to_vector<double>());
+  };
+  const double eps = 1e-5;
+  const Array sums = on_device({4.0, -2.5, 1.0, 0.5, 3.0, 8.0}, {2, 3});
+  const Array square_sums = on_device({10.0, 6.0, 3.0, 2.0, 9.5, 7.9}, {2, 3});
   const Array gamma = on_device({0.5, 1.25, -2.0}, {3}).astype(Dtype::float32);
   const Array beta = on_device({0.25, -1.0, 0.75}, {3}).astype(Dtype::float16);
-  const std::vector<double> g = gamma.to_vector<double>(), b = beta.to_vector<double>();
-  const BatchNormStatistics s =
-      ops::batch_norm_statistics_of_sums(on_device(sum, {2, 3}), on_device(square, {2, 3}), 8, eps, gamma, beta);
+  const BatchNormStatistics s = ops::batch_norm_statistics_of_sums(sums, square_sums, 8, eps, gamma, beta);
   CHECK(s.count == 8);
-  const std::vector<double> mean = s.mean.to_vector<double>(), var = s.var.to_vector<double>(),
-                            inv_std = s.inv_std.to_vector<double>(), scale = s.scale.to_vector<double>(),
-                            shift = s.shift.to_vector<double>();
-  for (size_t i = 0; i < sum.size(); ++i) {
-    INFO("element ", i);
-    const double m = sum[i] / n, v = std::max(square[i] / n - m * m, 0.0), r = 1 / std::sqrt(v + eps);
-    CHECK(mean[i] == doctest::Approx(m).epsilon(1e-15));
-    CHECK(var[i] == doctest::Approx(v).epsilon(1e-14));
-    CHECK(inv_std[i] == doctest::Approx(r).epsilon(1e-14));
-    CHECK(scale[i] == doctest::Approx(g[i % 3] * r).epsilon(1e-14));
-    CHECK(shift[i] == doctest::Approx(b[i % 3] - m * g[i % 3] * r).epsilon(1e-14));
-  }
-  CHECK(var[5] == 0.0);
-  CHECK(s.mean.shape() == Shape{2, 3});
+  const Array n = ops::scalar_like(8, sums), gamma64 = gamma.astype(Dtype::float64);
+  const Array mean = ops::div(sums, n);
+  const Array var = ops::maximum(ops::sub(ops::div(square_sums, n), ops::square(mean)), ops::scalar_like(0, mean));
+  const Array inv_std = ops::reciprocal(ops::sqrt(ops::add(var, ops::scalar_like(eps, var))));
+  const Array scale = ops::mul(gamma64, inv_std);
+  same(s.mean, mean, "mean");
+  same(s.var, var, "var");
+  same(s.inv_std, inv_std, "inv_std");
+  same(s.scale, scale, "scale");
+  same(s.shift, ops::sub(beta.astype(Dtype::float64), ops::mul(mean, scale)), "shift");
+  CHECK(s.var.get_item({1, 2}).item<double>() == 0.0);
 
-  const std::vector<double> gy_sum{1.5, -0.5, 2.0, 0.25, -3.0, 1.0}, gy_x_sum{2.0, 1.0, -1.5, 0.5, 2.5, -0.75};
-  const Array gy_sums = on_device(gy_sum, {2, 3}), gy_x_sums = on_device(gy_x_sum, {2, 3});
+  const Array gy_sums = on_device({1.5, -0.5, 2.0, 0.25, -3.0, 1.0}, {2, 3});
+  const Array gy_x_sums = on_device({2.0, 1.0, -1.5, 0.5, 2.5, -0.75}, {2, 3});
+  const Array totals_beta = on_device({3.0, 1.0, -2.0, 0.5, 4.0, -1.0}, {2, 3});
+  const Array totals_gamma = on_device({-1.0, 2.0, 0.5, 1.5, -2.5, 3.0}, {2, 3});
+  const Array ggamma = ops::mul(inv_std, ops::sub(gy_x_sums, ops::mul(mean, gy_sums)));
   const BatchNormCoefficients alone = ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums, s, gamma, false);
+  same(alone.ggamma, ggamma, "ggamma alone");
   CHECK_FALSE(alone.a.defined());
-  const std::vector<double> totals_beta{3.0, 1.0, -2.0, 0.5, 4.0, -1.0}, totals_gamma{-1.0, 2.0, 0.5, 1.5, -2.5, 3.0};
   for (const bool totals : {false, true}) {
     INFO("totals ", totals);
     const BatchNormCoefficients c =
-        totals ? ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums, s, gamma, true, on_device(totals_beta, {2, 3}),
-                                                      on_device(totals_gamma, {2, 3}))
+        totals ? ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums, s, gamma, true, totals_beta, totals_gamma)
                : ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums, s, gamma, true);
-    const std::vector<double> gg = c.ggamma.to_vector<double>(), a = c.a.to_vector<double>(),
-                              bb = c.b.to_vector<double>(), d = c.d.to_vector<double>();
-    CHECK(gg == alone.ggamma.to_vector<double>());
-    for (size_t i = 0; i < sum.size(); ++i) {
-      INFO("element ", i);
-      const double own = inv_std[i] * (gy_x_sum[i] - mean[i] * gy_sum[i]);
-      const double gbeta = totals ? totals_beta[i] : gy_sum[i], ggamma = totals ? totals_gamma[i] : own;
-      const double ai = g[i % 3] * inv_std[i], bi = -(ai * ggamma * inv_std[i] / n);
-      CHECK(gg[i] == doctest::Approx(own).epsilon(1e-14));
-      CHECK(a[i] == doctest::Approx(ai).epsilon(1e-14));
-      CHECK(bb[i] == doctest::Approx(bi).epsilon(1e-14));
-      CHECK(d[i] == doctest::Approx(-(ai * gbeta / n) - bi * mean[i]).epsilon(1e-13));
-    }
+    const Array gbeta_all = totals ? totals_beta : gy_sums, ggamma_all = totals ? totals_gamma : ggamma;
+    const Array a = ops::mul(gamma64, inv_std);
+    const Array b = ops::neg(ops::div(ops::mul(ops::mul(a, ggamma_all), inv_std), n));
+    same(c.ggamma, ggamma, "ggamma");
+    same(c.a, a, "a");
+    same(c.b, b, "b");
+    same(c.d, ops::sub(ops::neg(ops::div(ops::mul(a, gbeta_all), n)), ops::mul(b, mean)), "d");
   }
 
-  expect_error<ShapeError>([&] { ops::batch_norm_statistics_of_sums(on_device(sum, {3, 2}), on_device(square, {3, 2}),
+  expect_error<ShapeError>([&] { ops::batch_norm_statistics_of_sums(sums.reshape({3, 2}), square_sums.reshape({3, 2}),
                                                                     8, eps, gamma, beta); },
                            {"batch_norm_statistics_of_sums", "(3,) or (G, 3)", "(3, 2)"});
-  expect_error<ShapeError>([&] { ops::batch_norm_statistics_of_sums(on_device(sum, {2, 3}), on_device({1, 2, 3}, {3}),
-                                                                    8, eps, gamma, beta); },
+  expect_error<ShapeError>([&] { ops::batch_norm_statistics_of_sums(sums, on_device({1, 2, 3}, {3}), 8, eps, gamma,
+                                                                    beta); },
                            {"one shape", "(2, 3)", "(3,)"});
-  expect_error<ShapeError>([&] { ops::batch_norm_statistics_of_sums(on_device(sum, {2, 3}), on_device(square, {2, 3}),
-                                                                    8, eps, gamma, on_device({1, 2}, {2})); },
+  expect_error<ShapeError>([&] { ops::batch_norm_statistics_of_sums(sums, square_sums, 8, eps, gamma,
+                                                                    on_device({1, 2}, {2})); },
                            {"per-channel parameters", "(3,)", "(2,)"});
-  expect_error<ShapeError>([&] { ops::batch_norm_backward_coefficients(gy_sums, on_device(gy_x_sum, {6}), s, gamma, true); },
+  expect_error<DtypeError>([&] { ops::batch_norm_statistics_of_sums(sums, square_sums, 8, eps, gamma,
+                                                                    beta.astype(Dtype::int32)); },
+                           {"floating per-channel parameters", "int32"});
+  const Device elsewhere = default_device() == Device::cpu() ? Device::loopback(0) : Device::cpu();
+  expect_error<DeviceError>([&] { ops::batch_norm_statistics_of_sums(sums, square_sums.to(elsewhere), 8, eps, gamma,
+                                                                     beta); },
+                            {"batch_norm_statistics_of_sums", cat(elsewhere)});
+  expect_error<ShapeError>([&] { ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums.reshape({6}), s, gamma,
+                                                                       true); },
                            {"batch_norm_backward_coefficients", "(6,)"});
+  expect_error<ValueError>([&] { ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums, s, gamma, true,
+                                                                       totals_beta); },
+                           {"both totals", "got one"});
 }
 
 TEST_CASE("the batch normalization routines of a batch split in unequal parts equal the whole batch's") {

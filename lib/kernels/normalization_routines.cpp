@@ -42,6 +42,7 @@ void check_operands(const Array& x, std::initializer_list<const Array*> per_chan
 // Per-channel float64 sums (of shape (C,) or (G, C), C gamma's size) as a contiguous array; throws unless
 // they are floating sums of that shape.
 Array per_channel_sums(const Array& sums, const Array& gamma, const char* op) {
+  if (!gamma.defined()) throw ValueError(cat(op, ": gamma is undefined"));
   if (!sums.defined()) throw ValueError(cat(op, ": a per-channel operand is undefined"));
   const int64_t channels = gamma.size();
   if ((sums.ndim() != 1 && sums.ndim() != 2) || sums.shape()[sums.ndim() - 1] != channels) {
@@ -56,16 +57,20 @@ Array per_channel_sums(const Array& sums, const Array& gamma, const char* op) {
 void check_parameters(std::initializer_list<const Array*> parameters, const Array& sums, const char* op) {
   const Shape expected{sums.shape()[sums.ndim() - 1]};
   for (const Array* p : parameters) {
+    if (!p->defined()) throw ValueError(cat(op, ": a per-channel parameter is undefined"));
     detail::require_same_device(sums, *p, op);
-    if (p->shape() != expected || !is_floating(p->dtype())) {
-      throw ShapeError(cat(op, ": expected floating per-channel parameters of shape ", expected, ", got ", p->shape(),
-                           " ", p->dtype()));
+    if (p->shape() != expected) {
+      throw ShapeError(cat(op, ": expected per-channel parameters of shape ", expected, ", got ", p->shape()));
+    }
+    if (!is_floating(p->dtype())) {
+      throw DtypeError(cat(op, ": expected floating per-channel parameters, got ", p->dtype()));
     }
   }
 }
 
-// Throws unless a and b have one shape.
-void check_same_shape(const Array& a, const Array& b, const char* op) {
+// Throws unless b has a's shape and device.
+void check_alike(const Array& a, const Array& b, const char* op) {
+  detail::require_same_device(a, b, op);
   if (a.shape() != b.shape()) {
     throw ShapeError(cat(op, ": expected per-channel operands of one shape, got ", a.shape(), " and ", b.shape()));
   }
@@ -176,7 +181,7 @@ BatchNormStatistics batch_norm_statistics_of_sums(const Array& sums, const Array
                                                   double eps, const Array& gamma, const Array& beta) {
   const char* op = "batch_norm_statistics_of_sums";
   const Array sum = per_channel_sums(sums, gamma, op), square_sum = per_channel_sums(square_sums, gamma, op);
-  check_same_shape(sum, square_sum, op);
+  check_alike(sum, square_sum, op);
   check_parameters({&gamma, &beta}, sum, op);
   BatchNormStatistics s;
   s.count = count;
@@ -191,16 +196,19 @@ BatchNormCoefficients batch_norm_backward_coefficients(const Array& gy_sums, con
   const char* op = "batch_norm_backward_coefficients";
   const Array gy_sum = per_channel_sums(gy_sums, gamma, op), gy_x_sum = per_channel_sums(gy_x_sums, gamma, op);
   const Array mean = per_channel_sums(s.mean, gamma, op), inv_std = per_channel_sums(s.inv_std, gamma, op);
-  check_same_shape(gy_sum, gy_x_sum, op);
-  check_same_shape(gy_sum, mean, op);
-  check_same_shape(gy_sum, inv_std, op);
+  check_alike(gy_sum, gy_x_sum, op);
+  check_alike(gy_sum, mean, op);
+  check_alike(gy_sum, inv_std, op);
   check_parameters({&gamma}, gy_sum, op);
   Array gbeta_all = gbeta_total, ggamma_all = ggamma_total;
-  if (gbeta_all.defined() || ggamma_all.defined()) {
+  if (gbeta_all.defined() != ggamma_all.defined()) {
+    throw ValueError(cat(op, ": expected both totals (gbeta's and ggamma's) or neither, got one"));
+  }
+  if (gbeta_all.defined()) {
     gbeta_all = per_channel_sums(gbeta_total, gamma, op);
     ggamma_all = per_channel_sums(ggamma_total, gamma, op);
-    check_same_shape(gy_sum, gbeta_all, op);
-    check_same_shape(gy_sum, ggamma_all, op);
+    check_alike(gy_sum, gbeta_all, op);
+    check_alike(gy_sum, ggamma_all, op);
   }
   BatchNormCoefficients c;
   c.ggamma = float64_like(gy_sum);

@@ -68,9 +68,11 @@ __global__ void backward_coefficients_elements(const double* gy_sums, const doub
 }
 
 // A float64 operand's data (null where undefined).
-const double* in(const Array& a) { return a.defined() ? static_cast<const double*>(a.raw_data()) : nullptr; }
+const double* operand_data(const Array& a) {
+  return a.defined() ? static_cast<const double*>(a.raw_data()) : nullptr;
+}
 // A float64 result's data (null where undefined).
-double* out(const Array& a) { return a.defined() ? static_cast<double*>(a.raw_data()) : nullptr; }
+double* result_data(const Array& a) { return a.defined() ? static_cast<double*>(a.raw_data()) : nullptr; }
 
 // Gamma and beta contiguous, in their dtype where they share one, else both float64.
 std::pair<Array, Array> parameters_alike(const Array& gamma, const Array& beta) {
@@ -81,16 +83,16 @@ std::pair<Array, Array> parameters_alike(const Array& gamma, const Array& beta) 
 void statistics_of_sums_kernel(const Array& sums, const Array& square_sums, double eps, const Array& gamma,
                                const Array& beta, const BatchNormStatistics& s) {
   const char* op = "batch_norm_statistics_of_sums";
-  const Device device = sums.device();
-  require_device(device, op);
+  const int index = device_of<4>({&sums, &square_sums, &gamma, &beta}, op);
   if (sums.size() == 0) return;
   const auto [g, b] = parameters_alike(gamma, beta);
-  DeviceGuard guard(device.index);
+  DeviceGuard guard(index);
   visit_floating_dtype(g.dtype(), op, [&]<class P>() {
-    launch_kernel(&statistics_of_sums_elements<P>, blocks_for(sums.size()), kThreads, current_stream(device.index),
-                  in(sums), in(square_sums), static_cast<const P*>(g.raw_data()), static_cast<const P*>(b.raw_data()),
-                  static_cast<double>(s.count), eps, sums.size(), g.size(), out(s.mean), out(s.var), out(s.inv_std),
-                  out(s.scale), out(s.shift));
+    launch_kernel(&statistics_of_sums_elements<P>, blocks_for(sums.size()), kThreads, current_stream(index),
+                  operand_data(sums), operand_data(square_sums), static_cast<const P*>(g.raw_data()),
+                  static_cast<const P*>(b.raw_data()), static_cast<double>(s.count), eps, sums.size(), g.size(),
+                  result_data(s.mean), result_data(s.var), result_data(s.inv_std), result_data(s.scale),
+                  result_data(s.shift));
   });
   check(cudaGetLastError(), op);
 }
@@ -99,16 +101,16 @@ void backward_coefficients_kernel(const Array& gy_sums, const Array& gy_x_sums, 
                                   const Array& gamma, const Array& gbeta_total, const Array& ggamma_total,
                                   const Array& ggamma, const Array& a, const Array& b, const Array& d) {
   const char* op = "batch_norm_backward_coefficients";
-  const Device device = gy_sums.device();
-  require_device(device, op);
+  const int index = device_of<6>({&gy_sums, &gy_x_sums, &s.mean, &s.inv_std, &gamma, &ggamma}, op);
   if (gy_sums.size() == 0) return;
   const Array g = gamma.contiguous();
-  DeviceGuard guard(device.index);
+  DeviceGuard guard(index);
   visit_floating_dtype(g.dtype(), op, [&]<class P>() {
-    launch_kernel(&backward_coefficients_elements<P>, blocks_for(gy_sums.size()), kThreads,
-                  current_stream(device.index), in(gy_sums), in(gy_x_sums), in(s.mean), in(s.inv_std),
-                  static_cast<const P*>(g.raw_data()), in(gbeta_total), in(ggamma_total), static_cast<double>(s.count),
-                  gy_sums.size(), g.size(), out(ggamma), out(a), out(b), out(d));
+    launch_kernel(&backward_coefficients_elements<P>, blocks_for(gy_sums.size()), kThreads, current_stream(index),
+                  operand_data(gy_sums), operand_data(gy_x_sums), operand_data(s.mean), operand_data(s.inv_std),
+                  static_cast<const P*>(g.raw_data()), operand_data(gbeta_total), operand_data(ggamma_total),
+                  static_cast<double>(s.count), gy_sums.size(), g.size(), result_data(ggamma), result_data(a),
+                  result_data(b), result_data(d));
   });
   check(cudaGetLastError(), op);
 }

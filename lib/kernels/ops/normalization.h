@@ -94,8 +94,7 @@ struct KUSARI_API ChannelAffine {
 // per group of samples) of out.count elements each, per group and channel c: mean = Σx / count, var =
 // max(Σx² / count - mean², 0), inv_std = 1 / sqrt(var + eps), scale = gamma[c]·inv_std and shift =
 // beta[c] - mean·scale, each operation rounded apart (no fused multiply-add), into out's float64
-// contiguous arrays of the sums' shape; gamma and beta (C,) floating. One pass, where the routines took a
-// dozen small ones.
+// contiguous arrays of the sums' shape; gamma and beta (C,) floating.
 struct KUSARI_API BatchNormStatisticsOfSums {
   static constexpr const char* name = "batch_norm_statistics_of_sums";
   using Fn = void(const Array& sums, const Array& square_sums, double eps, const Array& gamma, const Array& beta,
