@@ -17,11 +17,11 @@ build=${KUSARI_EMULATION_BUILD_DIR:-build-emulated}
 cuda_root=${KUSARI_CUDA_ROOT:-/usr/local/cuda}
 [ -f "$build/build.ninja" ] || meson setup "$build" --wrap-mode=nodownload -Dcuda=enabled -Dcuda-root="$cuda_root" \
   -Dcuda-emulation=true >/dev/null || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-# The tests: the meson suite emulated_cuda (test/meson.build names its members) and three of the plain ones;
+# The tests: the meson suite emulated_cuda (test/meson.build names its members) and two of the plain ones;
 # the targets: the programs their commands name (a path in the build directory, or one of the targets a
 # test depends on).
-tests=(cuda_device cuda_emulation wire_precision)
-mapfile -t -O 3 tests < <(meson introspect "$build" --tests |
+tests=(cuda_device cuda_emulation)
+mapfile -t -O 2 tests < <(meson introspect "$build" --tests |
   python3 -c 'import json, sys; print("\n".join(t["name"] for t in json.load(sys.stdin) if "kusari:emulated_cuda" in t["suite"]))')
 mapfile -t targets < <(meson introspect "$build" --tests | python3 -c '
 import json, os, sys
