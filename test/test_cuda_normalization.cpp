@@ -213,6 +213,26 @@ TEST_CASE("statistics and backward coefficients from channel sums equal the CPU'
   }
 }
 
+TEST_CASE("running averages equal the CPU's to the bit, both in one launch, each dtype pair") {
+  // 1,000 channels: several blocks. The products are rounded apart on both sides (batch_norm_functions.h).
+  for (const Dtype averages : {Dtype::float32, Dtype::float64}) {
+    for (const Dtype statistics : {Dtype::float32, Dtype::float64}) {
+      INFO("averages ", averages, ", statistics ", statistics);
+      const Array mean = Array::normal({1000}, 0, 3, 71, statistics);
+      const Array var = Array::uniform({1000}, 0, 5, 72, statistics);
+      const Array host_mean = Array::normal({1000}, 0, 1, 73, averages);
+      const Array host_var = Array::uniform({1000}, 0.5, 2, 74, averages);
+      const Array device_mean = on_gpu(host_mean), device_var = on_gpu(host_var);
+      ops::batch_norm_running_averages(mean, var, 0.9, 0.1, 0.1 * 256 / 255, host_mean, host_var);
+      ops::batch_norm_running_averages(on_gpu(mean), on_gpu(var), 0.9, 0.1, 0.1 * 256 / 255, device_mean,
+                                       device_var);
+      CHECK(device_mean.device() == gpu);
+      CHECK(device_mean.to_vector<double>() == host_mean.to_vector<double>());
+      CHECK(device_var.to_vector<double>() == host_var.to_vector<double>());
+    }
+  }
+}
+
 TEST_CASE("more groups of samples than a launch takes are refused, naming the count") {
   const Array x = Array::zeros({65536, 2}, Dtype::float32, gpu);
   try {

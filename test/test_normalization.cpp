@@ -470,6 +470,76 @@ TEST_CASE("batch normalization's statistics and backward coefficients from sums 
   expect_error<ValueError>([&] { ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums, s, gamma, true,
                                                                        totals_beta); },
                            {"both totals", "got one"});
+  expect_error<ValueError>([&] { ops::batch_norm_statistics_of_sums(Array(), square_sums, 8, eps, gamma, beta); },
+                           {"batch_norm_statistics_of_sums", "per-channel operand is undefined"});
+  expect_error<ValueError>([&] { ops::batch_norm_statistics_of_sums(sums, square_sums, 8, eps, Array(), beta); },
+                           {"batch_norm_statistics_of_sums", "gamma is undefined"});
+  expect_error<ValueError>([&] { ops::batch_norm_statistics_of_sums(sums, square_sums, 8, eps, gamma, Array()); },
+                           {"batch_norm_statistics_of_sums", "per-channel parameter is undefined"});
+  BatchNormStatistics without_mean = s;
+  without_mean.mean = Array();
+  expect_error<ValueError>([&] { ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums, without_mean, gamma,
+                                                                       true); },
+                           {"batch_norm_backward_coefficients", "per-channel operand is undefined"});
+  expect_error<ValueError>([&] { ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums, s, Array(), true); },
+                           {"batch_norm_backward_coefficients", "gamma is undefined"});
+}
+
+TEST_CASE("batch_norm_running_averages: both averages in one pass, the elementwise formulas' bits; bad input "
+          "named") {
+  // decay·average + share·batch with the batch rounded to the averages' dtype first and each product
+  // rounded apart: what astype, two multiplications and an addition (one array operation at a time) give.
+  const auto on_device = [](std::vector<double> values, Dtype dtype) {
+    const auto n = static_cast<int64_t>(values.size());
+    return Array::from_vector(std::move(values), {n}, {}, default_device()).astype(dtype);
+  };
+  const double decay = 0.9, mean_share = 0.1, var_share = 0.1 * 64 / 63;
+  for (const Dtype averages : {Dtype::float32, Dtype::float64}) {
+    for (const Dtype statistics : {Dtype::float32, Dtype::float64}) {
+      INFO("averages ", averages, ", statistics ", statistics);
+      const Array mean = on_device({0.3, -1.7, 2.25, 1e-3}, statistics);
+      const Array var = on_device({1.1, 0.37, 4.5, 1e-7}, statistics);
+      const Array average_mean = on_device({0.1, -0.2, 0.7, 0.0}, averages);
+      const Array average_var = on_device({1.0, 0.9, 3.3, 1.0}, averages);
+      const auto expected = [&](const Array& average, const Array& batch, double share) {
+        return ops::add(ops::mul(average, ops::scalar_like(decay, average)),
+                        ops::mul(batch.astype(averages), ops::scalar_like(share, average)))
+            .to_vector<double>();
+      };
+      const std::vector<double> mean_after = expected(average_mean, mean, mean_share);
+      const std::vector<double> var_after = expected(average_var, var, var_share);
+      ops::batch_norm_running_averages(mean, var, decay, mean_share, var_share, average_mean, average_var);
+      CHECK(average_mean.to_vector<double>() == mean_after);
+      CHECK(average_var.to_vector<double>() == var_after);
+    }
+  }
+
+  const Array mean = on_device({0.5, 1.5}, Dtype::float32), var = on_device({1, 2}, Dtype::float32);
+  const Array average = on_device({0, 0}, Dtype::float32), other = on_device({1, 1}, Dtype::float32);
+  const char* op = "batch_norm_running_averages";
+  expect_error<ValueError>([&] { ops::batch_norm_running_averages(mean, Array(), 0.9, 0.1, 0.1, average, other); },
+                           {op, "undefined"});
+  expect_error<ShapeError>([&] {
+    ops::batch_norm_running_averages(mean, var, 0.9, 0.1, 0.1, on_device({0, 0, 0}, Dtype::float32), other);
+  }, {op, "(3,)", "(2,)"});
+  expect_error<ShapeError>([&] {
+    ops::batch_norm_running_averages(mean.reshape({1, 2}), var.reshape({1, 2}), 0.9, 0.1, 0.1,
+                                     average.reshape({1, 2}), other.reshape({1, 2}));
+  }, {op, "(C,)", "(1, 2)"});
+  expect_error<DtypeError>([&] {
+    ops::batch_norm_running_averages(mean, var, 0.9, 0.1, 0.1, average.astype(Dtype::float16), other);
+  }, {op, "float16", "float32"});
+  expect_error<DtypeError>([&] {
+    ops::batch_norm_running_averages(mean, var.astype(Dtype::float64), 0.9, 0.1, 0.1, average, other);
+  }, {op, "batch mean and variance", "float32 and float64"});
+  expect_error<ValueError>([&] {
+    const Array wide = on_device({0, 9, 0, 9}, Dtype::float32).reshape({2, 2});
+    ops::batch_norm_running_averages(mean, var, 0.9, 0.1, 0.1, wide.get_item({Slice{}, 0}), other);
+  }, {op, "contiguous", "running mean"});
+  const Device elsewhere = default_device() == Device::cpu() ? Device::loopback(0) : Device::cpu();
+  expect_error<DeviceError>([&] {
+    ops::batch_norm_running_averages(mean, var.to(elsewhere), 0.9, 0.1, 0.1, average, other);
+  }, {op, cat(elsewhere)});
 }
 
 TEST_CASE("the batch normalization routines of a batch split in unequal parts equal the whole batch's") {

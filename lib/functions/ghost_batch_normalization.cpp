@@ -48,26 +48,23 @@ class GhostBatchNormalization final : public detail::BatchNormalizationNode {
   std::vector<Array> forward(const std::vector<Array>& in) override {
     const Array& x = in[0];
     const int64_t channels = x.shape()[1];
-    count_ = x.size() / std::max<int64_t>(1, groups_ * channels);
+    const int64_t count = x.size() / std::max<int64_t>(1, groups_ * channels);
     const auto [sum, square_sum] = ops::group_channel_sums(x, x, groups_);
-    const BatchNormStatistics s = ops::batch_norm_statistics_of_sums(sum, square_sum, count_, eps_, in[1], in[2]);
-    mean_ = s.mean;
-    var_ = s.var;
-    inv_std_ = s.inv_std;
-    scale_ = s.scale;
-    shift_ = s.shift;
+    statistics_ = ops::batch_norm_statistics_of_sums(sum, square_sum, count, eps_, in[1], in[2]);
+    scale_ = statistics_.scale;
+    shift_ = statistics_.shift;
     retain_inputs({0, 1});
     const bool relu = activation_ == Activation::relu;
     if (in.size() < 4) return {ops::group_channel_affine(x, scale_, Array(), Array(), shift_, groups_, {}, relu)};
-    prepare_residual(mean_.shape(), x.device());
+    prepare_residual(scale_.shape(), x.device());
     return {ops::group_channel_affine(x, scale_, in[3], ones_, shift_, groups_, {}, relu)};
   }
 
   // The groups' statistics of the last forward, shape (G, C), float64.
-  const Array& group_mean() const { return mean_; }
-  const Array& group_var() const { return var_; }
+  const Array& group_mean() const { return statistics_.mean; }
+  const Array& group_var() const { return statistics_.var; }
   // Elements per channel of one group.
-  int64_t group_count() const { return count_; }
+  int64_t group_count() const { return statistics_.count; }
 
  private:
   // Per group g: gx = a_g·gy + b_g·x + d_g from the group's Σgy and Σgy·x (one pass for all groups)
@@ -75,11 +72,8 @@ class GhostBatchNormalization final : public detail::BatchNormalizationNode {
   std::vector<Variable> fused_backward(const Array& x, const Array& gamma, const Array& gy, bool need_gx) override {
     const ChannelGate gate = relu_gate(x);
     const auto [gy_sum, gy_x_sum] = ops::group_channel_sums(gy, x, groups_, gate);
-    BatchNormStatistics s;
-    s.mean = mean_;
-    s.inv_std = inv_std_;
-    s.count = count_;
-    const BatchNormCoefficients c = ops::batch_norm_backward_coefficients(gy_sum, gy_x_sum, s, gamma, need_gx);
+    const BatchNormCoefficients c =
+        ops::batch_norm_backward_coefficients(gy_sum, gy_x_sum, statistics_, gamma, need_gx);
     Variable gx;
     if (need_gx) gx = Variable(ops::group_channel_affine(gy, c.a, x, c.b, c.d, groups_, gate), false);
     const Array ggamma = ops::sum(c.ggamma, {0}), gbeta = ops::sum(gy_sum, {0});
@@ -94,7 +88,7 @@ class GhostBatchNormalization final : public detail::BatchNormalizationNode {
     const Shape grouped = grouped_shape(shape, groups_);
     const Shape per_group = group_channel_shape(grouped, groups_), per_channel = group_channel_shape(grouped, 1);
     const auto spread = [&grouped](const Variable& v) { return broadcast_to(v, grouped); };
-    const double m = static_cast<double>(count_);
+    const double m = static_cast<double>(statistics_.count);
     const Variable x = reshape(cast(retained[0], compute), grouped);
     const Variable gamma = reshape(cast(retained[1], compute), per_channel);
     const Variable mean = sum_to(x, per_group) / m;
@@ -119,8 +113,9 @@ class GhostBatchNormalization final : public detail::BatchNormalizationNode {
 
   int64_t groups_;
   double eps_;
-  int64_t count_ = 0;
-  Array mean_, var_, inv_std_;  // float64, shape (G, C); scale_, shift_ (and ones_, zeros_) are (G, C) too
+  // The groups' statistics, float64 (G, C), count elements a group's channel; scale_, shift_ (and ones_,
+  // zeros_) are (G, C) too.
+  BatchNormStatistics statistics_;
 };
 
 // Throws unless x is a floating (N, C, ...) input with (C,) floating gamma and beta and group_size >= 1.

@@ -74,6 +74,12 @@ KUSARI_API BatchNormCoefficients batch_norm_backward_coefficients(const Array& g
                                                                   const BatchNormStatistics& s, const Array& gamma,
                                                                   bool need_gx, const Array& gbeta_total = {},
                                                                   const Array& ggamma_total = {});
+// Folds a batch's statistics into batch normalization's running averages in place, one pass (the device's
+// BatchNormRunningAverages kernel): average_mean = decay·average_mean + mean_share·mean and average_var =
+// decay·average_var + var_share·var, mean and var (C,) float32 or float64 (one dtype), the averages
+// contiguous (C,) float32 or float64 (one dtype), all on one device.
+KUSARI_API void batch_norm_running_averages(const Array& mean, const Array& var, double decay, double mean_share,
+                                            double var_share, const Array& average_mean, const Array& average_var);
 
 // {loss, log_p}: each sample's cross entropy of softmax(x) against its target ((N,), or their mean () when
 // targets.mean) and the log softmax of x (N, C), for labels t (N,) int32/int64 on x's device.

@@ -224,6 +224,37 @@ BatchNormCoefficients batch_norm_backward_coefficients(const Array& gy_sums, con
   return c;
 }
 
+void batch_norm_running_averages(const Array& mean, const Array& var, double decay, double mean_share,
+                                 double var_share, const Array& average_mean, const Array& average_var) {
+  const char* op = "batch_norm_running_averages";
+  for (const Array* a : {&mean, &var, &average_mean, &average_var}) {
+    if (!a->defined()) throw ValueError(cat(op, ": an operand is undefined"));
+  }
+  check_alike(average_mean, average_var, op);
+  check_alike(average_mean, mean, op);
+  check_alike(average_mean, var, op);
+  if (average_mean.ndim() != 1) {
+    throw ShapeError(cat(op, ": expected per-channel operands of shape (C,), got ", average_mean.shape()));
+  }
+  const auto single_or_double = [](Dtype d) { return d == Dtype::float32 || d == Dtype::float64; };
+  if (!single_or_double(average_mean.dtype()) || average_var.dtype() != average_mean.dtype()) {
+    throw DtypeError(cat(op, ": expected running averages of one dtype, float32 or float64, got ",
+                         average_mean.dtype(), " and ", average_var.dtype()));
+  }
+  if (!single_or_double(mean.dtype()) || var.dtype() != mean.dtype()) {
+    throw DtypeError(cat(op, ": expected a batch mean and variance of one dtype, float32 or float64, got ",
+                         mean.dtype(), " and ", var.dtype()));
+  }
+  for (const auto& [average, name] : {std::pair{&average_mean, "mean"}, std::pair{&average_var, "variance"}}) {
+    if (!average->is_contiguous()) {
+      throw ValueError(cat(op, ": expected contiguous running averages (they are updated in place), got a "
+                               "non-contiguous view as the running ", name));
+    }
+  }
+  kernel_for<kernel_ops::BatchNormRunningAverages>(mean.device())(mean, var, decay, mean_share, var_share,
+                                                                  average_mean, average_var);
+}
+
 BatchNormForwardResult batch_normalization(const Array& x, const Array& gamma, const Array& beta,
                                            const Array& residual, double eps, bool relu, const PartSum& part_sum) {
   check_operands(x, {&gamma, &beta}, residual, part_sum ? "split_batch_normalization" : "batch_normalization");

@@ -6,6 +6,7 @@
 #include <kusari/functions/arithmetic.h>
 #include <kusari/functions/ghost_batch_normalization.h>
 #include <kusari/functions/normalization.h>
+#include <kusari/kernels/layer_routines.h>
 #include <kusari/kernels/routines.h>
 #include <kusari/links/initializers.h>
 #include <kusari/links/training_mode.h>
@@ -98,13 +99,9 @@ void BatchNormalization::update_running_averages(const Array& mean, const Array&
     decay = 1.0 - 1.0 / n.item<double>();
   }
   const double unbias = static_cast<double>(m) / static_cast<double>(std::max<int64_t>(m - 1, 1));
-  // average = decay·average + share·batch in one pass (one kernel on a device, where the expression took
-  // four and a copy).
-  const auto fold = [decay](const Array& average, const Array& batch, double share) {
-    ops::axpby(average, decay, batch.astype(average.dtype()), share);
-  };
-  fold(persistent("avg_mean"), mean, 1.0 - decay);
-  fold(persistent("avg_var"), var, (1.0 - decay) * unbias);
+  // average = decay·average + share·batch for both, one kernel on a device.
+  ops::batch_norm_running_averages(mean, var, decay, 1.0 - decay, (1.0 - decay) * unbias, persistent("avg_mean"),
+                                   persistent("avg_var"));
 }
 
 void BatchNormalization::set_finetune(bool finetune) {

@@ -423,6 +423,22 @@ void backward_coefficients_kernel(const Array& gy_sums, const Array& gy_x_sums, 
   }
 }
 
+void running_averages_kernel(const Array& mean, const Array& var, double decay, double mean_share,
+                             double var_share, const Array& average_mean, const Array& average_var) {
+  batch_norm::visit_running_average_dtypes(average_mean.dtype(), mean.dtype(), [&]<class T, class S>() {
+    const Array m = mean.contiguous(), v = var.contiguous();
+    const S* batch_mean = m.data<S>();
+    const S* batch_var = v.data<S>();
+    T* avg_mean = average_mean.data<T>();
+    T* avg_var = average_var.data<T>();
+    const auto d = static_cast<T>(decay), ms = static_cast<T>(mean_share), vs = static_cast<T>(var_share);
+    for (int64_t c = 0; c < average_mean.size(); ++c) {
+      avg_mean[c] = batch_norm::running_average(avg_mean[c], batch_mean[c], d, ms);
+      avg_var[c] = batch_norm::running_average(avg_var[c], batch_var[c], d, vs);
+    }
+  });
+}
+
 }  // namespace
 
 void register_normalization_kernels() {
@@ -433,6 +449,7 @@ void register_normalization_kernels() {
                                                ops::detail::batch_norm_backward_kernel);
   install_kernel<kernel_ops::BatchNormStatisticsOfSums>(DeviceType::cpu, "cpu", statistics_of_sums_kernel);
   install_kernel<kernel_ops::BatchNormBackwardCoefficients>(DeviceType::cpu, "cpu", backward_coefficients_kernel);
+  install_kernel<kernel_ops::BatchNormRunningAverages>(DeviceType::cpu, "cpu", running_averages_kernel);
 }
 
 }  // namespace kusari::kernels::cpu

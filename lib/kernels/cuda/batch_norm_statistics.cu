@@ -1,6 +1,7 @@
 // Batch normalization's per-channel arithmetic, one launch each: a cuDNN batch normalization's statistics
-// in the contract's terms (detail/batch_norm_statistics.h), and the BatchNormStatisticsOfSums and
-// BatchNormBackwardCoefficients kernels of the channel passes (the CPU's arithmetic, batch_norm_functions.h).
+// in the contract's terms (detail/batch_norm_statistics.h), the BatchNormStatisticsOfSums and
+// BatchNormBackwardCoefficients kernels of the channel passes and the BatchNormRunningAverages kernel (the
+// CPU's arithmetic, batch_norm_functions.h).
 
 #include <kusari/kernels/cuda/detail/batch_norm_statistics.h>
 
@@ -23,9 +24,10 @@ __global__ void statistics_from_saved_elements(const float* saved_mean, const fl
     mean[c] = m;
     inv_std[c] = s;
     var[c] = elementwise::Maximum<double>{}(1.0 / (s * s) - eps, 0.0);
-    const double a = static_cast<double>(gamma[c]) * s;
-    scale[c] = a;
-    shift[c] = __dsub_rn(static_cast<double>(beta[c]), __dmul_rn(m, a));  // unfused, as on the host
+    const batch_norm::AffineMap map =
+        batch_norm::affine_map(m, s, static_cast<double>(gamma[c]), static_cast<double>(beta[c]));
+    scale[c] = map.scale;
+    shift[c] = map.shift;
   }
 }
 
@@ -64,6 +66,16 @@ __global__ void backward_coefficients_elements(const double* gy_sums, const doub
     a[i] = m.a;
     b[i] = m.b;
     d[i] = m.d;
+  }
+}
+
+// Channel c's running mean and variance folded with the batch's (T: the averages' type, S: the statistics').
+template <class T, class S>
+__global__ void running_averages_elements(const S* mean, const S* var, T decay, T mean_share, T var_share,
+                                          int64_t channels, T* average_mean, T* average_var) {
+  KUSARI_FOR_EACH_ELEMENT(c, channels) {
+    average_mean[c] = batch_norm::running_average(average_mean[c], mean[c], decay, mean_share);
+    average_var[c] = batch_norm::running_average(average_var[c], var[c], decay, var_share);
   }
 }
 
@@ -115,11 +127,28 @@ void backward_coefficients_kernel(const Array& gy_sums, const Array& gy_x_sums, 
   check(cudaGetLastError(), op);
 }
 
+void running_averages_kernel(const Array& mean, const Array& var, double decay, double mean_share,
+                             double var_share, const Array& average_mean, const Array& average_var) {
+  const char* op = "batch_norm_running_averages";
+  const int index = device_of<4>({&mean, &var, &average_mean, &average_var}, op);
+  if (mean.size() == 0) return;
+  const Array m = mean.contiguous(), v = var.contiguous();
+  DeviceGuard guard(index);
+  batch_norm::visit_running_average_dtypes(average_mean.dtype(), m.dtype(), [&]<class T, class S>() {
+    launch_kernel(&running_averages_elements<T, S>, blocks_for(m.size()), kThreads, current_stream(index),
+                  static_cast<const S*>(m.raw_data()), static_cast<const S*>(v.raw_data()), static_cast<T>(decay),
+                  static_cast<T>(mean_share), static_cast<T>(var_share), m.size(),
+                  static_cast<T*>(average_mean.raw_data()), static_cast<T*>(average_var.raw_data()));
+  });
+  check(cudaGetLastError(), op);
+}
+
 }  // namespace
 
 void register_batch_norm_statistics_kernels() {
   install_kernel<kernel_ops::BatchNormStatisticsOfSums>(DeviceType::cuda, "cuda", statistics_of_sums_kernel);
   install_kernel<kernel_ops::BatchNormBackwardCoefficients>(DeviceType::cuda, "cuda", backward_coefficients_kernel);
+  install_kernel<kernel_ops::BatchNormRunningAverages>(DeviceType::cuda, "cuda", running_averages_kernel);
 }
 
 void statistics_from_saved(const Array& saved_mean, const Array& saved_inv_std, const Array& gamma32,

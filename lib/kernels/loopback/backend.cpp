@@ -160,8 +160,9 @@ void register_loopback_backend() {
                  kernel_ops::MaxPool2dGather, kernel_ops::AveragePool2d, kernel_ops::AveragePool2dBackward,
                  kernel_ops::ChannelSums, kernel_ops::ChannelAffine, kernel_ops::BatchNormForward,
                  kernel_ops::BatchNormBackward, kernel_ops::BatchNormStatisticsOfSums,
-                 kernel_ops::BatchNormBackwardCoefficients, kernel_ops::MomentumSteps, kernel_ops::SquaredNorms,
-                 kernel_ops::CopyTensors, kernel_ops::AddScaledTensors, kernel_ops::AllFinite>();
+                 kernel_ops::BatchNormBackwardCoefficients, kernel_ops::BatchNormRunningAverages,
+                 kernel_ops::MomentumSteps, kernel_ops::SquaredNorms, kernel_ops::CopyTensors,
+                 kernel_ops::AddScaledTensors, kernel_ops::AllFinite>();
   install_kernel<kernel_ops::Transfer>(DeviceType::loopback, "loopback", transfer);
 }
 

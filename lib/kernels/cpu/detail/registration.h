@@ -15,7 +15,8 @@ void register_elementwise_kernels();
 void register_linalg_kernels();
 // Softmax cross-entropy and its gradient (loss.cpp).
 void register_loss_kernels();
-// Channel sums and the per-channel affine map of batch normalization (normalization.cpp).
+// Batch normalization: channel sums, the per-channel affine map, the passes of a whole batch, the
+// per-channel arithmetic between them and the running averages (normalization.cpp).
 void register_normalization_kernels();
 // The momentum step and squared norms of many parameters at once, tensor by tensor (optimizer.cpp).
 void register_optimizer_kernels();

@@ -24,8 +24,8 @@ void register_normalization_kernels();
 // Batch normalization of a whole batch, forward and backward: cuDNN's fused kernels or the channel
 // passes (batch_norm.cpp).
 void register_batch_norm_kernels();
-// Batch normalization's statistics from channel sums and its backward's coefficients, one launch each
-// (batch_norm_statistics.cu).
+// Batch normalization's statistics from channel sums, its backward's coefficients and its running
+// averages, one launch each (batch_norm_statistics.cu).
 void register_batch_norm_statistics_kernels();
 // Max and average pooling with their gradients (pooling.cu).
 void register_pooling_kernels();
