@@ -98,7 +98,8 @@ Array UpdateRule::update_target(const Variable& param) {
   if (master == states_.end()) master = states_.emplace(kMaster, param.data().astype(Dtype::float32, true)).first;
   require_shape(kMaster, master->second, param.shape());
   if (master->second.dtype() != Dtype::float32) master->second = master->second.astype(Dtype::float32);
-  master->second = master->second.to(param.device());  // loaded from a snapshot: on the host
+  // A master loaded from a snapshot is on the host.
+  if (master->second.device() != param.device()) master->second = master->second.to(param.device());
   return master->second;
 }
 
@@ -114,7 +115,8 @@ const Array& UpdateRule::state(const std::string& name, const Array& like) {
   }
   require_shape(name, it->second, like.shape());
   if (it->second.dtype() != like.dtype()) it->second = it->second.astype(like.dtype());
-  it->second = it->second.to(like.device());  // loaded from a snapshot: on the host
+  // A state loaded from a snapshot is on the host.
+  if (it->second.device() != like.device()) it->second = it->second.to(like.device());
   return it->second;
 }
 
