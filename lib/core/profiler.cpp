@@ -26,7 +26,6 @@ int64_t now_ns() {
 // The process's recording, the attribution names (kept across recordings, so that a thread's ids stay
 // valid), and the device tracer.
 struct Profiler {
-  std::atomic<bool> recording{false};
   std::mutex mutex;
   detail::Recording current;
   std::unordered_map<std::string, uint32_t> ids;
@@ -66,9 +65,9 @@ void close_interval(ThreadState& t, int64_t now) {
   Profiler& p = Profiler::instance();
   const bool first = t.entered;
   t.entered = false;
-  if (t.attribution == kOutside || !p.recording.load(std::memory_order_relaxed)) return;
+  if (t.attribution == kOutside || !active()) return;
   std::lock_guard lock(p.mutex);
-  if (!p.recording.load()) return;  // stopped meanwhile: past the window
+  if (!active()) return;  // stopped meanwhile: past the window
   const int64_t start = std::max(t.since_ns, p.current.host_start_ns);
   if (now > start) p.current.host.push_back({t.attribution, start, now, first && start == t.since_ns});
 }
@@ -147,14 +146,14 @@ void start() {
     std::lock_guard lock(p.mutex);
     p.current = detail::Recording{};
     p.current.host_start_ns = now_ns();
-    p.recording.store(true);
+    detail::in_progress.store(true);
   }
   if (detail::DeviceTracer* tracer = p.tracer.load()) start_tracer(p, tracer);
 }
 
 void stop() {
   Profiler& p = Profiler::instance();
-  if (!p.recording.load()) return;
+  if (!active()) return;
   const int64_t now = now_ns();
   close_interval(thread_state(), now);
   thread_state().since_ns = now;
@@ -162,7 +161,7 @@ void stop() {
   detail::Recording device;
   const uint64_t device_end = tracer ? tracer->stop(device) : 0;  // outside the lock: it waits for devices
   std::lock_guard lock(p.mutex);
-  p.recording.store(false);
+  detail::in_progress.store(false);
   p.current.host_end_ns = now;
   if (!tracer) return;
   p.current.device_end_ns = device_end;
@@ -171,14 +170,13 @@ void stop() {
   if (timeline::enabled()) add_to_timeline(p.current, tracer->clock_offset_ns());
 }
 
-bool active() { return Profiler::instance().recording.load(std::memory_order_relaxed); }
 
 std::string report(size_t rows) {
   Profiler& p = Profiler::instance();
   std::lock_guard lock(p.mutex);
   detail::Recording copy = p.current;
   copy.names = p.names;
-  if (p.recording.load()) copy.host_end_ns = now_ns();
+  if (active()) copy.host_end_ns = now_ns();
   return detail::format(detail::summarize(copy), rows);
 }
 
@@ -220,10 +218,12 @@ void Scope::end() {
 
 namespace detail {
 
+constinit std::atomic<bool> in_progress{false};
+
 void set_device_tracer(DeviceTracer* tracer) {
   Profiler& p = Profiler::instance();
   p.tracer.store(tracer);
-  if (tracer && p.recording.load() && !p.tracing.load()) start_tracer(p, tracer);
+  if (tracer && active() && !p.tracing.load()) start_tracer(p, tracer);
 }
 
 }  // namespace detail

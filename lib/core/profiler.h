@@ -7,8 +7,9 @@
 // copies and memsets) and by kusari function, host time by kusari function. KUSARI_PROFILE=1 profiles
 // the whole process and prints the report at exit (keeping every record of the run: for a long one the
 // recipes' --profile N, N iterations after warm-up, keeps a window's). With KUSARI_TIMELINE set too, stop() adds the GPU's work to the Chrome trace as lanes beside
-// the host spans. Without a recording a scope costs one call that reads an atomic flag.
+// the host spans. Without a recording a scope costs one read of an atomic flag.
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +20,8 @@ namespace kusari::profiler {
 
 namespace detail {
 class DeviceTracer;
+// Whether a recording is in progress: set by start(), cleared by stop(), read by active().
+KUSARI_API extern std::atomic<bool> in_progress;
 }  // namespace detail
 
 // Starts a recording (discarding the last one, or the one in progress); the GPU's part when a CUDA
@@ -27,8 +30,8 @@ KUSARI_API void start();
 // Ends the recording (waiting for the GPUs' queued work to finish first); its tables stay for report().
 // Time other threads spend in scopes still open at the stop is not counted.
 KUSARI_API void stop();
-// Whether a recording is in progress.
-KUSARI_API bool active();
+// Whether a recording is in progress (one relaxed load, inlined into every scope).
+inline bool active() { return detail::in_progress.load(std::memory_order_relaxed); }
 // The last recording's tables (at most `rows` lines each), or the one in progress up to now.
 KUSARI_API std::string report(size_t rows = 25);
 
