@@ -223,7 +223,7 @@ constinit std::atomic<bool> in_progress{false};
 void set_device_tracer(DeviceTracer* tracer) {
   Profiler& p = Profiler::instance();
   p.tracer.store(tracer);
-  if (tracer && active() && !p.tracing.load()) start_tracer(p, tracer);
+  if (tracer && in_progress.load() && !p.tracing.load()) start_tracer(p, tracer);
 }
 
 }  // namespace detail

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <kusari/core/kernel_table.h>

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include <kusari/core/dtype.h>
+#include <kusari/core/error.h>
 
 #include <kusari/kernels/detail/elementwise_functions.h>
 
@@ -92,6 +93,9 @@ template <class Visitor>
 void visit_running_average_dtypes(Dtype averages, Dtype statistics, Visitor&& visitor) {
   const auto single_or_double = [](Dtype dtype, auto&& next) {
     if (dtype == Dtype::float32) return next.template operator()<float>();
+    if (dtype != Dtype::float64) {
+      throw DtypeError(cat("batch_norm_running_averages: expected float32 or float64, got ", dtype));
+    }
     return next.template operator()<double>();
   };
   single_or_double(averages, [&]<class T>() {
