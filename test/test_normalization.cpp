@@ -53,6 +53,14 @@ void expect_same_gradients(const Variable& fused_y, const Variable& plain_y, con
   for (const auto& [fused, plain] : inputs) expect_close(fused.grad(), plain.grad(), 1e-12, 1e-10);
 }
 
+// values as an array of `shape` on the default device.
+Array on_default_device(std::vector<double> values, Shape shape) {
+  return Array::from_vector(std::move(values), std::move(shape), {}, default_device());
+}
+
+// A device other than the default one (for the checks that refuse operands of two devices).
+Device other_device() { return default_device() == Device::cpu() ? Device::loopback(0) : Device::cpu(); }
+
 }  // namespace
 
 TEST_CASE("batch_normalization normalises each channel with batch statistics") {
@@ -389,7 +397,7 @@ TEST_CASE("the batch normalization routines: a whole batch against the reference
                            {"floating", "int32"});
   expect_error<DtypeError>([&] { ops::batch_normalization(x, gamma, beta.astype(Dtype::int64), Array(), 1e-5, false); },
                            {"per-channel", "floating", "int64"});
-  const Device elsewhere = default_device() == Device::cpu() ? Device::loopback(0) : Device::cpu();
+  const Device elsewhere = other_device();
   expect_error<DeviceError>([&] { ops::batch_normalization(x, gamma.to(elsewhere), beta, Array(), 1e-5, false); },
                             {"batch_normalization", cat(default_device()), cat(elsewhere)});
 }
@@ -399,19 +407,16 @@ TEST_CASE("batch normalization's statistics and backward coefficients from sums 
   // can leave it), whose variance clamps to 0. Gamma and beta of two dtypes (a device widens them). The
   // one-launch kernels round each operation as the elementwise routines do, one array operation at a time
   // (which no compiler fuses), so the results are the same bits.
-  const auto on_device = [](std::vector<double> values, Shape shape) {
-    return Array::from_vector(std::move(values), std::move(shape), {}, default_device());
-  };
   const auto same = [](const Array& got, const Array& expected, const char* what) {
     INFO(what);
     CHECK(got.shape() == expected.shape());
     CHECK(got.to_vector<double>() == expected.to_vector<double>());
   };
   const double eps = 1e-5;
-  const Array sums = on_device({4.0, -2.5, 1.0, 0.5, 3.0, 8.0}, {2, 3});
-  const Array square_sums = on_device({10.0, 6.0, 3.0, 2.0, 9.5, 7.9}, {2, 3});
-  const Array gamma = on_device({0.5, 1.25, -2.0}, {3}).astype(Dtype::float32);
-  const Array beta = on_device({0.25, -1.0, 0.75}, {3}).astype(Dtype::float16);
+  const Array sums = on_default_device({4.0, -2.5, 1.0, 0.5, 3.0, 8.0}, {2, 3});
+  const Array square_sums = on_default_device({10.0, 6.0, 3.0, 2.0, 9.5, 7.9}, {2, 3});
+  const Array gamma = on_default_device({0.5, 1.25, -2.0}, {3}).astype(Dtype::float32);
+  const Array beta = on_default_device({0.25, -1.0, 0.75}, {3}).astype(Dtype::float16);
   const BatchNormStatistics s = ops::batch_norm_statistics_of_sums(sums, square_sums, 8, eps, gamma, beta);
   CHECK(s.count == 8);
   const Array n = ops::scalar_like(8, sums), gamma64 = gamma.astype(Dtype::float64);
@@ -426,10 +431,10 @@ TEST_CASE("batch normalization's statistics and backward coefficients from sums 
   same(s.shift, ops::sub(beta.astype(Dtype::float64), ops::mul(mean, scale)), "shift");
   CHECK(s.var.get_item({1, 2}).item<double>() == 0.0);
 
-  const Array gy_sums = on_device({1.5, -0.5, 2.0, 0.25, -3.0, 1.0}, {2, 3});
-  const Array gy_x_sums = on_device({2.0, 1.0, -1.5, 0.5, 2.5, -0.75}, {2, 3});
-  const Array totals_beta = on_device({3.0, 1.0, -2.0, 0.5, 4.0, -1.0}, {2, 3});
-  const Array totals_gamma = on_device({-1.0, 2.0, 0.5, 1.5, -2.5, 3.0}, {2, 3});
+  const Array gy_sums = on_default_device({1.5, -0.5, 2.0, 0.25, -3.0, 1.0}, {2, 3});
+  const Array gy_x_sums = on_default_device({2.0, 1.0, -1.5, 0.5, 2.5, -0.75}, {2, 3});
+  const Array totals_beta = on_default_device({3.0, 1.0, -2.0, 0.5, 4.0, -1.0}, {2, 3});
+  const Array totals_gamma = on_default_device({-1.0, 2.0, 0.5, 1.5, -2.5, 3.0}, {2, 3});
   const Array ggamma = ops::mul(inv_std, ops::sub(gy_x_sums, ops::mul(mean, gy_sums)));
   const BatchNormCoefficients alone = ops::batch_norm_backward_coefficients(gy_sums, gy_x_sums, s, gamma, false);
   same(alone.ggamma, ggamma, "ggamma alone");
@@ -451,16 +456,17 @@ TEST_CASE("batch normalization's statistics and backward coefficients from sums 
   expect_error<ShapeError>([&] { ops::batch_norm_statistics_of_sums(sums.reshape({3, 2}), square_sums.reshape({3, 2}),
                                                                     8, eps, gamma, beta); },
                            {"batch_norm_statistics_of_sums", "(3,) or (G, 3)", "(3, 2)"});
-  expect_error<ShapeError>([&] { ops::batch_norm_statistics_of_sums(sums, on_device({1, 2, 3}, {3}), 8, eps, gamma,
-                                                                    beta); },
+  expect_error<ShapeError>([&] {
+    ops::batch_norm_statistics_of_sums(sums, on_default_device({1, 2, 3}, {3}), 8, eps, gamma, beta);
+  },
                            {"one shape", "(2, 3)", "(3,)"});
   expect_error<ShapeError>([&] { ops::batch_norm_statistics_of_sums(sums, square_sums, 8, eps, gamma,
-                                                                    on_device({1, 2}, {2})); },
+                                                                    on_default_device({1, 2}, {2})); },
                            {"per-channel parameters", "(3,)", "(2,)"});
   expect_error<DtypeError>([&] { ops::batch_norm_statistics_of_sums(sums, square_sums, 8, eps, gamma,
                                                                     beta.astype(Dtype::int32)); },
                            {"floating per-channel parameters", "int32"});
-  const Device elsewhere = default_device() == Device::cpu() ? Device::loopback(0) : Device::cpu();
+  const Device elsewhere = other_device();
   expect_error<DeviceError>([&] { ops::batch_norm_statistics_of_sums(sums, square_sums.to(elsewhere), 8, eps, gamma,
                                                                      beta); },
                             {"batch_norm_statistics_of_sums", cat(elsewhere)});
@@ -489,18 +495,18 @@ TEST_CASE("batch_norm_running_averages: both averages in one pass, the elementwi
           "named") {
   // decay·average + share·batch with the batch rounded to the averages' dtype first and each product
   // rounded apart: what astype, two multiplications and an addition (one array operation at a time) give.
-  const auto on_device = [](std::vector<double> values, Dtype dtype) {
+  const auto channels_of = [](std::vector<double> values, Dtype dtype) {
     const auto n = static_cast<int64_t>(values.size());
-    return Array::from_vector(std::move(values), {n}, {}, default_device()).astype(dtype);
+    return on_default_device(std::move(values), {n}).astype(dtype);
   };
   const double decay = 0.9, mean_share = 0.1, var_share = 0.1 * 64 / 63;
   for (const Dtype averages : {Dtype::float32, Dtype::float64}) {
     for (const Dtype statistics : {Dtype::float32, Dtype::float64}) {
       INFO("averages ", averages, ", statistics ", statistics);
-      const Array mean = on_device({0.3, -1.7, 2.25, 1e-3}, statistics);
-      const Array var = on_device({1.1, 0.37, 4.5, 1e-7}, statistics);
-      const Array average_mean = on_device({0.1, -0.2, 0.7, 0.0}, averages);
-      const Array average_var = on_device({1.0, 0.9, 3.3, 1.0}, averages);
+      const Array mean = channels_of({0.3, -1.7, 2.25, 1e-3}, statistics);
+      const Array var = channels_of({1.1, 0.37, 4.5, 1e-7}, statistics);
+      const Array average_mean = channels_of({0.1, -0.2, 0.7, 0.0}, averages);
+      const Array average_var = channels_of({1.0, 0.9, 3.3, 1.0}, averages);
       const auto expected = [&](const Array& average, const Array& batch, double share) {
         return ops::add(ops::mul(average, ops::scalar_like(decay, average)),
                         ops::mul(batch.astype(averages), ops::scalar_like(share, average)))
@@ -514,13 +520,13 @@ TEST_CASE("batch_norm_running_averages: both averages in one pass, the elementwi
     }
   }
 
-  const Array mean = on_device({0.5, 1.5}, Dtype::float32), var = on_device({1, 2}, Dtype::float32);
-  const Array average = on_device({0, 0}, Dtype::float32), other = on_device({1, 1}, Dtype::float32);
+  const Array mean = channels_of({0.5, 1.5}, Dtype::float32), var = channels_of({1, 2}, Dtype::float32);
+  const Array average = channels_of({0, 0}, Dtype::float32), other = channels_of({1, 1}, Dtype::float32);
   const char* op = "batch_norm_running_averages";
   expect_error<ValueError>([&] { ops::batch_norm_running_averages(mean, Array(), 0.9, 0.1, 0.1, average, other); },
                            {op, "undefined"});
   expect_error<ShapeError>([&] {
-    ops::batch_norm_running_averages(mean, var, 0.9, 0.1, 0.1, on_device({0, 0, 0}, Dtype::float32), other);
+    ops::batch_norm_running_averages(mean, var, 0.9, 0.1, 0.1, channels_of({0, 0, 0}, Dtype::float32), other);
   }, {op, "(3,)", "(2,)"});
   expect_error<ShapeError>([&] {
     ops::batch_norm_running_averages(mean.reshape({1, 2}), var.reshape({1, 2}), 0.9, 0.1, 0.1,
@@ -533,10 +539,10 @@ TEST_CASE("batch_norm_running_averages: both averages in one pass, the elementwi
     ops::batch_norm_running_averages(mean, var.astype(Dtype::float64), 0.9, 0.1, 0.1, average, other);
   }, {op, "batch mean and variance", "float32 and float64"});
   expect_error<ValueError>([&] {
-    const Array wide = on_device({0, 9, 0, 9}, Dtype::float32).reshape({2, 2});
+    const Array wide = channels_of({0, 9, 0, 9}, Dtype::float32).reshape({2, 2});
     ops::batch_norm_running_averages(mean, var, 0.9, 0.1, 0.1, wide.get_item({Slice{}, 0}), other);
   }, {op, "contiguous", "running mean"});
-  const Device elsewhere = default_device() == Device::cpu() ? Device::loopback(0) : Device::cpu();
+  const Device elsewhere = other_device();
   expect_error<DeviceError>([&] {
     ops::batch_norm_running_averages(mean, var.to(elsewhere), 0.9, 0.1, 0.1, average, other);
   }, {op, cat(elsewhere)});

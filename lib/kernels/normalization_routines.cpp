@@ -252,8 +252,8 @@ void batch_norm_running_averages(const Array& mean, const Array& var, double dec
                                "non-contiguous view as the running ", name));
     }
   }
-  kernel_for<kernel_ops::BatchNormRunningAverages>(mean.device())(mean, var, decay, mean_share, var_share,
-                                                                  average_mean, average_var);
+  kernel_for<kernel_ops::BatchNormRunningAverages>(mean.device())(mean.contiguous(), var.contiguous(), decay,
+                                                                  mean_share, var_share, average_mean, average_var);
 }
 
 BatchNormForwardResult batch_normalization(const Array& x, const Array& gamma, const Array& beta,

@@ -426,9 +426,8 @@ void backward_coefficients_kernel(const Array& gy_sums, const Array& gy_x_sums, 
 void running_averages_kernel(const Array& mean, const Array& var, double decay, double mean_share,
                              double var_share, const Array& average_mean, const Array& average_var) {
   batch_norm::visit_running_average_dtypes(average_mean.dtype(), mean.dtype(), [&]<class T, class S>() {
-    const Array m = mean.contiguous(), v = var.contiguous();
-    const S* batch_mean = m.data<S>();
-    const S* batch_var = v.data<S>();
+    const S* batch_mean = mean.data<S>();
+    const S* batch_var = var.data<S>();
     T* avg_mean = average_mean.data<T>();
     T* avg_var = average_var.data<T>();
     const auto d = static_cast<T>(decay), ms = static_cast<T>(mean_share), vs = static_cast<T>(var_share);

@@ -132,12 +132,11 @@ void running_averages_kernel(const Array& mean, const Array& var, double decay, 
   const char* op = "batch_norm_running_averages";
   const int index = device_of<4>({&mean, &var, &average_mean, &average_var}, op);
   if (mean.size() == 0) return;
-  const Array m = mean.contiguous(), v = var.contiguous();
   DeviceGuard guard(index);
-  batch_norm::visit_running_average_dtypes(average_mean.dtype(), m.dtype(), [&]<class T, class S>() {
-    launch_kernel(&running_averages_elements<T, S>, blocks_for(m.size()), kThreads, current_stream(index),
-                  static_cast<const S*>(m.raw_data()), static_cast<const S*>(v.raw_data()), static_cast<T>(decay),
-                  static_cast<T>(mean_share), static_cast<T>(var_share), m.size(),
+  batch_norm::visit_running_average_dtypes(average_mean.dtype(), mean.dtype(), [&]<class T, class S>() {
+    launch_kernel(&running_averages_elements<T, S>, blocks_for(mean.size()), kThreads, current_stream(index),
+                  static_cast<const S*>(mean.raw_data()), static_cast<const S*>(var.raw_data()),
+                  static_cast<T>(decay), static_cast<T>(mean_share), static_cast<T>(var_share), mean.size(),
                   static_cast<T*>(average_mean.raw_data()), static_cast<T*>(average_var.raw_data()));
   });
   check(cudaGetLastError(), op);

@@ -114,9 +114,9 @@ struct KUSARI_API BatchNormBackwardCoefficients {
                   const Array& b, const Array& d);
 };
 // Batch normalization's running averages folded in place, per channel: average_mean = decay·average_mean +
-// mean_share·mean and average_var = decay·average_var + var_share·var, the batch's mean and var (C,) of
-// one dtype, float32 or float64, first rounded to the averages' dtype (contiguous (C,), one dtype, float32
-// or float64), each product rounded apart (no fused multiply-add) and added in that dtype.
+// mean_share·mean and average_var = decay·average_var + var_share·var, the batch's mean and var
+// (contiguous (C,) of one dtype, float32 or float64) first rounded to the averages' dtype (contiguous (C,),
+// one dtype, float32 or float64), each product rounded apart (no fused multiply-add) and added in that dtype.
 struct KUSARI_API BatchNormRunningAverages {
   static constexpr const char* name = "batch_norm_running_averages";
   using Fn = void(const Array& mean, const Array& var, double decay, double mean_share, double var_share,
